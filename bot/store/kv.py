@@ -1,0 +1,32 @@
+"""The one storage interface the bot's state goes through.
+
+Every key has a TTL: the bot never keeps state forever. Values are bytes; callers version and
+encode them (see ``bot.store.codec``) so an upgrade never misreads an older entry.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class KeyValueStore(Protocol):
+    def get(self, key: str) -> bytes | None:
+        """The value, or None when absent or expired."""
+
+    def put(self, key: str, value: bytes, ttl_seconds: float) -> None:
+        """Store ``value`` under ``key`` for ``ttl_seconds``."""
+
+    def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        """Store only when the key is absent; True when this call stored it (locks, dedupe)."""
+
+    def delete(self, key: str) -> None:
+        """Remove the key if present."""
+
+    def delete_if_equals(self, key: str, value: bytes) -> bool:
+        """Remove the key only while it still holds ``value`` (releasing one's own lock)."""
+
+    def incr(self, key: str, ttl_seconds: float) -> int:
+        """Add one to a counter; a new counter starts at 1 and expires after ``ttl_seconds``."""
+
+    def ping(self) -> bool:
+        """True when the backing store answers."""

@@ -1,0 +1,1 @@
+"""hami-summary core: pure parsing, summary and rendering (no I/O)."""

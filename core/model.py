@@ -1,0 +1,286 @@
+"""The immutable result of a summary: every number of SPEC.md, computed once.
+
+Views (text, Markdown, JSON, CSV, Block Kit, chart) only format these objects; they never
+recompute a number. Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` /
+``core_*`` are share points (100 = one whole GPU), ``*_percent`` is 0-100.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+SourceKind = Literal["paste", "file", "cluster"]
+Surface = Literal["current", "legacy", "mixed", "none"]
+GpuState = Literal["idle", "partial", "full", "inconsistent"]
+NodeVerdict = Literal["fit-for-large-jobs", "fragmented", "full"]
+Distribution = Literal["concentrated", "fragmented", "even"]
+CheckStatus = Literal["pass", "warn", "skip"]
+Severity = Literal["info", "warn"]
+UsageClass = Literal["idle", "high", "normal", "low / over-allocated"]
+ExecFailure = Literal[
+    "nvidia-smi unavailable",
+    "exec blocked by policy",
+    "pod gone",
+    "no devices visible",
+    "exec failed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Where the metrics text came from; supplied by the caller, never guessed."""
+
+    kind: SourceKind
+    label: str
+    cluster: str | None = None
+    context: str | None = None
+    fetched_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSummary:
+    node: str
+    device_index: int
+    device_uuid: str
+    device_type: str
+    core_limit: float
+    core_allocated: float
+    core_allocated_percent: float
+    mem_limit_mib: float
+    mem_allocated_mib: float
+    mem_allocated_percent: float
+    shared_count: int
+    containers: int
+    state: GpuState
+    flags: tuple[str, ...]
+    free_cores: float
+    free_mem_mib: float
+    namespaces: tuple[str, ...]
+    mem_ratio_reported: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSummary:
+    node: str
+    gpus: int
+    device_types: tuple[str, ...]
+    core_limit: float
+    core_allocated: float
+    core_allocated_percent: float
+    mem_limit_mib: float
+    mem_allocated_mib: float
+    mem_allocated_percent: float
+    idle_gpus: int
+    partial_gpus: int
+    full_gpus: int
+    inconsistent_gpus: int
+    shared_gpus: int
+    free_whole_gpus: int
+    free_cores: float
+    free_mem_mib: float
+    largest_free_cores: float
+    largest_free_mem_mib: float
+    verdict: NodeVerdict
+    pods: int
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One (namespace, pod, container index, device) allocation."""
+
+    namespace: str
+    pod: str
+    container_index: str
+    node: str
+    device_uuid: str
+    cores: float
+    mem_mib: float
+    whole_gpu: bool
+    multi_gpu: bool
+    shares_gpu: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaFigure:
+    """HAMi quota accounting for one resource of one namespace.
+
+    ``limit`` is None when no limit is set (HAMi prints ``limit="0"`` for that case).
+    """
+
+    resource: str
+    used: float
+    limit: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceSummary:
+    namespace: str
+    cores: float
+    mem_mib: float
+    core_share_percent: float
+    mem_share_percent: float
+    pods: tuple[str, ...]
+    top_pods: tuple[tuple[str, float, float], ...]  # (pod, cores, mem_mib), largest first
+    gpus_touched: int
+    allocations: int
+    whole_gpu_allocations: int
+    fractional_allocations: int
+    quota: tuple[QuotaFigure, ...]
+    usage_class: str
+    totals_from: Literal["workloads", "quota"] = "workloads"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: str
+    severity: Severity
+    message: str
+    subjects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: CheckStatus
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOverview:
+    nodes: int
+    gpus: int
+    core_limit: float
+    core_allocated: float
+    core_allocated_percent: float
+    mem_limit_mib: float
+    mem_allocated_mib: float
+    mem_allocated_percent: float
+    idle_gpus: int
+    partial_gpus: int
+    full_gpus: int
+    inconsistent_gpus: int
+    shared_gpus: int
+    exclusive_gpus: int
+    free_whole_gpus: int
+    free_cores: float
+    free_mem_mib: float
+    pods: int
+    namespaces: int
+    distribution: Distribution
+    capacity_answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeFit:
+    """How often one job shape fits now, and where."""
+
+    name: str
+    gpus: int
+    cores_per_gpu: float
+    mem_per_gpu_mib: float | None  # None: the whole memory of each device
+    placements: int
+    nodes: tuple[tuple[str, int], ...]  # (node, placements on it), most first
+
+
+@dataclass(frozen=True, slots=True)
+class HostGpuRuntime:
+    node: str
+    device_index: int
+    device_uuid: str
+    device_type: str
+    mem_used_mib: float | None
+    utilization_percent: float | None
+    memory_controller_utilization_percent: float | None
+    scheduler_device_known: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRuntime:
+    namespace: str
+    pod: str
+    container: str
+    vdevice_index: str
+    device_uuid: str
+    mem_used_mib: float | None
+    mem_limit_mib: float | None
+    mem_used_percent: float | None
+    sm_utilization_percent: float | None
+    seconds_since_last_kernel: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeSection:
+    host_gpus: tuple[HostGpuRuntime, ...]
+    containers: tuple[ContainerRuntime, ...]
+    missing_monitors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GpuReading:
+    """One GPU row of nvidia-smi output as seen inside a container."""
+
+    index: int | None
+    uuid: str | None
+    utilization_percent: float | None
+    mem_used_mib: float | None
+    mem_total_mib: float | None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodExecResult:
+    """What exec'ing nvidia-smi in one pod returned (collected by ``bot``)."""
+
+    namespace: str
+    pod: str
+    container: str | None
+    readings: tuple[GpuReading, ...]
+    failure: ExecFailure | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PodRealUsage:
+    namespace: str
+    pod: str
+    container: str | None
+    readings: tuple[GpuReading, ...]
+    allocated_mem_mib: float
+    utilization_percent: float | None
+    mem_used_mib: float | None
+    mem_efficiency_percent: float | None
+    usage_class: UsageClass | None
+    failure: ExecFailure | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputReport:
+    """What was read: surface, exporters, families and what was set aside."""
+
+    surface: Surface
+    components: tuple[str, ...]
+    families: tuple[tuple[str, int], ...]  # (family name, sample count), sorted by name
+    ignored_series: int
+    cleaning_notes: tuple[str, ...] = ()
+    hami_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    source: SourceInfo
+    input: InputReport
+    cluster: ClusterOverview
+    nodes: tuple[NodeSummary, ...]
+    gpus: tuple[GpuSummary, ...]
+    workloads: tuple[Workload, ...]
+    namespaces: tuple[NamespaceSummary, ...]
+    findings: tuple[Finding, ...]
+    checks: tuple[Check, ...]
+    capacity: tuple[ShapeFit, ...]
+    runtime: RuntimeSection | None
+    real_usage: tuple[PodRealUsage, ...] | None
+    notes: tuple[str, ...]
+    filters: tuple[tuple[str, str], ...] = field(default=())

@@ -1,0 +1,34 @@
+"""Renderings of a ``Summary``, registered by name so a new format touches one module.
+
+Each view formats; none recomputes a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.model import Summary
+
+TextView = Callable[[Summary], str]
+
+
+def _registry() -> dict[str, TextView]:
+    from core.views import csv_view, json_view, markdown_view, text_view
+
+    return {
+        "text": text_view.render,
+        "markdown": markdown_view.render,
+        "json": json_view.render,
+        "csv": csv_view.render,
+    }
+
+
+TEXT_FORMATS = ("text", "markdown", "json", "csv")
+
+
+def render(summary: Summary, fmt: str) -> str:
+    """Render ``summary`` in one of ``TEXT_FORMATS``."""
+    views = _registry()
+    if fmt not in views:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(TEXT_FORMATS)}")
+    return views[fmt](summary)
