@@ -1,0 +1,1 @@
+"""The ``hami-summary`` command line: one module per subcommand, gathered in ``main``."""

@@ -1,0 +1,24 @@
+"""Settings shared by every test: fixture paths and a private matplotlib config folder."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# matplotlib must never touch the user's config or need a display (DESIGN.md, "Charts").
+os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="hami-summary-mpl-"))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+def read_fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
