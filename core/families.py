@@ -1,0 +1,161 @@
+"""The HAMi metric families we recognise, current and legacy, with their label names.
+
+Source: hami-metrics-reference.md sections 2 and 3 (HAMi v2.10, cmd/scheduler/metrics.go and
+cmd/vGPUmonitor/metrics.go; legacy names with --legacy-metrics and on HAMi <= v2.8). Each family
+maps to a *role* (what the value means) and a label map from its own label names to canonical
+ones, so the rest of ``core`` never looks at legacy spellings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Component = Literal["scheduler", "monitor", "build"]
+FamilySurface = Literal["current", "legacy", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class FamilySpec:
+    name: str
+    role: str
+    component: Component
+    surface: FamilySurface
+    # own label name -> canonical label name; labels not listed are descriptive only
+    labels: tuple[tuple[str, str], ...]
+
+
+_SCHED_DEVICE_CURRENT = (
+    ("node", "node"),
+    ("device_uuid", "device_uuid"),
+    ("device_index", "device_index"),
+    ("device_type", "device_type"),
+)
+# HAMi <= v2.8 has no devicetype on most device families; the map simply finds nothing then.
+_SCHED_DEVICE_LEGACY = (
+    ("nodeid", "node"),
+    ("deviceuuid", "device_uuid"),
+    ("deviceidx", "device_index"),
+    ("devicetype", "device_type"),
+)
+_OVERVIEW_CURRENT = (*_SCHED_DEVICE_CURRENT, ("device_memory_limit", "device_memory_limit"))
+_OVERVIEW_LEGACY = (*_SCHED_DEVICE_LEGACY, ("devicememorylimit", "device_memory_limit"))
+_CONTAINER_CURRENT = (
+    ("namespace", "namespace"),
+    ("node", "node"),
+    ("pod", "pod"),
+    ("container_index", "container_index"),
+    ("device_uuid", "device_uuid"),
+)
+_CONTAINER_LEGACY = (
+    ("podnamespace", "namespace"),
+    ("nodename", "node"),
+    ("podname", "pod"),
+    ("containeridx", "container_index"),
+    ("deviceuuid", "device_uuid"),
+)
+_QUOTA_CURRENT = (("namespace", "namespace"), ("quota_name", "resource"), ("limit", "limit"))
+# Legacy QuotaUsed spells the resource label in camelCase (reference 2.1).
+_QUOTA_LEGACY = (("quotanamespace", "namespace"), ("quotaName", "resource"), ("limit", "limit"))
+_HOST_CURRENT = _SCHED_DEVICE_CURRENT
+_HOST_LEGACY = _SCHED_DEVICE_LEGACY
+_VCONTAINER_CURRENT = (
+    ("namespace", "namespace"),
+    ("pod", "pod"),
+    ("container", "container"),
+    ("vdevice_index", "vdevice_index"),
+    ("device_uuid", "device_uuid"),
+)
+_VCONTAINER_LEGACY = (
+    ("podnamespace", "namespace"),
+    ("podname", "pod"),
+    ("ctrname", "container"),
+    ("vdeviceid", "vdevice_index"),
+    ("deviceuuid", "device_uuid"),
+)
+
+
+def _specs() -> dict[str, FamilySpec]:
+    table: list[tuple[str, str, str, Component, tuple[tuple[str, str], ...],
+                      tuple[tuple[str, str], ...]]] = [
+        # current name, legacy name, role, component, current labels, legacy labels
+        ("hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit", "mem_limit_bytes",
+         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
+        ("hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit", "core_limit",
+         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
+        ("hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated", "mem_allocated_bytes",
+         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
+        ("hami_gpu_shared_count", "GPUDeviceSharedNum", "shared_count",
+         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
+        ("hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated", "core_allocated",
+         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
+        ("hami_node_gpu_overview", "nodeGPUOverview", "overview_mem_allocated_bytes",
+         "scheduler", _OVERVIEW_CURRENT, _OVERVIEW_LEGACY),
+        ("hami_node_gpu_memory_allocated_ratio", "nodeGPUMemoryPercentage", "mem_ratio",
+         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
+        ("hami_node_gpu_mig_instance_info", "nodeGPUMigInstance", "mig_instance",
+         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
+        ("hami_resource_quota_used", "QuotaUsed", "quota_used",
+         "scheduler", _QUOTA_CURRENT, _QUOTA_LEGACY),
+        ("hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated", "pod_mem_allocated_bytes",
+         "scheduler", _CONTAINER_CURRENT, _CONTAINER_LEGACY),
+        ("hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated", "pod_core_allocated",
+         "scheduler", _CONTAINER_CURRENT, _CONTAINER_LEGACY),
+        ("hami_host_gpu_memory_used_bytes", "HostGPUMemoryUsage", "host_mem_used_bytes",
+         "monitor", _HOST_CURRENT, _HOST_LEGACY),
+        ("hami_host_gpu_utilization_ratio", "HostCoreUtilization", "host_utilization",
+         "monitor", _HOST_CURRENT, _HOST_LEGACY),
+        ("hami_vgpu_memory_used_bytes", "vGPU_device_memory_usage_in_bytes",
+         "container_mem_used_bytes", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
+        ("hami_vgpu_memory_limit_bytes", "vGPU_device_memory_limit_in_bytes",
+         "container_mem_limit_bytes", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
+        ("hami_container_device_memory_bytes", "Device_memory_desc_of_container",
+         "container_mem_desc_bytes", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
+        ("hami_container_device_utilization_ratio", "Device_utilization_desc_of_container",
+         "container_sm_utilization", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
+        ("hami_container_last_kernel_elapsed_seconds", "Device_last_kernel_of_container",
+         "container_last_kernel_seconds", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
+        ("hami_mig_device_info", "MigInfo", "container_mig_info",
+         "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
+    ]
+    specs: dict[str, FamilySpec] = {}
+    for current, legacy, role, component, cur_labels, leg_labels in table:
+        specs[current] = FamilySpec(current, role, component, "current", cur_labels)
+        specs[legacy] = FamilySpec(legacy, role, component, "legacy", leg_labels)
+    # Families with no legacy twin.
+    specs["hami_resource_quota_limit"] = FamilySpec(
+        "hami_resource_quota_limit", "quota_limit", "scheduler", "current",
+        (("namespace", "namespace"), ("quota_name", "resource")),
+    )
+    specs["hami_host_gpu_memory_controller_utilization_ratio"] = FamilySpec(
+        "hami_host_gpu_memory_controller_utilization_ratio", "host_memctl_utilization",
+        "monitor", "current", _HOST_CURRENT,
+    )
+    for part in ("context", "module", "buffer"):
+        name = f"hami_vgpu_memory_{part}_bytes"
+        specs[name] = FamilySpec(name, f"container_mem_{part}_bytes", "monitor", "current",
+                                 _VCONTAINER_CURRENT)
+    # HAMi v2.7 deprecated families: recognised as HAMi, values not used (superseded).
+    for name in ("vGPUPodsDeviceAllocated", "vGPUMemoryPercentage", "vGPUCorePercentage"):
+        specs[name] = FamilySpec(name, "deprecated", "scheduler", "legacy", ())
+    specs["hami_build_info"] = FamilySpec("hami_build_info", "build_info", "build", "none", ())
+    return specs
+
+
+FAMILIES: dict[str, FamilySpec] = _specs()
+
+SCHEDULER_ALLOCATION_ROLES = frozenset(
+    {
+        "mem_limit_bytes",
+        "core_limit",
+        "mem_allocated_bytes",
+        "shared_count",
+        "core_allocated",
+        "overview_mem_allocated_bytes",
+        "mem_ratio",
+        "quota_used",
+        "quota_limit",
+        "pod_mem_allocated_bytes",
+        "pod_core_allocated",
+    }
+)

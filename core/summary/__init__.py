@@ -1,0 +1,1 @@
+"""The summary engine: typed readings in, every number of SPEC.md out."""

@@ -1,0 +1,368 @@
+"""Text in, one immutable ``Summary`` out: the pipeline of ``core``.
+
+clean paste -> parse -> typed readings -> devices, workloads, namespaces -> checks, findings,
+capacity, runtime, real usage -> notes. Every number of SPEC.md is computed here, once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from core.errors import InputError
+from core.exposition import Sample, parse_exposition
+from core.model import (
+    ClusterOverview,
+    GpuSummary,
+    InputReport,
+    NamespaceSummary,
+    NodeSummary,
+    PodExecResult,
+    SourceInfo,
+    Summary,
+    Surface,
+    Workload,
+)
+from core.paste import clean_paste
+from core.readings import MetricsReadings, read_samples
+from core.settings import DEFAULT_SETTINGS, Settings
+from core.summary.capacity import build_capacity, capacity_answer
+from core.summary.checks import build_checks
+from core.summary.devices import build_gpus, build_nodes, percent
+from core.summary.patterns import build_findings, distribution
+from core.summary.runtime import build_runtime
+from core.summary.workloads import build_namespaces, build_workloads
+
+ALLOCATION_ONLY_NOTE = (
+    "This report reflects scheduler allocation state for vGPU share and GPU memory, not "
+    "instantaneous GPU utilisation."
+)
+RUNTIME_ONLY_NOTE = (
+    "Scheduler allocation metrics are absent: only vGPU monitor (runtime) families were found, so "
+    "namespace and device allocation conclusions are incomplete. Add the scheduler's /metrics "
+    "(Service port 'monitor') for allocation figures."
+)
+HOW_TO_GET_METRICS = (
+    "Paste the HAMi scheduler's metrics instead: the Service labelled "
+    "app.kubernetes.io/component=hami-scheduler, port 'monitor' (default 31993 -> 9395), path "
+    "/metrics, e.g. kubectl get --raw "
+    '"/api/v1/namespaces/kube-system/services/hami-scheduler:monitor/proxy/metrics".'
+)
+
+
+def _check_size(text: str, settings: Settings, what: str) -> None:
+    limit = settings.limits.max_input_bytes
+    # len() counts characters; a str over the limit in characters is over it in bytes too.
+    if len(text) > limit:
+        raise InputError(
+            f"The {what} is {len(text) / 1048576:.1f} MiB, over the {limit / 1048576:.0f} MiB "
+            "limit. Send the scheduler's /metrics only (not a whole Prometheus dump), or filter "
+            "it to the hami_* families first."
+        )
+
+
+def _surface(readings: MetricsReadings) -> Surface:
+    seen = readings.surfaces_seen
+    if "current" in seen and "legacy" in seen:
+        return "mixed"
+    if "current" in seen:
+        return "current"
+    if "legacy" in seen:
+        return "legacy"
+    return "none"
+
+
+def _no_hami_error(samples: Sequence[Sample], readings: MetricsReadings, rejected: int) -> InputError:
+    from core.recognise import describe_foreign_metrics
+
+    if not samples:
+        detail = (
+            f" {rejected} line(s) looked like metrics but could not be read."
+            if rejected
+            else ""
+        )
+        return InputError(
+            "No metrics found in that text: it holds no line of the form "
+            f"'name{{labels}} value'.{detail} {HOW_TO_GET_METRICS}"
+        )
+    if readings.family_counts.get("hami_build_info") and not readings.foreign_families:
+        return InputError(
+            "Only hami_build_info was found: it names the HAMi version but holds no allocation. "
+            + HOW_TO_GET_METRICS
+        )
+    verdict = describe_foreign_metrics(readings.foreign_families)
+    return InputError(f"No HAMi scheduler or vGPU monitor metrics in that text. {verdict}")
+
+
+def _overview(
+    gpus: Sequence[GpuSummary],
+    nodes: Sequence[NodeSummary],
+    workloads: Sequence[Workload],
+    namespaces: Sequence[NamespaceSummary],
+    answer: str,
+    settings: Settings,
+) -> ClusterOverview:
+    core_limit = sum(g.core_limit for g in gpus)
+    cores = sum(g.core_allocated for g in gpus)
+    mem_limit = sum(g.mem_limit_mib for g in gpus)
+    mem = sum(g.mem_allocated_mib for g in gpus)
+    states = [g.state for g in gpus]
+    pods = {(w.namespace, w.pod) for w in workloads}
+    return ClusterOverview(
+        nodes=len(nodes),
+        gpus=len(gpus),
+        core_limit=core_limit,
+        core_allocated=cores,
+        core_allocated_percent=percent(cores, core_limit),
+        mem_limit_mib=mem_limit,
+        mem_allocated_mib=mem,
+        mem_allocated_percent=percent(mem, mem_limit),
+        idle_gpus=states.count("idle"),
+        partial_gpus=states.count("partial"),
+        full_gpus=states.count("full"),
+        inconsistent_gpus=states.count("inconsistent"),
+        shared_gpus=sum(1 for g in gpus if "shared" in g.flags),
+        exclusive_gpus=sum(1 for g in gpus if "exclusive" in g.flags),
+        free_whole_gpus=states.count("idle"),
+        free_cores=sum(g.free_cores for g in gpus),
+        free_mem_mib=sum(g.free_mem_mib for g in gpus),
+        pods=len(pods),
+        namespaces=sum(1 for ns in namespaces if ns.cores > 0 or ns.mem_mib > 0),
+        distribution=distribution(gpus, namespaces, settings.thresholds),
+        capacity_answer=answer,
+    )
+
+
+def _apply_filters(
+    namespace: str | None,
+    node: str | None,
+    gpus: list[GpuSummary],
+    nodes: list[NodeSummary],
+    workloads: list[Workload],
+    namespaces: list[NamespaceSummary],
+) -> tuple[list[GpuSummary], list[NodeSummary], list[Workload], list[NamespaceSummary]]:
+    if node is not None:
+        known = [n.node for n in nodes]
+        if node not in known:
+            raise InputError(
+                f"No node named '{node}' in these metrics. Nodes present: "
+                + (", ".join(known[:20]) or "none")
+                + ("" if len(known) <= 20 else f" and {len(known) - 20} more")
+                + "."
+            )
+        gpus = [g for g in gpus if g.node == node]
+        nodes = [n for n in nodes if n.node == node]
+        workloads = [w for w in workloads if w.node == node]
+        on_node = {w.namespace for w in workloads}
+        namespaces = [ns for ns in namespaces if ns.namespace in on_node]
+    if namespace is not None:
+        known_ns = [ns.namespace for ns in namespaces]
+        if namespace not in known_ns:
+            raise InputError(
+                f"No namespace named '{namespace}' holds GPU allocations here. Namespaces "
+                "present: " + (", ".join(known_ns[:20]) or "none") + "."
+            )
+        namespaces = [ns for ns in namespaces if ns.namespace == namespace]
+        workloads = [w for w in workloads if w.namespace == namespace]
+        touched = {w.device_uuid for w in workloads}
+        gpus = [g for g in gpus if g.device_uuid in touched]
+        node_names = {g.node for g in gpus}
+        nodes = [n for n in nodes if n.node in node_names]
+    return gpus, nodes, workloads, namespaces
+
+
+def build_summary_from_text(
+    text: str,
+    source: SourceInfo,
+    *,
+    monitor_texts: Sequence[str] = (),
+    missing_monitors: Sequence[str] = (),
+    real_usage: Sequence[PodExecResult] | None = None,
+    namespace: str | None = None,
+    node: str | None = None,
+    settings: Settings = DEFAULT_SETTINGS,
+) -> Summary:
+    _check_size(text, settings, "metrics text")
+    cleaned = clean_paste(text)
+    exposition = parse_exposition(cleaned.text)
+    samples: list[Sample] = list(exposition.samples)
+    rejected = len(exposition.rejected)
+    for extra in monitor_texts:
+        _check_size(extra, settings, "vGPU monitor text")
+        more = parse_exposition(extra)
+        samples.extend(more.samples)
+        rejected += len(more.rejected)
+    readings = read_samples(samples)
+    if not readings.components:
+        raise _no_hami_error(samples, readings, rejected)
+    return summarize_readings(
+        readings,
+        source,
+        cleaning_notes=_cleaning_notes(cleaned.notes, exposition, rejected),
+        missing_monitors=missing_monitors,
+        real_usage=real_usage,
+        namespace=namespace,
+        node=node,
+        settings=settings,
+    )
+
+
+def _cleaning_notes(
+    paste_notes: Sequence[str], exposition: object, rejected_total: int
+) -> tuple[str, ...]:
+    notes = list(paste_notes)
+    rejected_lines = getattr(exposition, "rejected", [])
+    if rejected_total:
+        first = rejected_lines[0] if rejected_lines else None
+        where = f" (first at line {first.line_no}: {first.reason})" if first is not None else ""
+        notes.append(f"Skipped {rejected_total} line(s) that are not valid metrics{where}.")
+    return tuple(notes)
+
+
+def summarize_readings(
+    readings: MetricsReadings,
+    source: SourceInfo,
+    *,
+    cleaning_notes: Sequence[str] = (),
+    missing_monitors: Sequence[str] = (),
+    real_usage: Sequence[PodExecResult] | None = None,
+    namespace: str | None = None,
+    node: str | None = None,
+    settings: Settings = DEFAULT_SETTINGS,
+) -> Summary:
+    t = settings.thresholds
+    pods_per_device: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
+    ns_per_device: dict[str, set[str]] = defaultdict(set)
+    pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for a in readings.allocations.values():
+        pods_per_device[a.device_uuid].add((a.namespace, a.pod, a.container_index))
+        ns_per_device[a.device_uuid].add(a.namespace)
+    gpus = build_gpus(
+        readings.devices.values(),
+        {uuid: len(p) for uuid, p in pods_per_device.items()},
+        {uuid: tuple(sorted(ns)) for uuid, ns in ns_per_device.items()},
+        t,
+    )
+    gpus_by_uuid = {g.device_uuid: g for g in gpus}
+    workloads = build_workloads(readings.allocations.values(), gpus_by_uuid)
+    for w in workloads:
+        pods_per_node[w.node].add((w.namespace, w.pod))
+    nodes = build_nodes(gpus, {n: len(p) for n, p in pods_per_node.items()})
+    namespaces = build_namespaces(
+        workloads, readings.quotas.values(), readings.quota_limit_family_seen, gpus_by_uuid, t
+    )
+    capacity = build_capacity(gpus)
+    free_cores = sum(g.free_cores for g in gpus)
+    free_mem = sum(g.free_mem_mib for g in gpus)
+    cluster = _overview(
+        gpus, nodes, workloads, namespaces, capacity_answer(capacity, free_cores, free_mem),
+        settings,
+    )
+    checks = build_checks(gpus, workloads, namespaces, t)
+    findings = build_findings(gpus, workloads, namespaces, t)
+    runtime = build_runtime(
+        readings.host_gpus.values(), readings.containers.values(), set(gpus_by_uuid),
+        missing_monitors,
+    )
+    usage = None
+    if real_usage is not None:
+        from core.realusage import assess_real_usage
+
+        allocated: dict[tuple[str, str], float] = defaultdict(float)
+        for w in workloads:
+            allocated[(w.namespace, w.pod)] += w.mem_mib
+        usage = assess_real_usage(real_usage, allocated, t)
+
+    components = sorted(readings.components)
+    if real_usage is not None:
+        components.append("nvidia-smi")
+    report = InputReport(
+        surface=_surface(readings),
+        components=tuple(components),
+        families=tuple(sorted(readings.family_counts.items())),
+        ignored_series=readings.ignored_series,
+        cleaning_notes=tuple(cleaning_notes),
+        hami_version=readings.hami_version,
+    )
+    notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
+    filters: list[tuple[str, str]] = []
+    if namespace is not None or node is not None:
+        gpus, nodes, workloads, namespaces = _apply_filters(
+            namespace, node, gpus, nodes, workloads, namespaces
+        )
+        if namespace is not None:
+            filters.append(("namespace", namespace))
+        if node is not None:
+            filters.append(("node", node))
+        notes.append(
+            "Tables are filtered to "
+            + " and ".join(f"{k} {v}" for k, v in filters)
+            + "; the cluster overview still covers everything."
+        )
+    return Summary(
+        source=source,
+        input=report,
+        cluster=cluster,
+        nodes=tuple(nodes),
+        gpus=tuple(gpus),
+        workloads=tuple(workloads),
+        namespaces=tuple(namespaces),
+        findings=tuple(findings),
+        checks=tuple(checks),
+        capacity=tuple(capacity),
+        runtime=runtime,
+        real_usage=usage,
+        notes=tuple(notes),
+        filters=tuple(filters),
+    )
+
+
+def _notes(
+    readings: MetricsReadings,
+    report: InputReport,
+    namespaces: Sequence[NamespaceSummary],
+    has_runtime: bool,
+    has_real_usage: bool,
+) -> list[str]:
+    notes: list[str] = []
+    if not readings.has_allocation_families:
+        notes.append(RUNTIME_ONLY_NOTE)
+    elif not has_runtime and not has_real_usage:
+        notes.append(ALLOCATION_ONLY_NOTE)
+    if report.surface == "mixed":
+        notes.append(
+            "Both current (hami_*) and legacy (GPUDevice*, vGPU*, QuotaUsed, ...) names were "
+            "present (--legacy-metrics=true): each allocation was counted once, from the current "
+            "names."
+        )
+    elif report.surface == "legacy":
+        notes.append(
+            "Only legacy family names were found (HAMi <= v2.8, or --legacy-metrics): read with "
+            "their own label names."
+        )
+    if report.hami_version:
+        notes.append(f"HAMi version {report.hami_version} (from hami_build_info).")
+    if readings.ignored_series:
+        families = len(readings.foreign_families)
+        example = ", ".join(readings.foreign_families[:3])
+        notes.append(
+            f"Ignored {readings.ignored_series} series of {families} unrelated "
+            f"famil{'y' if families == 1 else 'ies'} ({example}"
+            + (", ..." if families > 3 else "")
+            + ")."
+        )
+    if any(ns.totals_from == "quota" for ns in namespaces):
+        notes.append(
+            "No per-pod allocation series (hami_vgpu_*) were present: namespace totals come from "
+            "the quota metrics (hami_resource_quota_used), which HAMi never deletes and may be "
+            "stale."
+        )
+    if readings.mig_instances:
+        notes.append(f"{readings.mig_instances} MIG instance(s) are realised on these GPUs.")
+    if has_real_usage:
+        notes.append(
+            "Real usage comes from one nvidia-smi reading per pod: a point-in-time indicator, not "
+            "an average."
+        )
+    notes.extend(report.cleaning_notes)
+    return notes

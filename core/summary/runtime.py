@@ -1,0 +1,67 @@
+"""The runtime (vGPU monitor) section, kept apart from allocation (SPEC.md sections 3 and 11).
+
+Monitor and scheduler data are joined on device UUID only: the monitor writes ``device_type`` as
+``"NVIDIA-" + NVML name`` while the scheduler does not (reference 3.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from core.model import ContainerRuntime, HostGpuRuntime, RuntimeSection
+from core.readings import BYTES_PER_MIB, ContainerRuntimeReading, HostGpuReading
+
+
+def _mib(value: float | None) -> float | None:
+    return value / BYTES_PER_MIB if value is not None else None
+
+
+def _index(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return -1
+
+
+def build_runtime(
+    hosts: Iterable[HostGpuReading],
+    containers: Iterable[ContainerRuntimeReading],
+    scheduler_uuids: set[str],
+    missing_monitors: Sequence[str],
+) -> RuntimeSection | None:
+    host_rows = [
+        HostGpuRuntime(
+            node=h.node,
+            device_index=_index(h.device_index),
+            device_uuid=h.device_uuid,
+            device_type=h.device_type,
+            mem_used_mib=_mib(h.mem_used_bytes),
+            utilization_percent=h.utilization,
+            memory_controller_utilization_percent=h.memctl_utilization,
+            scheduler_device_known=h.device_uuid in scheduler_uuids,
+        )
+        for h in hosts
+    ]
+    container_rows = []
+    for c in containers:
+        used = _mib(c.mem_used_bytes)
+        limit = _mib(c.mem_limit_bytes)
+        container_rows.append(
+            ContainerRuntime(
+                namespace=c.namespace,
+                pod=c.pod,
+                container=c.container,
+                vdevice_index=c.vdevice_index,
+                device_uuid=c.device_uuid,
+                mem_used_mib=used,
+                mem_limit_mib=limit,
+                mem_used_percent=(used / limit * 100.0) if used is not None and limit else None,
+                sm_utilization_percent=c.sm_utilization,
+                seconds_since_last_kernel=c.last_kernel_seconds,
+            )
+        )
+    if not host_rows and not container_rows and not missing_monitors:
+        return None
+    host_rows.sort(key=lambda h: (h.node, h.device_index, h.device_uuid))
+    container_rows.sort(key=lambda c: (c.namespace, c.pod, c.container, c.device_uuid))
+    return RuntimeSection(tuple(host_rows), tuple(container_rows), tuple(missing_monitors))

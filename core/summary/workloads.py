@@ -1,0 +1,179 @@
+"""Workload lines and namespace totals (SPEC.md sections 7 and 8)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from core.model import GpuSummary, NamespaceSummary, QuotaFigure, Workload
+from core.readings import BYTES_PER_MIB, AllocationReading, QuotaReading
+from core.settings import Thresholds
+from core.summary.devices import percent
+
+_MEMORY_RESOURCE = re.compile(r"mem", re.IGNORECASE)
+_CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
+
+
+def build_workloads(
+    allocations: Iterable[AllocationReading], gpus_by_uuid: Mapping[str, GpuSummary]
+) -> list[Workload]:
+    rows = list(allocations)
+    devices_per_pod: dict[tuple[str, str], set[str]] = defaultdict(set)
+    pods_per_device: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for a in rows:
+        devices_per_pod[(a.namespace, a.pod)].add(a.device_uuid)
+        pods_per_device[a.device_uuid].add((a.namespace, a.pod))
+    workloads: list[Workload] = []
+    for a in rows:
+        gpu = gpus_by_uuid.get(a.device_uuid)
+        cores = a.cores if a.cores is not None else 0.0
+        mem = a.mem_allocated_bytes / BYTES_PER_MIB if a.mem_allocated_bytes is not None else 0.0
+        core_limit = gpu.core_limit if gpu is not None else 100.0
+        workloads.append(
+            Workload(
+                namespace=a.namespace,
+                pod=a.pod,
+                container_index=a.container_index,
+                node=a.node or (gpu.node if gpu is not None else ""),
+                device_uuid=a.device_uuid,
+                cores=cores,
+                mem_mib=mem,
+                whole_gpu=core_limit > 0 and cores >= core_limit,
+                multi_gpu=len(devices_per_pod[(a.namespace, a.pod)]) > 1,
+                shares_gpu=len(pods_per_device[a.device_uuid]) > 1,
+            )
+        )
+    workloads.sort(key=lambda w: (w.namespace, w.pod, w.device_uuid, w.container_index))
+    return workloads
+
+
+def is_memory_resource(resource: str) -> bool:
+    return bool(_MEMORY_RESOURCE.search(resource))
+
+
+def is_core_resource(resource: str) -> bool:
+    return bool(_CORE_RESOURCE.search(resource)) and not is_memory_resource(resource)
+
+
+def quota_limit(q: QuotaReading, limit_family_seen: bool) -> float | None:
+    """The quota limit, or None when unset.
+
+    HAMi prints ``limit="0"`` both for "no limit" and for an explicit 0; only
+    ``hami_resource_quota_limit`` (v2.10+) tells them apart (reference 2.6). A limit of 0 is
+    treated as unset either way, so it is never reported as a violation (SPEC 8).
+    """
+    if q.limit_metric is not None:
+        return q.limit_metric if q.limit_metric > 0 else None
+    if limit_family_seen:
+        return None
+    try:
+        value = float(q.limit_label) if q.limit_label else 0.0
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def _classify(
+    core_share: float,
+    mem_share: float,
+    small_slices: int,
+    small_slice_gpus: int,
+    dedicated: bool,
+    t: Thresholds,
+) -> str:
+    if core_share >= t.dominant_percent and mem_share >= t.dominant_percent:
+        return "dominant tenant"
+    if core_share < t.small_percent and t.small_percent <= mem_share <= t.heavy_upper_percent:
+        return "memory-heavy inference"
+    if core_share < t.small_percent and mem_share < t.small_percent:
+        return "small experimental"
+    if small_slices >= t.fragmented_min_allocations and small_slice_gpus >= t.fragmented_min_gpus:
+        return "fragmented usage"
+    if t.small_percent <= core_share <= t.heavy_upper_percent and dedicated:
+        return "dedicated slice"
+    return "regular"
+
+
+def build_namespaces(
+    workloads: list[Workload],
+    quotas: Iterable[QuotaReading],
+    quota_limit_family_seen: bool,
+    gpus_by_uuid: Mapping[str, GpuSummary],
+    t: Thresholds,
+) -> list[NamespaceSummary]:
+    by_ns: dict[str, list[Workload]] = defaultdict(list)
+    for w in workloads:
+        by_ns[w.namespace].append(w)
+    quota_by_ns: dict[str, list[QuotaFigure]] = defaultdict(list)
+    for q in quotas:
+        quota_by_ns[q.namespace].append(
+            QuotaFigure(q.resource, q.used or 0.0, quota_limit(q, quota_limit_family_seen))
+        )
+    namespaces_per_device: dict[str, set[str]] = defaultdict(set)
+    for w in workloads:
+        namespaces_per_device[w.device_uuid].add(w.namespace)
+
+    from_quota = not workloads
+    totals: dict[str, tuple[float, float]] = {}
+    if from_quota:
+        # No workload series: the quota figures are the only per-namespace totals (SPEC 8).
+        for ns, figures in quota_by_ns.items():
+            cores = sum(f.used for f in figures if is_core_resource(f.resource))
+            mem = sum(f.used for f in figures if is_memory_resource(f.resource))
+            totals[ns] = (cores, mem)
+    else:
+        for ns, rows in by_ns.items():
+            totals[ns] = (sum(w.cores for w in rows), sum(w.mem_mib for w in rows))
+    total_cores = sum(c for c, _ in totals.values())
+    total_mem = sum(m for _, m in totals.values())
+
+    result: list[NamespaceSummary] = []
+    for ns in sorted(set(totals) | set(quota_by_ns)):
+        cores, mem = totals.get(ns, (0.0, 0.0))
+        rows = by_ns.get(ns, [])
+        pod_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for w in rows:
+            pod_totals[w.pod][0] += w.cores
+            pod_totals[w.pod][1] += w.mem_mib
+        top = sorted(pod_totals.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
+        touched = {w.device_uuid for w in rows}
+        small = [
+            w for w in rows
+            if w.cores < t.fragmented_slice_cores / 100.0 * _core_limit(gpus_by_uuid, w)
+        ]
+        dedicated = bool(touched) and all(
+            namespaces_per_device[u] == {ns} for u in touched
+        )
+        core_share = percent(cores, total_cores)
+        mem_share = percent(mem, total_mem)
+        usage_class = (
+            _classify(core_share, mem_share, len(small), len({w.device_uuid for w in small}),
+                      dedicated, t)
+            if cores > 0 or mem > 0
+            else "no allocation"
+        )
+        result.append(
+            NamespaceSummary(
+                namespace=ns,
+                cores=cores,
+                mem_mib=mem,
+                core_share_percent=core_share,
+                mem_share_percent=mem_share,
+                pods=tuple(sorted(pod_totals)),
+                top_pods=tuple((pod, v[0], v[1]) for pod, v in top),
+                gpus_touched=len(touched),
+                allocations=len(rows),
+                whole_gpu_allocations=sum(1 for w in rows if w.whole_gpu),
+                fractional_allocations=sum(1 for w in rows if not w.whole_gpu),
+                quota=tuple(sorted(quota_by_ns.get(ns, []), key=lambda f: f.resource)),
+                usage_class=usage_class,
+                totals_from="quota" if from_quota else "workloads",
+            )
+        )
+    return result
+
+
+def _core_limit(gpus_by_uuid: Mapping[str, GpuSummary], w: Workload) -> float:
+    gpu = gpus_by_uuid.get(w.device_uuid)
+    return gpu.core_limit if gpu is not None and gpu.core_limit > 0 else 100.0
