@@ -1,0 +1,1 @@
+"""Operating the bot: Prometheus metrics, health/readiness endpoints, structured logs."""

@@ -1,0 +1,146 @@
+"""``KeyValueStore`` on Redis, shared by every replica of the bot.
+
+Three rules keep Redis from ever costing the bot its Slack deadline or its memory:
+
+* every call has a short socket and connect timeout (200 ms by default) and at most one retry
+  (for a pooled connection that went stale when Redis restarted), so a slow or absent Redis costs
+  a request well under Slack's 3-second acknowledgement window;
+* every key is written with a TTL (``PX``), so nothing the bot stores lives forever;
+* every key sits under one prefix, so several installations can share one Redis and an operator
+  can find (or flush) the bot's keys with ``SCAN MATCH <prefix>:*``.
+
+Errors surface as ``StoreUnavailableError`` so callers (``bot.store.resilient``) need not know
+redis-py's exception tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+DEFAULT_TIMEOUT_SECONDS = 0.2
+DEFAULT_PREFIX = "hami-summary"
+
+# Compare-and-delete: release a lock only while it still holds our token, in one atomic step,
+# so a holder whose lock already expired never deletes the next holder's lock.
+_DELETE_IF_EQUALS = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+# INCR and set the expiry in one step. The expiry is set whenever the key has none (PTTL -1),
+# which covers both a new counter and one that somehow lost its TTL: a counter never outlives
+# its window. (PEXPIRE ... NX needs Redis 7; this works on every version.)
+_INCR_WITH_TTL = """
+local count = redis.call('INCR', KEYS[1])
+if redis.call('PTTL', KEYS[1]) < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return count
+"""
+
+
+class StoreUnavailableError(Exception):
+    """Redis did not answer (refused, timed out, or replied with an error)."""
+
+
+def ttl_milliseconds(ttl_seconds: float) -> int:
+    """Redis expiries are whole milliseconds and must be positive."""
+    return max(1, round(ttl_seconds * 1000))
+
+
+class RedisStore:
+    """The ``KeyValueStore`` protocol on one Redis database, keys under ``<prefix>:``."""
+
+    def __init__(
+        self,
+        url: str,
+        prefix: str = DEFAULT_PREFIX,
+        *,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        connect_timeout_seconds: float | None = None,
+    ) -> None:
+        if not prefix or prefix.endswith(":"):
+            raise ValueError(
+                f"Redis key prefix must be non-empty without a trailing ':', got {prefix!r}"
+            )
+        self.prefix = prefix
+        self._client: redis.Redis = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout_seconds,
+            socket_connect_timeout=(
+                timeout_seconds if connect_timeout_seconds is None else connect_timeout_seconds
+            ),
+            # One immediate retry: after a Redis restart the first command on each pooled
+            # connection fails with "connection closed"; a fresh connection then succeeds.
+            retry=Retry(NoBackoff(), retries=1),
+            health_check_interval=0,
+        )
+        self._delete_if_equals = self._client.register_script(_DELETE_IF_EQUALS)
+        self._incr_with_ttl = self._client.register_script(_INCR_WITH_TTL)
+
+    def key(self, key: str) -> str:
+        """The Redis key for one of the bot's keys."""
+        return f"{self.prefix}:{key}"
+
+    def _call(self, operation: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (redis.RedisError, OSError) as error:
+            # The message names the operation, never the value (values may hold pasted metrics).
+            raise StoreUnavailableError(f"Redis {operation} failed: {error}") from error
+
+    def get(self, key: str) -> bytes | None:
+        value = self._call("GET", self._client.get, self.key(key))
+        return cast("bytes | None", value)
+
+    def put(self, key: str, value: bytes, ttl_seconds: float) -> None:
+        self._call("SET", self._client.set, self.key(key), value, px=ttl_milliseconds(ttl_seconds))
+
+    def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        stored = self._call(
+            "SET NX",
+            self._client.set,
+            self.key(key),
+            value,
+            px=ttl_milliseconds(ttl_seconds),
+            nx=True,
+        )
+        return bool(stored)
+
+    def delete(self, key: str) -> None:
+        self._call("DEL", self._client.delete, self.key(key))
+
+    def delete_if_equals(self, key: str, value: bytes) -> bool:
+        deleted = self._call(
+            "compare-and-delete", self._delete_if_equals, keys=[self.key(key)], args=[value]
+        )
+        return bool(deleted)
+
+    def incr(self, key: str, ttl_seconds: float) -> int:
+        count = self._call(
+            "INCR",
+            self._incr_with_ttl,
+            keys=[self.key(key)],
+            args=[ttl_milliseconds(ttl_seconds)],
+        )
+        return int(count)
+
+    def ping(self) -> bool:
+        try:
+            return bool(self._client.ping())
+        except (redis.RedisError, OSError):
+            return False
+
+    def ttl_seconds(self, key: str) -> float | None:
+        """Remaining lifetime of a key (None when absent or without expiry); for tests and ops."""
+        remaining_ms = int(self._call("PTTL", self._client.pttl, self.key(key)))
+        return remaining_ms / 1000 if remaining_ms >= 0 else None
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,163 @@
+"""RedisStore against a real redis-server: the KeyValueStore contract, TTLs, prefix, timeouts."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from bot.store.redis_store import RedisStore, StoreUnavailableError
+
+
+@pytest.fixture
+def store(redis_url: str, redis_key_prefix: str) -> Iterator[RedisStore]:
+    kv = RedisStore(redis_url, redis_key_prefix)
+    yield kv
+    kv.close()
+
+
+@pytest.fixture
+def raw(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+def test_put_get_and_expiry(store: RedisStore) -> None:
+    assert store.get("missing") is None
+    store.put("answer", b"\x00binary\xff", ttl_seconds=0.3)
+    assert store.get("answer") == b"\x00binary\xff"
+    time.sleep(0.45)
+    assert store.get("answer") is None
+
+
+def test_every_key_is_under_the_prefix_and_has_a_ttl(
+    store: RedisStore, raw: redis.Redis, redis_key_prefix: str
+) -> None:
+    store.put("a", b"1", 60)
+    store.put_if_absent("b", b"1", 60)
+    store.incr("c", 60)
+    keys = sorted(k.decode() for k in raw.scan_iter(match=f"{redis_key_prefix}:*"))
+    assert keys == [f"{redis_key_prefix}:{name}" for name in ("a", "b", "c")]
+    for key in keys:
+        remaining_ms = raw.pttl(key)
+        assert 0 < remaining_ms <= 60_000, key
+
+
+def test_put_if_absent_is_exclusive(store: RedisStore) -> None:
+    assert store.put_if_absent("lock", b"first", 5) is True
+    assert store.put_if_absent("lock", b"second", 5) is False
+    assert store.get("lock") == b"first"
+
+
+def test_put_if_absent_has_one_winner_among_threads(store: RedisStore) -> None:
+    winners: list[int] = []
+    barrier = threading.Barrier(20)
+
+    def contend(n: int) -> None:
+        barrier.wait()
+        if store.put_if_absent("race", str(n).encode(), 5):
+            winners.append(n)
+
+    threads = [threading.Thread(target=contend, args=(n,)) for n in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(winners) == 1
+    assert store.get("race") == str(winners[0]).encode()
+
+
+def test_delete_if_equals_only_removes_own_value(store: RedisStore) -> None:
+    store.put("lock", b"token-a", 5)
+    assert store.delete_if_equals("lock", b"token-b") is False
+    assert store.get("lock") == b"token-a"
+    assert store.delete_if_equals("lock", b"token-a") is True
+    assert store.get("lock") is None
+    assert store.delete_if_equals("lock", b"token-a") is False
+
+
+def test_delete(store: RedisStore) -> None:
+    store.put("k", b"v", 5)
+    store.delete("k")
+    store.delete("never-there")
+    assert store.get("k") is None
+
+
+def test_incr_counts_and_keeps_the_first_expiry(store: RedisStore) -> None:
+    assert store.incr("counter", 0.5) == 1
+    first_ttl = store.ttl_seconds("counter")
+    assert first_ttl is not None and 0 < first_ttl <= 0.5
+    time.sleep(0.2)
+    # A later INCR must not push the window's end out.
+    assert store.incr("counter", 0.5) == 2
+    later_ttl = store.ttl_seconds("counter")
+    assert later_ttl is not None and later_ttl < first_ttl
+    time.sleep(0.4)
+    assert store.incr("counter", 0.5) == 1
+
+
+def test_incr_restores_a_lost_expiry(store: RedisStore, raw: redis.Redis) -> None:
+    raw.set(store.key("orphan"), b"7")  # a counter without TTL, e.g. written by hand
+    assert store.incr("orphan", 10) == 8
+    assert store.ttl_seconds("orphan") is not None
+
+
+def test_incr_is_atomic_under_concurrency(store: RedisStore) -> None:
+    def bump() -> None:
+        for _ in range(50):
+            store.incr("hits", 10)
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.get("hits") == b"400"
+
+
+def test_ping(store: RedisStore) -> None:
+    assert store.ping() is True
+
+
+def test_refused_connection_fails_fast_with_store_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # Nothing listens on ``port`` now.
+    kv = RedisStore(f"redis://127.0.0.1:{port}/0", "t")
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailableError, match="GET"):
+        kv.get("k")
+    assert time.monotonic() - started < 1.0
+    assert kv.ping() is False
+
+
+def test_a_server_that_never_answers_costs_the_timeout_not_more() -> None:
+    # A socket that accepts connections but never replies: Redis hung, or a black-holed route.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    try:
+        kv = RedisStore(f"redis://127.0.0.1:{port}/0", "t", timeout_seconds=0.2)
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError):
+            kv.put("k", b"v", 5)
+        elapsed = time.monotonic() - started
+        # One try plus one retry, 200 ms each: far inside Slack's 3 s.
+        assert 0.2 <= elapsed < 1.0, elapsed
+        kv.close()
+    finally:
+        listener.close()
+
+
+def test_prefix_is_validated() -> None:
+    with pytest.raises(ValueError, match="prefix"):
+        RedisStore("redis://127.0.0.1:6379/0", "")
+    with pytest.raises(ValueError, match="prefix"):
+        RedisStore("redis://127.0.0.1:6379/0", "bad:")

@@ -1,0 +1,147 @@
+"""A real ``redis-server`` for tests (DESIGN.md, "Real components in tests").
+
+* ``redis_url`` (session): ``$REDIS_URL`` when set; else 127.0.0.1:6379 when it answers; else a
+  ``redis-server`` started for the session on a free loopback port and stopped at the end.
+* ``redis_key_prefix`` (function): a key prefix of its own for each test, so tests never see
+  each other's keys on a shared server; its keys are removed afterwards.
+* ``private_redis`` (function): a ``redis-server`` of the test's own that it may stop, kill and
+  restart (failure tests never stop the machine's shared 6379).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+SHARED_DEFAULT_URL = "redis://127.0.0.1:6379/0"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def redis_answers(url: str, timeout_seconds: float = 0.5) -> bool:
+    client = redis.Redis.from_url(
+        url, socket_timeout=timeout_seconds, socket_connect_timeout=timeout_seconds
+    )
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
+class RedisServerProcess:
+    """One ``redis-server`` child process on a loopback port, with no persistence."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port if port is not None else free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._process: subprocess.Popen[bytes] | None = None
+        self._dir = tempfile.mkdtemp(prefix="hami-summary-redis-")
+
+    def start(self, timeout_seconds: float = 10.0) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError(
+                "redis-server is not installed: install it (Debian: apt-get install redis-server) "
+                "or set REDIS_URL to a Redis the tests may use."
+            )
+        self._process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self._dir,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout_seconds
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"redis-server on port {self.port} exited at start")
+            if redis_answers(self.url, 0.2):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(
+            f"redis-server on port {self.port} did not answer within {timeout_seconds} s"
+        )
+
+    def stop(self) -> None:
+        """Stop the server and wait until the port no longer answers."""
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(timeout=10)
+        self._process = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    given = os.environ.get("REDIS_URL", "").strip()
+    if given:
+        yield given
+        return
+    if redis_answers(SHARED_DEFAULT_URL):
+        yield SHARED_DEFAULT_URL
+        return
+    server = RedisServerProcess()
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def redis_key_prefix(redis_url: str) -> Iterator[str]:
+    prefix = f"hami-summary-test-{uuid.uuid4().hex[:12]}"
+    yield prefix
+    client = redis.Redis.from_url(redis_url, socket_timeout=2)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    except (redis.RedisError, OSError):
+        pass
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def private_redis() -> Iterator[RedisServerProcess]:
+    server = RedisServerProcess()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
