@@ -1,0 +1,185 @@
+"""What the Slack bot remembers between requests, on top of any ``KeyValueStore``.
+
+- Thread context: the metrics (or the cluster) a thread's follow-ups refer to, so that
+  ``ns team-a`` in a thread works without re-pasting. TTL 24 h by default; texts above a size
+  cap are not kept (the reply says so).
+- Deliveries seen: Slack retries an event (same ``event_id``, header ``X-Slack-Retry-Num``) when
+  it did not get a 200 within 3 s; interactions are keyed by (command or action, trigger_id).
+  Recording the first sighting atomically (``put_if_absent``) means every replica sharing the
+  store answers each delivery once.
+- Picker choices: the cluster/context/namespace a user picked in the ephemeral picker, kept
+  until they press Confirm (nothing is collected before that).
+
+Every key lives under one prefix and has a TTL; values are versioned (``bot.store.codec``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.store import codec
+from bot.store.kv import KeyValueStore
+
+PastedKind = Literal["paste", "file"]
+
+
+@dataclass(frozen=True, slots=True)
+class PastedMetrics:
+    """Metrics text given in a thread (pasted, or an attached file/snippet)."""
+
+    text: str
+    label: str
+    kind: PastedKind
+    given_at: float  # Unix time the text was given
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterTarget:
+    """A registered cluster a thread's summary came from; follow-ups ask it again (cached)."""
+
+    cluster: str
+    context: str | None
+    runtime: bool = False
+
+
+ThreadSubject = PastedMetrics | ClusterTarget
+
+
+@dataclass(frozen=True, slots=True)
+class PickerChoice:
+    cluster: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+
+
+def _key_part(value: str) -> str:
+    # Slack ids and timestamps are short and safe; anything else is hashed so keys stay bounded.
+    if len(value) <= 64 and all(ch.isalnum() or ch in "._-/" for ch in value):
+        return value
+    return "h" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
+
+
+class BotState:
+    """The bot's own state; ``kv`` is a ``MemoryStore`` locally or Redis for replicas."""
+
+    def __init__(
+        self,
+        kv: KeyValueStore,
+        *,
+        prefix: str = "hami-summary:",
+        thread_ttl_seconds: float = 24 * 3600.0,
+        thread_max_bytes: int = 8 * 1024 * 1024,
+        dedupe_ttl_seconds: float = 3600.0,
+        picker_ttl_seconds: float = 3600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.kv = kv
+        self.prefix = prefix
+        self.thread_ttl_seconds = thread_ttl_seconds
+        self.thread_max_bytes = thread_max_bytes
+        self.dedupe_ttl_seconds = dedupe_ttl_seconds
+        self.picker_ttl_seconds = picker_ttl_seconds
+        self._clock = clock
+
+    # -- thread context ------------------------------------------------------------------
+
+    def _thread_key(self, channel: str, thread_ts: str) -> str:
+        return f"{self.prefix}thread:{_key_part(channel)}:{_key_part(thread_ts)}"
+
+    def remember_thread(self, channel: str, thread_ts: str, subject: ThreadSubject) -> bool:
+        """Keep ``subject`` for the thread's follow-ups; False when the text is over the cap."""
+        if isinstance(subject, PastedMetrics):
+            value = codec.encode(
+                "thread",
+                {
+                    "type": "metrics",
+                    "text": subject.text,
+                    "label": subject.label,
+                    "kind": subject.kind,
+                    "given_at": subject.given_at,
+                },
+                compress=True,
+            )
+        else:
+            value = codec.encode(
+                "thread",
+                {
+                    "type": "cluster",
+                    "cluster": subject.cluster,
+                    "context": subject.context,
+                    "runtime": subject.runtime,
+                },
+            )
+        key = self._thread_key(channel, thread_ts)
+        if len(value) > self.thread_max_bytes:
+            # An older, smaller paste must not answer for the new one.
+            self.kv.delete(key)
+            return False
+        self.kv.put(key, value, self.thread_ttl_seconds)
+        return True
+
+    def thread_subject(self, channel: str, thread_ts: str) -> ThreadSubject | None:
+        payload = codec.decode("thread", self.kv.get(self._thread_key(channel, thread_ts)))
+        if payload is None:
+            return None
+        try:
+            if payload["type"] == "metrics":
+                kind: PastedKind = "file" if payload["kind"] == "file" else "paste"
+                return PastedMetrics(
+                    text=str(payload["text"]),
+                    label=str(payload["label"]),
+                    kind=kind,
+                    given_at=float(payload["given_at"]),
+                )
+            if payload["type"] == "cluster":
+                context = payload.get("context")
+                return ClusterTarget(
+                    cluster=str(payload["cluster"]),
+                    context=None if context is None else str(context),
+                    runtime=bool(payload.get("runtime", False)),
+                )
+        except (KeyError, TypeError, ValueError):
+            return None
+        return None
+
+    # -- deliveries seen -----------------------------------------------------------------
+
+    def first_sighting(self, delivery_id: str) -> bool:
+        """True the first time ``delivery_id`` is seen (on any replica sharing the store)."""
+        key = f"{self.prefix}seen:{_key_part(delivery_id)}"
+        return self.kv.put_if_absent(key, b"1", self.dedupe_ttl_seconds)
+
+    # -- picker choices ------------------------------------------------------------------
+
+    def _picker_key(self, user: str, channel: str) -> str:
+        return f"{self.prefix}picker:{_key_part(channel)}:{_key_part(user)}"
+
+    def remember_picker(self, user: str, channel: str, choice: PickerChoice) -> None:
+        value = codec.encode(
+            "picker",
+            {"cluster": choice.cluster, "context": choice.context, "namespace": choice.namespace},
+        )
+        self.kv.put(self._picker_key(user, channel), value, self.picker_ttl_seconds)
+
+    def picker_choice(self, user: str, channel: str) -> PickerChoice:
+        payload = codec.decode("picker", self.kv.get(self._picker_key(user, channel)))
+        if payload is None:
+            return PickerChoice()
+
+        def text(name: str) -> str | None:
+            value = payload.get(name)
+            return value if isinstance(value, str) and value else None
+
+        return PickerChoice(
+            cluster=text("cluster"), context=text("context"), namespace=text("namespace")
+        )
+
+    def forget_picker(self, user: str, channel: str) -> None:
+        self.kv.delete(self._picker_key(user, channel))
+
+    def now(self) -> float:
+        return self._clock()
