@@ -1,0 +1,110 @@
+"""``hami-summary summarize [FILE|-]``: the summary of pasted or exported metrics text."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+from core.api import summarize_text
+from core.errors import InputError
+from core.model import SourceInfo, Summary
+from core.settings import DEFAULT_SETTINGS
+from core.views import render
+from core.views.csv_view import TABLES, table_csv
+
+FORMATS = ("text", "markdown", "json", "csv", "blocks")
+
+
+class UsageProblem(Exception):
+    """Something the user can fix (exit code 2); the message says what and how."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "summarize",
+        help="summarise HAMi /metrics text from a file or stdin",
+        description="Summarise HAMi /metrics text (scheduler and/or vGPU monitor) from a file, "
+        "or from stdin with '-'.",
+    )
+    parser.add_argument("file", nargs="?", default=None, metavar="FILE|-",
+                        help="metrics file, or - for stdin")
+    parser.add_argument("--example", action="store_true",
+                        help="summarise the bundled example cluster instead of FILE")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--csv-table", choices=TABLES, default=None,
+                        help="with --format csv: print only this table")
+    parser.add_argument("--chart", metavar="PNG", type=Path, default=None,
+                        help="also write the allocation chart to this PNG file")
+    parser.add_argument("--namespace", default=None, help="show only this namespace")
+    parser.add_argument("--node", default=None, help="show only this node")
+    parser.set_defaults(run=run)
+
+
+def read_input(file: str | None, use_example: bool, max_bytes: int) -> tuple[str, SourceInfo]:
+    if use_example:
+        text = resources.files("core").joinpath("data/example-scheduler.prom").read_text("utf-8")
+        return text, SourceInfo(kind="file", label="bundled example cluster")
+    if file is None:
+        if sys.stdin.isatty():
+            raise UsageProblem(
+                "no input: give a metrics file (hami-summary summarize metrics.prom), pipe the "
+                "text in with '-', or try --example."
+            )
+        file = "-"
+    if file == "-":
+        data = sys.stdin.buffer.read(max_bytes + 1)
+        source = SourceInfo(kind="paste", label="standard input")
+    else:
+        path = Path(file)
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(max_bytes + 1)
+        except OSError as err:
+            raise UsageProblem(f"cannot read {file}: {err.strerror or err}.") from err
+        modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        source = SourceInfo(kind="file", label=f"file {path.name}", fetched_at=modified)
+    if len(data) > max_bytes:
+        raise UsageProblem(
+            f"the input is over the {max_bytes // 1048576} MiB limit. Send the scheduler's "
+            "/metrics only, or filter it to the hami_* families first."
+        )
+    return data.decode("utf-8-sig", errors="replace"), source
+
+
+def format_summary(summary: Summary, fmt: str, csv_table: str | None) -> str:
+    if fmt == "blocks":
+        from bot.slack.blocks import summary_blocks
+
+        return json.dumps({"blocks": summary_blocks(summary)}, indent=2) + "\n"
+    if fmt == "csv" and csv_table is not None:
+        return table_csv(summary, csv_table)
+    return render(summary, fmt)
+
+
+def write_chart(summary: Summary, path: Path) -> None:
+    from core.views.chart import render_chart
+
+    try:
+        path.write_bytes(render_chart(summary))
+    except OSError as err:
+        raise UsageProblem(f"cannot write the chart to {path}: {err.strerror or err}.") from err
+    print(f"chart written to {path.resolve()}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        text, source = read_input(args.file, args.example, DEFAULT_SETTINGS.limits.max_input_bytes)
+        summary = summarize_text(text, source, namespace=args.namespace, node=args.node)
+        sys.stdout.write(format_summary(summary, args.format, args.csv_table))
+        if args.chart is not None:
+            write_chart(summary, args.chart)
+    except (InputError, UsageProblem) as problem:
+        message = problem.message if isinstance(problem, InputError) else str(problem)
+        where = "" if args.example or args.file in (None, "-") else f" ({args.file})"
+        print(f"hami-summary summarize{where}: {message}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,246 @@
+"""The JSON contract of DESIGN.md, schema_version 1.
+
+Memory in MiB (``*_mib``), cores in share units (100 = one GPU), percentages 0-100 rounded to
+4 decimals. Lists are sorted: nodes by name; gpus by node, index; workloads by namespace, pod,
+device; namespaces by name.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.model import (
+    ClusterOverview,
+    GpuSummary,
+    NamespaceSummary,
+    NodeSummary,
+    Summary,
+    Workload,
+)
+
+SCHEMA_VERSION = 1
+
+
+def _r(value: float) -> float:
+    return round(value, 4)
+
+
+def _cluster(c: ClusterOverview) -> dict[str, Any]:
+    return {
+        "nodes": c.nodes,
+        "gpus": c.gpus,
+        "core_limit": c.core_limit,
+        "core_allocated": c.core_allocated,
+        "core_allocated_percent": _r(c.core_allocated_percent),
+        "mem_limit_mib": c.mem_limit_mib,
+        "mem_allocated_mib": c.mem_allocated_mib,
+        "mem_allocated_percent": _r(c.mem_allocated_percent),
+        "idle_gpus": c.idle_gpus,
+        "partial_gpus": c.partial_gpus,
+        "full_gpus": c.full_gpus,
+        "inconsistent_gpus": c.inconsistent_gpus,
+        "shared_gpus": c.shared_gpus,
+        "exclusive_gpus": c.exclusive_gpus,
+        "free_whole_gpus": c.free_whole_gpus,
+        "free_cores": c.free_cores,
+        "free_mem_mib": c.free_mem_mib,
+        "pods": c.pods,
+        "namespaces": c.namespaces,
+        "distribution": c.distribution,
+        "capacity_answer": c.capacity_answer,
+    }
+
+
+def _node(n: NodeSummary) -> dict[str, Any]:
+    return {
+        "node": n.node,
+        "gpus": n.gpus,
+        "device_types": list(n.device_types),
+        "core_limit": n.core_limit,
+        "core_allocated": n.core_allocated,
+        "core_allocated_percent": _r(n.core_allocated_percent),
+        "mem_limit_mib": n.mem_limit_mib,
+        "mem_allocated_mib": n.mem_allocated_mib,
+        "mem_allocated_percent": _r(n.mem_allocated_percent),
+        "idle_gpus": n.idle_gpus,
+        "partial_gpus": n.partial_gpus,
+        "full_gpus": n.full_gpus,
+        "inconsistent_gpus": n.inconsistent_gpus,
+        "shared_gpus": n.shared_gpus,
+        "free_whole_gpus": n.free_whole_gpus,
+        "free_cores": n.free_cores,
+        "free_mem_mib": n.free_mem_mib,
+        "largest_free_cores": n.largest_free_cores,
+        "largest_free_mem_mib": n.largest_free_mem_mib,
+        "pods": n.pods,
+        "verdict": n.verdict,
+    }
+
+
+def _gpu(g: GpuSummary) -> dict[str, Any]:
+    return {
+        "node": g.node,
+        "device_index": g.device_index,
+        "device_uuid": g.device_uuid,
+        "device_type": g.device_type,
+        "core_limit": g.core_limit,
+        "core_allocated": g.core_allocated,
+        "core_allocated_percent": _r(g.core_allocated_percent),
+        "mem_limit_mib": g.mem_limit_mib,
+        "mem_allocated_mib": g.mem_allocated_mib,
+        "mem_allocated_percent": _r(g.mem_allocated_percent),
+        "shared_count": g.shared_count,
+        "containers": g.containers,
+        "free_cores": g.free_cores,
+        "free_mem_mib": g.free_mem_mib,
+        "namespaces": list(g.namespaces),
+        "state": g.state,
+        "flags": list(g.flags),
+    }
+
+
+def _workload(w: Workload) -> dict[str, Any]:
+    return {
+        "namespace": w.namespace,
+        "pod": w.pod,
+        "container_index": w.container_index,
+        "node": w.node,
+        "device_uuid": w.device_uuid,
+        "cores": w.cores,
+        "mem_mib": w.mem_mib,
+        "whole_gpu": w.whole_gpu,
+        "multi_gpu": w.multi_gpu,
+        "shares_gpu": w.shares_gpu,
+    }
+
+
+def _namespace(ns: NamespaceSummary) -> dict[str, Any]:
+    return {
+        "namespace": ns.namespace,
+        "cores": ns.cores,
+        "mem_mib": ns.mem_mib,
+        "core_share_percent": _r(ns.core_share_percent),
+        "mem_share_percent": _r(ns.mem_share_percent),
+        "pods": list(ns.pods),
+        "gpus_touched": ns.gpus_touched,
+        "allocations": ns.allocations,
+        "whole_gpu_allocations": ns.whole_gpu_allocations,
+        "fractional_allocations": ns.fractional_allocations,
+        "quota": {f.resource: {"used": f.used, "limit": f.limit} for f in ns.quota},
+        "totals_from": ns.totals_from,
+        "class": ns.usage_class,
+    }
+
+
+def to_document(summary: Summary) -> dict[str, Any]:
+    src, inp = summary.source, summary.input
+    runtime = None
+    if summary.runtime is not None:
+        runtime = {
+            "host_gpus": [
+                {
+                    "node": h.node,
+                    "device_index": h.device_index,
+                    "device_uuid": h.device_uuid,
+                    "device_type": h.device_type,
+                    "mem_used_mib": h.mem_used_mib,
+                    "utilization_percent": h.utilization_percent,
+                    "memory_controller_utilization_percent":
+                        h.memory_controller_utilization_percent,
+                    "scheduler_device_known": h.scheduler_device_known,
+                }
+                for h in summary.runtime.host_gpus
+            ],
+            "containers": [
+                {
+                    "namespace": c.namespace,
+                    "pod": c.pod,
+                    "container": c.container,
+                    "vdevice_index": c.vdevice_index,
+                    "device_uuid": c.device_uuid,
+                    "mem_used_mib": c.mem_used_mib,
+                    "mem_limit_mib": c.mem_limit_mib,
+                    "mem_used_percent": None if c.mem_used_percent is None
+                    else _r(c.mem_used_percent),
+                    "sm_utilization_percent": c.sm_utilization_percent,
+                    "seconds_since_last_kernel": c.seconds_since_last_kernel,
+                }
+                for c in summary.runtime.containers
+            ],
+            "missing_monitors": list(summary.runtime.missing_monitors),
+        }
+    real_usage = None
+    if summary.real_usage is not None:
+        real_usage = [
+            {
+                "namespace": u.namespace,
+                "pod": u.pod,
+                "container": u.container,
+                "gpus": [
+                    {
+                        "index": r.index,
+                        "uuid": r.uuid,
+                        "utilization_percent": r.utilization_percent,
+                        "mem_used_mib": r.mem_used_mib,
+                        "mem_total_mib": r.mem_total_mib,
+                    }
+                    for r in u.readings
+                ],
+                "allocated_mem_mib": u.allocated_mem_mib,
+                "utilization_percent": u.utilization_percent,
+                "mem_used_mib": u.mem_used_mib,
+                "mem_efficiency_percent": None if u.mem_efficiency_percent is None
+                else _r(u.mem_efficiency_percent),
+                "class": u.usage_class,
+                "failure": u.failure,
+                "detail": u.detail,
+            }
+            for u in summary.real_usage
+        ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "source": {
+            "kind": src.kind,
+            "label": src.label,
+            "cluster": src.cluster,
+            "context": src.context,
+            "fetched_at": src.fetched_at.isoformat() if src.fetched_at else None,
+            "surface": inp.surface,
+            "components": list(inp.components),
+            "families": dict(inp.families),
+            "ignored_series": inp.ignored_series,
+            "hami_version": inp.hami_version,
+        },
+        "cluster": _cluster(summary.cluster),
+        "nodes": [_node(n) for n in summary.nodes],
+        "gpus": [_gpu(g) for g in summary.gpus],
+        "workloads": [_workload(w) for w in summary.workloads],
+        "namespaces": [_namespace(ns) for ns in summary.namespaces],
+        "findings": [
+            {"kind": f.kind, "severity": f.severity, "message": f.message,
+             "subjects": list(f.subjects)}
+            for f in summary.findings
+        ],
+        "checks": [{"name": c.name, "status": c.status, "message": c.message}
+                   for c in summary.checks],
+        "capacity": [
+            {
+                "name": s.name,
+                "gpus": s.gpus,
+                "cores_per_gpu": s.cores_per_gpu,
+                "mem_per_gpu_mib": s.mem_per_gpu_mib,
+                "placements": s.placements,
+                "nodes": [{"node": n, "placements": c} for n, c in s.nodes],
+            }
+            for s in summary.capacity
+        ],
+        "runtime": runtime,
+        "real_usage": real_usage,
+        "filters": dict(summary.filters),
+        "notes": list(summary.notes),
+    }
+
+
+def render(summary: Summary) -> str:
+    return json.dumps(to_document(summary), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,68 @@
+"""Markdown report (SPEC.md section 12 order), for terminals that render it and for files."""
+
+from __future__ import annotations
+
+from core.model import Summary
+from core.views import tables
+from core.views.tables import Table
+
+TOP_ROWS = 20
+
+
+def _escape(value: str) -> str:
+    return value.replace("|", "\\|")
+
+
+def format_table(table: Table) -> list[str]:
+    lines = [f"## {table.title}", ""]
+    if not table.rows:
+        return [*lines, f"_None: {table.empty_reason}._", ""]
+    lines.append("| " + " | ".join(table.headers) + " |")
+    lines.append("|" + "|".join("---" for _ in table.headers) + "|")
+    for row in table.rows:
+        lines.append("| " + " | ".join(_escape(v) for v in row) + " |")
+    if table.omitted:
+        hint = f" ({table.omitted_hint})" if table.omitted_hint else ""
+        lines += ["", f"_{table.omitted:,} more row(s) not shown{hint}._"]
+    lines.append("")
+    return lines
+
+
+def render(summary: Summary, top: int = TOP_ROWS) -> str:
+    out = ["# HAMi GPU allocation summary", ""]
+    out += [f"- {line}" for line in tables.header_lines(summary)]
+    if summary.notes:
+        out += ["", f"> {summary.notes[0]}"]
+    out += ["", "## Cluster overview", ""]
+    out += [f"- {line}" for line in tables.overview_lines(summary)]
+    out.append("")
+    for table in (
+        tables.nodes_table(summary, top),
+        tables.gpus_table(summary, top),
+        tables.workloads_table(summary, top),
+        tables.namespaces_table(summary, top),
+    ):
+        out += format_table(table)
+    out += ["## Findings", ""]
+    out += [f"- **{f.severity}** {f.message}" for f in summary.findings] or [
+        "_None: nothing stands out._"
+    ]
+    out += ["", "## Consistency checks", ""]
+    out += [f"- **{c.status}** {c.name}: {c.message}" for c in summary.checks]
+    out.append("")
+    runtime = tables.runtime_tables(summary, top)
+    if runtime:
+        for table in runtime:
+            out += format_table(table)
+        if summary.runtime and summary.runtime.missing_monitors:
+            out += ["vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors), ""]
+    else:
+        out += ["## Runtime usage", "",
+                "_None: no vGPU monitor metrics in the input; allocation is not utilisation._", ""]
+    usage = tables.real_usage_table(summary, top)
+    if usage is not None:
+        out += format_table(usage)
+    out += format_table(tables.capacity_table(summary))
+    if len(summary.notes) > 1:
+        out += ["## Notes", ""] + [f"- {note}" for note in summary.notes[1:]]
+    return "\n".join(out).rstrip() + "\n"
