@@ -1,0 +1,341 @@
+"""ScrapeCache on a real Redis: hits, expiry, versions, single-flight, dead lock holders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.clusters.errors import ClusterError, CollectionError
+from bot.ops.metrics import METRICS
+from bot.store import codec
+from bot.store.redis_store import RedisStore
+from bot.store.resilient import ResilientStore
+from bot.store.scrape_cache import ScrapeCache, ScrapeFailedError
+from tests.store.collected import (
+    CollectedMetrics,
+    CountingExporter,
+    collect_from,
+    counting_exporter,
+)
+from tests.support.redis_server import RedisServerProcess
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def kv(redis_url: str, redis_key_prefix: str) -> Iterator[RedisStore]:
+    store = RedisStore(redis_url, redis_key_prefix)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def exporter() -> Iterator[CountingExporter]:
+    with counting_exporter() as running:
+        yield running
+
+
+def _cache(
+    kv: RedisStore | ResilientStore,
+    *,
+    wait_seconds: float = 30.0,
+    failure_ttl_seconds: float = 10.0,
+) -> ScrapeCache[CollectedMetrics]:
+    return ScrapeCache(
+        kv,
+        decode=CollectedMetrics.from_json,
+        wait_seconds=wait_seconds,
+        failure_ttl_seconds=failure_ttl_seconds,
+    )
+
+
+def test_hit_then_expiry(kv: RedisStore, exporter: CountingExporter) -> None:
+    cache = _cache(kv)
+    hits_before = METRICS.value("hami_summary_cache_requests_total", {"result": "hit"})
+
+    first, first_age = cache.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 0.6
+    )
+    assert first_age == 0.0
+    assert "# scrape 1" in first.text
+    time.sleep(0.2)
+    second, second_age = cache.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 0.6
+    )
+    assert second == first  # the whole dataclass survived compression and the round trip
+    assert 0.15 <= second_age < 0.6
+    assert exporter.scrapes == 1
+    assert METRICS.value("hami_summary_cache_requests_total", {"result": "hit"}) == hits_before + 1
+
+    time.sleep(0.5)
+    third, third_age = cache.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 0.6
+    )
+    assert exporter.scrapes == 2
+    assert "# scrape 2" in third.text and third_age == 0.0
+
+
+def test_entries_are_compressed_versioned_and_expire(
+    kv: RedisStore, exporter: CountingExporter
+) -> None:
+    cache = _cache(kv)
+    metrics, _ = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    raw = kv.get(cache.entry_key("gpu-prod", "ctx-a"))
+    assert raw is not None and raw.startswith(b"hs\x01")
+    assert len(raw) < len(metrics.text) / 3  # zlib: metrics text compresses well
+    remaining = kv.ttl_seconds(cache.entry_key("gpu-prod", "ctx-a"))
+    assert remaining is not None and 25 < remaining <= 30
+    # The lock was released.
+    assert kv.get(cache.lock_key("gpu-prod", "ctx-a")) is None
+
+
+def test_contexts_and_clusters_are_cached_apart(kv: RedisStore, exporter: CountingExporter) -> None:
+    cache = _cache(kv)
+    for cluster, context in [("a", "x"), ("a", "y"), ("a", None), ("b", "x"), ("a:x", None)]:
+        cache.get_or_collect(cluster, context, lambda: collect_from(exporter.url), 30)
+    assert exporter.scrapes == 5
+    cache.get_or_collect("a", None, lambda: collect_from(exporter.url), 30)
+    assert exporter.scrapes == 5
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        b"hs\x02\x06scrapez" + b"\x78\x9c" + b"from a future release",  # unknown version
+        codec.encode("thread", {"stored_at": time.time(), "metrics": {}, "error": None}),
+        b"pickle\x80\x04 or any other old format",
+        codec.encode("scrape", {"stored_at": "yesterday", "metrics": {"x": 1}}),
+    ],
+    ids=["future-version", "other-kind", "foreign-bytes", "bad-fields"],
+)
+def test_unreadable_entries_are_a_miss(
+    kv: RedisStore, exporter: CountingExporter, stored: bytes
+) -> None:
+    cache = _cache(kv)
+    kv.put(cache.entry_key("gpu-prod", "ctx-a"), stored, 30)
+    metrics, age = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    assert exporter.scrapes == 1 and age == 0.0
+    assert "# scrape 1" in metrics.text
+
+
+def test_fresh_bypasses_the_cache_but_single_flights(kv: RedisStore) -> None:
+    with counting_exporter(delay_seconds=0.4) as slow:
+        cache = _cache(kv)
+        cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(slow.url), 60)
+        assert slow.scrapes == 1
+
+        results: list[tuple[CollectedMetrics, float]] = []
+
+        def refresh() -> None:
+            results.append(
+                cache.get_or_collect(
+                    "gpu-prod", "ctx-a", lambda: collect_from(slow.url), 60, fresh=True
+                )
+            )
+
+        threads = [threading.Thread(target=refresh) for _ in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert slow.scrapes == 2  # ten Refresh clicks, one new scrape
+        assert {m.text for m, _ in results} == {results[0][0].text}
+        assert "# scrape 2" in results[0][0].text
+
+
+def _start_burst(
+    redis_url: str, prefix: str, exporter_url: str, threads: int, start_at: float
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.store.scrape_worker",
+            "burst",
+            redis_url,
+            prefix,
+            exporter_url,
+            str(threads),
+            str(start_at),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def test_fifty_requests_from_two_processes_cause_one_scrape(
+    redis_url: str, redis_key_prefix: str
+) -> None:
+    with counting_exporter(delay_seconds=0.5) as slow:
+        start_at = time.time() + 2.0  # both processes import and connect first
+        workers = [
+            _start_burst(redis_url, redis_key_prefix, slow.url, 25, start_at) for _ in range(2)
+        ]
+        answers = []
+        for worker in workers:
+            out, err = worker.communicate(timeout=60)
+            assert worker.returncode == 0, err
+            answers += [json.loads(line) for line in out.splitlines()]
+        assert len(answers) == 50
+        assert slow.scrapes == 1
+        assert {a["text"] for a in answers} == {answers[0]["text"]}
+        assert "# scrape 1" in answers[0]["text"]
+        # Exactly one request collected (age 0); the other 49 reused its result.
+        assert sum(1 for a in answers if a["age"] == 0.0) == 1
+
+
+def test_lock_of_a_killed_holder_expires(
+    redis_url: str, redis_key_prefix: str, kv: RedisStore, exporter: CountingExporter
+) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.store.scrape_worker",
+            "hold",
+            redis_url,
+            redis_key_prefix,
+            "1.5",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "collecting"
+        cache = _cache(kv, wait_seconds=20)
+        assert kv.get(cache.lock_key("gpu-prod", "ctx-a")) is not None
+        holder.kill()  # SIGKILL: no finally block, no release
+        holder.wait(timeout=10)
+        started = time.monotonic()
+        metrics, age = cache.get_or_collect(
+            "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30
+        )
+        waited = time.monotonic() - started
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert age == 0.0 and "# scrape 1" in metrics.text
+    assert exporter.scrapes == 1
+    assert waited < 5.0, f"waited {waited:.1f} s: the dead holder's lock should expire after 1.5 s"
+
+
+def test_bounded_wait_then_own_attempt(kv: RedisStore, exporter: CountingExporter) -> None:
+    cache = _cache(kv, wait_seconds=0.3)
+    # A holder that is alive but stuck: its lock does not expire within our wait.
+    kv.put(cache.lock_key("gpu-prod", "ctx-a"), b"someone-else", 60)
+    started = time.monotonic()
+    _, age = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    assert 0.3 <= time.monotonic() - started < 2.0
+    assert exporter.scrapes == 1 and age == 0.0
+    # The stuck holder's lock is untouched (we never release a lock that is not ours).
+    assert kv.get(cache.lock_key("gpu-prod", "ctx-a")) == b"someone-else"
+
+
+def test_a_failure_is_shared_with_waiters_not_repeated(kv: RedisStore) -> None:
+    cache = _cache(kv, failure_ttl_seconds=5)
+    attempts: list[int] = []
+
+    def failing() -> CollectedMetrics:
+        attempts.append(1)
+        time.sleep(0.3)
+        raise CollectionError(
+            "Cluster gpu-prod: no HAMi scheduler found "
+            "(label app.kubernetes.io/component=hami-scheduler)."
+        )
+
+    errors: list[ClusterError] = []
+
+    def ask() -> None:
+        try:
+            cache.get_or_collect("gpu-prod", "ctx-a", failing, 30)
+        except ClusterError as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=ask) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(attempts) == 1
+    assert len(errors) == 10
+    assert all("no HAMi scheduler found" in e.message for e in errors)
+    assert sum(isinstance(e, ScrapeFailedError) for e in errors) == 9
+
+    # A fresh request tries again rather than repeating the old failure.
+    metrics_text = "hami_vgpu_count 1\n"
+    metrics, _ = cache.get_or_collect(
+        "gpu-prod",
+        "ctx-a",
+        lambda: CollectedMetrics("gpu-prod", "ctx-a", metrics_text),
+        30,
+        fresh=True,
+    )
+    assert metrics.text == metrics_text
+
+
+def test_a_failed_refresh_keeps_the_good_entry(kv: RedisStore, exporter: CountingExporter) -> None:
+    cache = _cache(kv)
+    good, _ = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 60)
+
+    def failing() -> CollectedMetrics:
+        raise CollectionError("Cluster gpu-prod: the API server did not answer within 10 s.")
+
+    with pytest.raises(CollectionError):
+        cache.get_or_collect("gpu-prod", "ctx-a", failing, 60, fresh=True)
+    again, age = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 60)
+    assert again == good and age > 0
+
+
+def test_redis_down_still_single_flights_within_the_process(
+    private_redis: RedisServerProcess,
+) -> None:
+    store = ResilientStore(RedisStore(private_redis.url, "t"), retry_interval_seconds=60)
+    cache = _cache(store)
+    private_redis.stop()
+    with counting_exporter(delay_seconds=0.3) as slow:
+        results: list[tuple[CollectedMetrics, float]] = []
+
+        def ask() -> None:
+            results.append(
+                cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(slow.url), 30)
+            )
+
+        threads = [threading.Thread(target=ask) for _ in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(results) == 10 and slow.scrapes == 1
+    assert store.redis_state() == "degraded"
+
+
+def test_scrape_metrics_are_recorded(kv: RedisStore, exporter: CountingExporter) -> None:
+    before_ok = METRICS.value(
+        "hami_summary_scrapes_total", {"cluster": "metrics-check", "result": "ok"}
+    )
+    cache = _cache(kv)
+    cache.get_or_collect("metrics-check", None, lambda: collect_from(exporter.url), 30)
+    assert (
+        METRICS.value("hami_summary_scrapes_total", {"cluster": "metrics-check", "result": "ok"})
+        == before_ok + 1
+    )
+    assert (
+        METRICS.value("hami_summary_scrape_duration_seconds_count", {"cluster": "metrics-check"})
+        >= 1
+    )
