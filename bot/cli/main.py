@@ -22,9 +22,9 @@ log = logging.getLogger("hami_summary.cli")
 
 def _command_modules() -> list[ModuleType]:
     # Each module exposes ``register(subparsers)``, which adds its parser and sets ``run``.
-    from bot.cli import summarize
+    from bot.cli import simulate, summarize
 
-    return [summarize]
+    return [summarize, simulate]
 
 
 def build_parser() -> argparse.ArgumentParser:
