@@ -11,8 +11,8 @@ rather than leave a Slack user without an answer. A holder that dies (OOM-killed
 never releases its lock, so the lock's TTL frees it; a holder releases only its own lock
 (``delete_if_equals`` with its token), never one a later holder took after its own expired.
 
-A collection that fails with a message for the user (an exception carrying ``.message``, such as
-"no HAMi scheduler found") is shared the same way for ``failure_ttl_seconds``, so fifty people
+A collection that fails with a message for the user (a ``ClusterError`` such as "no HAMi
+scheduler found") is shared the same way for ``failure_ttl_seconds``, so fifty people
 asking about an unreachable cluster cause one failed attempt, not fifty in a row.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from bot.clusters.errors import CollectionError
+from bot.clusters.errors import ClusterError, CollectionError
 from bot.store import codec
 from bot.store.kv import KeyValueStore
 
@@ -238,10 +238,11 @@ class ScrapeCache(Generic[M]):
             metrics = collect()
         except Exception as error:
             _record_scrape(cluster, "error", time.monotonic() - started)
-            message = getattr(error, "message", None)
-            if isinstance(message, str) and message:
-                # A failure explained for the user is shared with the requests waiting on it.
-                failure = _Entry(self._clock(), None, message)
+            if isinstance(error, ClusterError) and error.message:
+                # A cluster failure explained for the user is shared with the requests waiting
+                # on it. Anything else (a bug, or a refusal meant for this requester alone,
+                # such as a rate limit) is not: the next request tries by itself.
+                failure = _Entry(self._clock(), None, error.message)
                 self._write(self.failure_key(cluster, context), failure, self.failure_ttl_seconds)
             raise
         _record_scrape(cluster, "ok", time.monotonic() - started)
