@@ -8,14 +8,15 @@ Label values are bounded sets (surfaces, outcomes, registered cluster names), ne
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 # Slack wants an acknowledgement within 3 s: buckets are dense below that.
 ACK_BUCKETS_SECONDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
 REPLY_BUCKETS_SECONDS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 60.0)
 SCRAPE_BUCKETS_SECONDS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
 
-METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
+# The classic text format, which every Prometheus-compatible scraper reads. Our names are plain
+# ASCII, so ``generate_latest`` output is valid in it.
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class OpsMetrics:

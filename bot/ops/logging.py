@@ -1,0 +1,223 @@
+"""Structured logs with request ids, and redaction of every credential the bot may touch.
+
+* ``configure_logging``: one handler on stderr; JSON lines when stderr is not a terminal (log
+  collectors in Kubernetes), readable text on a terminal. Every record carries the request id
+  of the Slack request it belongs to (``request_context``), so one request's lines can be found
+  among many replicas' logs.
+* ``redact``: removes Slack tokens (``xoxb-``, ``xoxp-``, ``xapp-``, ``xoxe`` refresh tokens),
+  signing secrets, bearer and basic credentials, URL passwords, PEM private keys (plain or
+  base64) and kubeconfig credentials (``token:``, ``client-key-data``,
+  ``client-certificate-data``, ``password``, ...).
+  ``RedactingFilter`` applies it to each record's message, arguments, exception and extra
+  fields before any handler writes it; the formatters apply it once more to what they write.
+* ``register_secret``: exact values to remove as well (the configured tokens themselves), for
+  secrets that have no recognisable shape.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import sys
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+REDACTED = "[REDACTED]"
+
+# Slack token formats: https://api.slack.com/authentication/token-types (bot xoxb-, user xoxp-,
+# app-level xapp-, workspace xoxa-, legacy xoxo-/xoxs-/xoxr-, rotating refresh xoxe-/xoxe.xoxb-).
+_SLACK_TOKEN = re.compile(r"\b(xox[a-z](?:\.xox[a-z])?|xapp)-[A-Za-z0-9-]+")
+_PEM_PRIVATE_KEY = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+    re.DOTALL,
+)
+# Base64 of "-----BEGIN": kubeconfig's *-data fields hold PEM this way, so such a blob is
+# redacted wherever it appears, labelled or not.
+_BASE64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]*")
+_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^@\s/]+@")
+# Key/value credentials as YAML (kubeconfig), JSON, env or query strings: the key, its
+# separator and optional quote are kept, the value goes.
+_CREDENTIAL_KEYS = (
+    r"client-key-data|client-certificate-data|"
+    # any name ending in one of these: token, id-token, SLACK_BOT_TOKEN, signing_secret,
+    # SLACK_SIGNING_SECRET, client_secret, password, api_key, ...
+    r"[a-z0-9_-]*?(?:token|password|passwd|secret|api[_-]?key)"
+)
+_KEY_VALUE = re.compile(
+    rf"""(?ix)
+    ((?:\\?["'])?\b(?:{_CREDENTIAL_KEYS})\b(?:\\?["'])?   # the key, maybe quoted or escaped
+    \s*[:=]\s*                                 # YAML/JSON ':' or env/query '='
+    (?:\\?["'])?)                              # an opening quote
+    (?!\[REDACTED\])([^\s"'\\,;&}}]+)           # the value, up to a delimiter
+    """
+)
+
+_registered_secrets: set[str] = set()
+_secrets_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    """Redact this exact value wherever it appears (tokens read from the environment)."""
+    if value and len(value) >= 6:
+        with _secrets_lock:
+            _registered_secrets.add(value)
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential replaced by ``[REDACTED]``."""
+    with _secrets_lock:
+        secrets = sorted(_registered_secrets, key=len, reverse=True)
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    text = _PEM_PRIVATE_KEY.sub(REDACTED, text)
+    text = _BASE64_PEM.sub(REDACTED, text)
+    text = _SLACK_TOKEN.sub(lambda m: f"{m.group(1)}-{REDACTED}", text)
+    text = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    text = _KEY_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    return text
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {k: _redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_value(v) for v in value]
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    return redact(repr(value))
+
+
+# -- request ids ------------------------------------------------------------------------------
+
+_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "hami_summary_request_id", default=None
+)
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def current_request_id() -> str | None:
+    return _request_id.get()
+
+
+@contextmanager
+def request_context(request_id: str | None = None) -> Iterator[str]:
+    """Log records inside this block carry ``request_id`` (a new one when not given)."""
+    rid = request_id or new_request_id()
+    token = _request_id.set(rid)
+    try:
+        yield rid
+    finally:
+        _request_id.reset(token)
+
+
+# -- filters and formatters -------------------------------------------------------------------
+
+# Attributes every LogRecord has; anything else on a record came from ``extra=``.
+_STANDARD_ATTRS = frozenset(
+    logging.LogRecord("", 0, "", 0, "", None, None).__dict__.keys()
+    | {"message", "asctime", "request_id", "rid"}
+)
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts a record in place (message, args, exception, extras) and adds ``request_id``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = current_request_id()
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string must not lose the record
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg = redact(message)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        for name, value in list(record.__dict__.items()):
+            if name not in _STANDARD_ATTRS:
+                setattr(record, name, _redact_value(value))
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, request id, extras, exception."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": redact(record.getMessage()),
+        }
+        request_id = getattr(record, "request_id", None)
+        if request_id:
+            entry["request_id"] = request_id
+        for name, value in record.__dict__.items():
+            if name not in _STANDARD_ATTRS and not name.startswith("_"):
+                entry[name] = _redact_value(value)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["exception"] = redact(record.exc_text)
+        if record.stack_info:
+            entry["stack"] = redact(record.stack_info)
+        # Each value is redacted on its own (not the JSON line, whose escapes a pattern could
+        # split): the line stays valid JSON.
+        return json.dumps(entry, ensure_ascii=False, default=lambda v: redact(str(v)))
+
+
+class TextFormatter(logging.Formatter):
+    """Readable lines for a terminal, with the request id when there is one."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s%(rid)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        request_id = getattr(record, "request_id", None)
+        record.rid = f" [{request_id}]" if request_id else ""
+        return redact(super().format(record))
+
+
+def configure_logging(
+    level: str | int = "INFO",
+    *,
+    stream: TextIO | None = None,
+    json_lines: bool | None = None,
+    secrets: tuple[str | None, ...] = (),
+) -> logging.Handler:
+    """Send every log record to ``stream`` (stderr), redacted; JSON unless it is a terminal.
+
+    Replaces handlers earlier set on the root logger (``basicConfig``), so this can be called
+    by ``serve`` after the CLI's default set-up. Returns the handler.
+    """
+    stream = sys.stderr if stream is None else stream
+    if json_lines is None:
+        json_lines = not (hasattr(stream, "isatty") and stream.isatty())
+    for secret in secrets:
+        register_secret(secret)
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter())
+    handler.setFormatter(JsonFormatter() if json_lines else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper() if isinstance(level, str) else level)
+    return handler
