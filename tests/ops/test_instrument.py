@@ -103,6 +103,7 @@ class BoltUnderTest:
         body = urllib.parse.urlencode(form)
         timestamp = str(int(time.time()))
         signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+        assert signature is not None
         request = urllib.request.Request(
             self.url,
             data=body.encode(),
