@@ -1,0 +1,107 @@
+"""Bounded HTTP GET for the metrics-URL and Prometheus sources: time, size, gzip, clear errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import urllib3
+
+from bot.clusters.deadline import Deadline, DeadlineExceeded
+from bot.clusters.errors import CollectionError
+
+_CHUNK_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class HttpAnswer:
+    status: int
+    text: str
+    content_type: str
+
+
+def http_get(
+    url: str,
+    *,
+    label: str,
+    what: str,
+    deadline: Deadline,
+    max_bytes: int,
+    fields: Mapping[str, str] | None = None,
+    accept: str = "*/*",
+) -> HttpAnswer:
+    """GET ``url`` (query ``fields``); any status is returned, transport failures raise
+    ``CollectionError`` naming ``label`` (the cluster) and ``what`` (e.g. "the metrics URL")."""
+    try:
+        connect, read = deadline.request_timeout(f"fetching {what}")
+    except DeadlineExceeded as exc:
+        raise _timeout(label, what, url, deadline) from exc
+    pool = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=connect, read=read))
+    try:
+        response = pool.request(
+            "GET",
+            url,
+            fields=dict(fields or {}),
+            headers={"Accept": accept, "Accept-Encoding": "gzip", "User-Agent": "hami-summary"},
+            preload_content=False,
+        )
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.stream(_CHUNK_BYTES, decode_content=True):
+            size += len(chunk)
+            if size > max_bytes:
+                raise CollectionError(
+                    f"{label}: {what} ({url}) answered with more than {max_bytes // 1048576} MiB; "
+                    "that is not a HAMi /metrics page. Check the URL."
+                )
+            chunks.append(chunk)
+            deadline.check(f"fetching {what}")
+        response.release_conn()
+    except DeadlineExceeded as exc:
+        raise _timeout(label, what, url, deadline) from exc
+    except urllib3.exceptions.HTTPError as exc:
+        raise _transport(label, what, url, exc, deadline) from exc
+    finally:
+        pool.clear()
+    content_type = str(response.headers.get("Content-Type", ""))
+    charset = re.search(r"charset=([\w-]+)", content_type)
+    data = b"".join(chunks)
+    try:
+        text = data.decode(charset.group(1) if charset else "utf-8", errors="replace")
+    except LookupError:
+        text = data.decode("utf-8", errors="replace")
+    return HttpAnswer(response.status, text, content_type)
+
+
+def _timeout(label: str, what: str, url: str, deadline: Deadline) -> CollectionError:
+    return CollectionError(
+        f"{label}: {what} ({url}) did not answer within the {deadline.budget_seconds:g} s budget. "
+        "Check that the server is up and reachable, or raise timeout_seconds for this cluster."
+    )
+
+
+def _transport(
+    label: str, what: str, url: str, error: urllib3.exceptions.HTTPError, deadline: Deadline
+) -> CollectionError:
+    inner: BaseException = error
+    if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
+        inner = error.reason
+    if isinstance(inner, urllib3.exceptions.TimeoutError):
+        return _timeout(label, what, url, deadline)
+    if isinstance(inner, urllib3.exceptions.SSLError):
+        return CollectionError(
+            f"{label}: TLS verification failed for {what} ({url}): "
+            f"{' '.join(str(inner).split())[:200]}. Use a URL whose certificate this machine "
+            "trusts."
+        )
+    if isinstance(inner, urllib3.exceptions.NameResolutionError):
+        why = "the host name does not resolve"
+    elif isinstance(inner, urllib3.exceptions.NewConnectionError):
+        why = "connection refused" if "refused" in str(inner).lower() else "cannot connect"
+    else:
+        why = " ".join(str(inner).split())[:200]
+    return CollectionError(
+        f"Cannot reach {what} of {label} at {url}: {why}. Check the URL in the cluster registry "
+        "and that this machine can reach it."
+    )

@@ -1,0 +1,440 @@
+"""Find HAMi in a cluster by label and read its ``/metrics`` through the API server's proxy.
+
+HAMi's Helm chart labels the scheduler pods and Service ``app.kubernetes.io/component:
+hami-scheduler``; the Service port named ``monitor`` (31993 by default) targets the scheduler's
+metrics listener (``--metrics-bind-address``, default ``:9395``). The device-plugin DaemonSet pods
+(``app.kubernetes.io/component: hami-device-plugin``) run the vGPU monitor on port 9394.
+Only the leader replica refreshes the node usage snapshot (HAMi ``pkg/scheduler/scheduler.go``),
+and the chart's Service selects the leader, so the pod fallback prefers the pod labelled
+``hami.io/scheduler-role=leader``.
+
+Proxied bodies are read raw (``_preload_content=False``): the client (37.x) raises "Unsupported
+content type" for bodies it cannot deserialise, and HAMi answers
+``text/plain; version=0.0.4; charset=utf-8; escaping=underscores``. gzip is asked for, as
+Prometheus does, and urllib3 decodes it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client as k8s
+
+from bot.clusters.deadline import Deadline, DeadlineExceeded
+from bot.clusters.errors import CollectionError
+from bot.clusters.hami_text import monitor_problem, scheduler_problem
+from bot.clusters.kube_errors import ApiFailure, Call, Target, classify
+
+SCHEDULER_SELECTOR = "app.kubernetes.io/component=hami-scheduler"
+MONITOR_SELECTOR = "app.kubernetes.io/component=hami-device-plugin"
+LEADER_LABEL = ("hami.io/scheduler-role", "leader")
+SERVICE_PORT_NAME = "monitor"
+POD_PORT_NAME = "metrics"
+DEFAULT_SCHEDULER_PORT = 9395
+DEFAULT_MONITOR_PORT = 9394
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MONITOR_CONCURRENCY = 8
+_CHUNK_BYTES = 1024 * 1024
+# Pods of the scheduler Deployment worth trying through the pod proxy (leader first).
+_MAX_POD_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerScrape:
+    text: str
+    namespace: str
+    route: str  # e.g. "Service kube-system/hami-scheduler port monitor"
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorScrape:
+    texts: tuple[str, ...]
+    missing: tuple[str, ...]  # "gpu-node-2: <why>"
+
+
+class _RouteFailed(Exception):
+    """One way to the metrics failed; others may still work."""
+
+    def __init__(self, route: str, why: str, failure: ApiFailure | None = None) -> None:
+        super().__init__(f"{route}: {why}")
+        self.route = route
+        self.why = why
+        self.failure = failure
+
+
+def _call(
+    target: Target,
+    call: Call,
+    deadline: Deadline,
+    fn: Callable[..., Any],
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    """Run one client call within the deadline; raise a classified ``ApiFailure``."""
+    try:
+        return fn(*args, _request_timeout=deadline.request_timeout(call.doing), **kwargs)
+    except Exception as exc:  # every client failure is classified, none escapes raw
+        raise classify(exc, target, call) from exc
+
+
+def read_proxied_body(
+    target: Target,
+    call: Call,
+    deadline: Deadline,
+    fn: Callable[..., Any],
+    *args: Any,
+    max_bytes: int = MAX_BODY_BYTES,
+) -> tuple[str, str]:
+    """GET through a proxy verb, read at most ``max_bytes`` within the deadline: (text, type)."""
+    response = _call(
+        target,
+        call,
+        deadline,
+        fn,
+        *args,
+        _preload_content=False,
+        _headers={"Accept": "text/plain;version=0.0.4;q=1,*/*;q=0.1", "Accept-Encoding": "gzip"},
+    )
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.stream(_CHUNK_BYTES, decode_content=True):
+            size += len(chunk)
+            if size > max_bytes:
+                raise ApiFailure(
+                    "other",
+                    f"{target.label}: the answer while {call.doing} is larger than "
+                    f"{max_bytes // 1048576} MiB; that is not a HAMi /metrics page.",
+                    short=f"answer larger than {max_bytes // 1048576} MiB",
+                )
+            chunks.append(chunk)
+            deadline.check(call.doing)
+    except ApiFailure:
+        raise
+    except (DeadlineExceeded, Exception) as exc:
+        raise classify(exc, target, call) from exc
+    finally:
+        response.release_conn()
+    content_type = str(response.headers.get("Content-Type", ""))
+    charset = re.search(r"charset=([\w-]+)", content_type)
+    encoding = charset.group(1) if charset else "utf-8"
+    try:
+        text = b"".join(chunks).decode(encoding, errors="replace")
+    except LookupError:
+        text = b"".join(chunks).decode("utf-8", errors="replace")
+    return text, content_type
+
+
+def _container_port(pod: Any, name: str, default: int) -> int:
+    for container in pod.spec.containers or []:
+        for port in container.ports or []:
+            if port.name == name:
+                return int(port.container_port)
+    return default
+
+
+def _is_ready(pod: Any) -> bool:
+    conditions = (pod.status.conditions if pod.status else None) or []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+def _scheduler_pods(pods: list[Any]) -> list[Any]:
+    """Leader first, then Ready pods, then the rest (stable by name)."""
+
+    def rank(pod: Any) -> tuple[int, int, str]:
+        labels = pod.metadata.labels or {}
+        leader = labels.get(LEADER_LABEL[0]) == LEADER_LABEL[1]
+        return (0 if leader else 1, 0 if _is_ready(pod) else 1, pod.metadata.name)
+
+    return sorted(pods, key=rank)
+
+
+def find_scheduler_pods(
+    core: k8s.CoreV1Api, target: Target, namespace: str | None, deadline: Deadline
+) -> list[Any]:
+    call = Call("list", "pods", namespace, "looking for the HAMi scheduler pods")
+    try:
+        if namespace:
+            found = _call(
+                target,
+                call,
+                deadline,
+                core.list_namespaced_pod,
+                namespace,
+                label_selector=SCHEDULER_SELECTOR,
+            )
+        else:
+            found = _call(
+                target,
+                call,
+                deadline,
+                core.list_pod_for_all_namespaces,
+                label_selector=SCHEDULER_SELECTOR,
+            )
+    except ApiFailure as failure:
+        if failure.kind == "forbidden" and namespace is None:
+            raise CollectionError(
+                failure.message
+                + " Or, if this identity may only read the HAMi namespace, name it: "
+                "--namespace NS on the command line, hami_namespace in the cluster registry."
+            ) from failure
+        raise CollectionError(failure.message) from failure
+    pods = list(found.items or [])
+    if not pods:
+        where = (
+            f'namespace "{namespace}"' if namespace else "any namespace these credentials can list"
+        )
+        raise CollectionError(
+            f"HAMi not found on {target.label}: no pods labelled {SCHEDULER_SELECTOR} in {where}. "
+            "Check that HAMi is installed (helm list -A | grep hami) and, if it runs in another "
+            "namespace, give that one (--namespace, or hami_namespace in the registry)."
+        )
+    return _scheduler_pods(pods)
+
+
+def scrape_scheduler(
+    api: k8s.ApiClient,
+    target: Target,
+    namespace: str | None,
+    deadline: Deadline,
+    *,
+    max_bytes: int = MAX_BODY_BYTES,
+) -> SchedulerScrape:
+    """Find the HAMi scheduler and read its metrics: Service proxy first, then pod proxy."""
+    core = k8s.CoreV1Api(api)
+    pods = find_scheduler_pods(core, target, namespace, deadline)
+    hami_namespace = pods[0].metadata.namespace
+    failures: list[_RouteFailed] = []
+    try:
+        text, route = _via_service(core, target, hami_namespace, deadline, max_bytes)
+        return SchedulerScrape(text, hami_namespace, route)
+    except _RouteFailed as failed:
+        failures.append(failed)
+    same_namespace = [p for p in pods if p.metadata.namespace == hami_namespace]
+    for pod in same_namespace[:_MAX_POD_ATTEMPTS]:
+        try:
+            text, route = _via_pod(core, target, pod, deadline, max_bytes)
+        except _RouteFailed as failed:
+            failures.append(failed)
+            if failed.failure is not None and failed.failure.kind == "forbidden":
+                break  # the same RBAC rule refuses every pod
+            continue
+        note = (
+            f"Read through the pod proxy because the Service route failed: {failures[0].route}: "
+            f"{failures[0].why}."
+        )
+        return SchedulerScrape(text, hami_namespace, route, (note,))
+    raise CollectionError(_all_routes_failed(target, hami_namespace, failures))
+
+
+def _raise_if_fatal(failure: ApiFailure) -> None:
+    if failure.fatal:
+        raise CollectionError(failure.message) from failure
+
+
+def _via_service(
+    core: k8s.CoreV1Api, target: Target, namespace: str, deadline: Deadline, max_bytes: int
+) -> tuple[str, str]:
+    call = Call("list", "services", namespace, "looking for the HAMi scheduler Service")
+    try:
+        services = (
+            _call(
+                target,
+                call,
+                deadline,
+                core.list_namespaced_service,
+                namespace,
+                label_selector=SCHEDULER_SELECTOR,
+            ).items
+            or []
+        )
+    except ApiFailure as failure:
+        _raise_if_fatal(failure)
+        raise _RouteFailed("Service lookup", failure.short, failure) from failure
+    if not services:
+        raise _RouteFailed(
+            "Service lookup",
+            f'no Service labelled {SCHEDULER_SELECTOR} in namespace "{namespace}"',
+        )
+    for service in sorted(services, key=lambda s: s.metadata.name):
+        names = [p.name for p in (service.spec.ports or [])]
+        if SERVICE_PORT_NAME in names:
+            break
+    else:
+        service = services[0]
+        ports = (
+            ", ".join(f"{p.name or '(unnamed)'} {p.port}" for p in (service.spec.ports or []))
+            or "none"
+        )
+        raise _RouteFailed(
+            "Service lookup",
+            f'Service {namespace}/{service.metadata.name} has no port named "{SERVICE_PORT_NAME}" '
+            f"(ports: {ports})",
+        )
+    name = service.metadata.name
+    route = f"Service {namespace}/{name} port {SERVICE_PORT_NAME}"
+    proxy = Call("get", "services/proxy", namespace, f"reading /metrics through {route}")
+    try:
+        text, content_type = read_proxied_body(
+            target,
+            proxy,
+            deadline,
+            core.connect_get_namespaced_service_proxy_with_path,
+            f"{name}:{SERVICE_PORT_NAME}",
+            namespace,
+            "metrics",
+            max_bytes=max_bytes,
+        )
+    except ApiFailure as failure:
+        _raise_if_fatal(failure)
+        raise _RouteFailed(route, failure.short, failure) from failure
+    _check_scheduler_body(route, text, content_type)
+    return text, route
+
+
+def _via_pod(
+    core: k8s.CoreV1Api, target: Target, pod: Any, deadline: Deadline, max_bytes: int
+) -> tuple[str, str]:
+    namespace, name = pod.metadata.namespace, pod.metadata.name
+    port = _container_port(pod, POD_PORT_NAME, DEFAULT_SCHEDULER_PORT)
+    route = f"pod {namespace}/{name} port {port}"
+    proxy = Call("get", "pods/proxy", namespace, f"reading /metrics through {route}")
+    try:
+        text, content_type = read_proxied_body(
+            target,
+            proxy,
+            deadline,
+            core.connect_get_namespaced_pod_proxy_with_path,
+            f"{name}:{port}",
+            namespace,
+            "metrics",
+            max_bytes=max_bytes,
+        )
+    except ApiFailure as failure:
+        _raise_if_fatal(failure)
+        raise _RouteFailed(route, failure.short, failure) from failure
+    _check_scheduler_body(route, text, content_type)
+    return text, route
+
+
+def _check_scheduler_body(route: str, text: str, content_type: str) -> None:
+    problem = scheduler_problem(text)
+    if problem is not None:
+        shown = content_type or "no content type"
+        raise _RouteFailed(
+            route, f"answered ({shown}), but not with HAMi scheduler metrics: {problem}"
+        )
+
+
+def _all_routes_failed(target: Target, namespace: str, failures: list[_RouteFailed]) -> str:
+    tried = "; ".join(f"{f.route}: {f.why}" for f in failures)
+    advice: list[str] = []
+    forbidden = [
+        f.failure for f in failures if f.failure is not None and f.failure.kind == "forbidden"
+    ]
+    if forbidden:
+        refused = sorted({f"`{f.short.split('`')[1]}`" for f in forbidden if "`" in f.short})
+        advice.append(
+            f'RBAC refused {" and ".join(refused)} in namespace "{namespace}": grant a Role there '
+            'with the rule {apiGroups: [""], resources: ["services", "services/proxy", '
+            '"pods/proxy"], verbs: ["get", "list"]} to the identity of this kubeconfig.'
+        )
+    if any("no ready endpoints" in f.why for f in failures):
+        advice.append(
+            "The scheduler Service has no ready endpoints: check that the HAMi scheduler pods "
+            "are Running and Ready (kubectl -n "
+            f"{namespace} get pods -l {SCHEDULER_SELECTOR})."
+        )
+    if any("not with HAMi scheduler metrics" in f.why for f in failures):
+        advice.append(
+            f'The Service port "{SERVICE_PORT_NAME}" and the pod port "{POD_PORT_NAME}" must '
+            f"point at the scheduler's metrics listener (--metrics-bind-address, default "
+            f":{DEFAULT_SCHEDULER_PORT}, path /metrics)."
+        )
+    if any(f.route == "Service lookup" for f in failures) and not forbidden:
+        advice.append(
+            f"HAMi's chart creates a Service labelled {SCHEDULER_SELECTOR} with a port named "
+            f'"{SERVICE_PORT_NAME}"; re-install or upgrade the chart if it is missing.'
+        )
+    if not advice:
+        advice.append("Check the HAMi scheduler pods' logs and that the metrics port is listening.")
+    return (
+        f"Could not read the HAMi scheduler metrics of {target.label}. Tried {tried}. "
+        + " ".join(advice)
+    )
+
+
+# --- vGPU monitors (runtime) ------------------------------------------------------------------
+
+
+def scrape_monitors(
+    api: k8s.ApiClient, target: Target, namespace: str | None, deadline: Deadline
+) -> MonitorScrape:
+    """Read every vGPU monitor through the pod proxy. Missing monitors are listed, not fatal."""
+    core = k8s.CoreV1Api(api)
+    call = Call("list", "pods", namespace, "looking for the HAMi vGPU monitor pods")
+    try:
+        if namespace:
+            listed = _call(
+                target,
+                call,
+                deadline,
+                core.list_namespaced_pod,
+                namespace,
+                label_selector=MONITOR_SELECTOR,
+            )
+        else:
+            listed = _call(
+                target,
+                call,
+                deadline,
+                core.list_pod_for_all_namespaces,
+                label_selector=MONITOR_SELECTOR,
+            )
+    except ApiFailure as failure:
+        _raise_if_fatal(failure)
+        return MonitorScrape((), (f"all nodes: {failure.short}",))
+    pods = sorted(listed.items or [], key=lambda p: (p.spec.node_name or "", p.metadata.name))
+    if not pods:
+        where = f'namespace "{namespace}"' if namespace else "any namespace"
+        return MonitorScrape((), (f"all nodes: no pods labelled {MONITOR_SELECTOR} in {where}",))
+
+    def scrape_one(pod: Any) -> tuple[str | None, str | None]:
+        node = pod.spec.node_name or "(unscheduled)"
+        phase = pod.status.phase if pod.status else None
+        if phase != "Running":
+            return None, f"{node}: monitor pod {pod.metadata.name} is {phase or 'not running'}"
+        port = _container_port(pod, POD_PORT_NAME, DEFAULT_MONITOR_PORT)
+        route = f"pod {pod.metadata.namespace}/{pod.metadata.name} port {port}"
+        proxy = Call(
+            "get", "pods/proxy", pod.metadata.namespace, f"reading /metrics through {route}"
+        )
+        try:
+            text, _ = read_proxied_body(
+                target,
+                proxy,
+                deadline,
+                core.connect_get_namespaced_pod_proxy_with_path,
+                f"{pod.metadata.name}:{port}",
+                pod.metadata.namespace,
+                "metrics",
+            )
+        except ApiFailure as failure:
+            return None, f"{node}: {route}: {failure.short}"
+        problem = monitor_problem(text)
+        if problem is not None:
+            return None, f"{node}: {route}: {problem}"
+        return text, None
+
+    with ThreadPoolExecutor(
+        max_workers=MONITOR_CONCURRENCY, thread_name_prefix="hami-monitor"
+    ) as pool:
+        results = list(pool.map(scrape_one, pods))
+    texts = tuple(text for text, _ in results if text is not None)
+    missing = tuple(why for _, why in results if why is not None)
+    return MonitorScrape(texts, missing)
