@@ -1,8 +1,9 @@
 """The shared scrape cache with single-flight collection (issue 5, "Redis store").
 
 Per (cluster, context) the last collected metrics are kept, zlib-compressed and versioned
-(``bot.store.codec``: an entry from another release is a miss, never misread), with the time
-they were collected so replies can say "scraped 42 s ago".
+(``bot.store.codec``, plus ``CollectedMetrics``' own JSON version: an entry from another release
+is a miss, never misread), with the time they were collected so replies can say "scraped 42 s
+ago".
 
 Single-flight: many requests for one cluster, on any replica, cause one collection. The first
 takes a lock (``put_if_absent`` with a random token and a TTL) and collects; the others poll for
@@ -12,8 +13,8 @@ never releases its lock, so the lock's TTL frees it; a holder releases only its 
 (``delete_if_equals`` with its token), never one a later holder took after its own expired.
 
 A collection that fails with a message for the user (a ``ClusterError`` such as "no HAMi
-scheduler found") is shared the same way for ``failure_ttl_seconds``, so fifty people
-asking about an unreachable cluster cause one failed attempt, not fifty in a row.
+scheduler found") is shared the same way for ``failure_ttl_seconds``, so fifty people asking
+about an unreachable cluster cause one failed attempt, not fifty in a row.
 """
 
 from __future__ import annotations
@@ -22,24 +23,20 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from bot.clusters.errors import ClusterError, CollectionError
 from bot.store import codec
 from bot.store.kv import KeyValueStore
 
+if TYPE_CHECKING:
+    from bot.clusters.collect import CollectedMetrics
+
 log = logging.getLogger("hami_summary.scrape_cache")
 
 ENTRY_KIND = "scrape"
-
-
-class JsonRoundTrip(Protocol):
-    def to_json(self) -> dict[str, Any]: ...
-
-
-M = TypeVar("M", bound=JsonRoundTrip)
 
 
 class ScrapeFailedError(CollectionError):
@@ -66,6 +63,14 @@ def _key_part(value: str | None) -> str:
     return "h" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
 
 
+def _decode_collected(data: Mapping[str, Any]) -> CollectedMetrics:
+    # Imported here: bot.clusters.collect pulls in the Kubernetes client, which the store
+    # itself does not need.
+    from bot.clusters.collect import CollectedMetrics
+
+    return CollectedMetrics.from_json(data)
+
+
 def _record_scrape(cluster: str, result: str, duration_seconds: float) -> None:
     from bot.ops.metrics import METRICS
 
@@ -79,7 +84,7 @@ def _record_cache(result: str) -> None:
     METRICS.cache_requests.labels(result=result).inc()
 
 
-class ScrapeCache(Generic[M]):
+class ScrapeCache:
     """Collected metrics per (cluster, context), shared through ``kv`` by every replica."""
 
     def __init__(
@@ -87,34 +92,36 @@ class ScrapeCache(Generic[M]):
         kv: KeyValueStore,
         prefix: str = "hami-summary",
         *,
-        decode: Callable[[dict[str, Any]], M],
         lock_ttl_seconds: float = 60.0,
         wait_seconds: float = 30.0,
         failure_ttl_seconds: float = 10.0,
         clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], None] = time.sleep,
+        decode: Callable[[Mapping[str, Any]], CollectedMetrics] = _decode_collected,
     ) -> None:
         self._kv = kv
         self._prefix = prefix.rstrip(":")
-        self._decode = decode
         self.lock_ttl_seconds = lock_ttl_seconds
         self.wait_seconds = wait_seconds
         self.failure_ttl_seconds = failure_ttl_seconds
         self._clock = clock
-        self._sleep = sleep
+        self._decode = decode
 
     # -- keys and entries ------------------------------------------------------------------
 
-    def entry_key(self, cluster: str, context: str | None) -> str:
-        return f"{self._prefix}:scrape:{_key_part(cluster)}:{_key_part(context)}"
+    def _suffix(self, cluster: str, context: str | None, variant: str) -> str:
+        parts = f"{_key_part(cluster)}:{_key_part(context)}"
+        return f"{parts}:{_key_part(variant)}" if variant else parts
 
-    def failure_key(self, cluster: str, context: str | None) -> str:
+    def entry_key(self, cluster: str, context: str | None, variant: str = "") -> str:
+        return f"{self._prefix}:scrape:{self._suffix(cluster, context, variant)}"
+
+    def failure_key(self, cluster: str, context: str | None, variant: str = "") -> str:
         # Failures sit beside, not over, the last good entry: a failed Refresh must not hide
         # data that is still within its TTL from the next ordinary request.
-        return f"{self._prefix}:scrape-failed:{_key_part(cluster)}:{_key_part(context)}"
+        return f"{self._prefix}:scrape-failed:{self._suffix(cluster, context, variant)}"
 
-    def lock_key(self, cluster: str, context: str | None) -> str:
-        return f"{self._prefix}:scrape-lock:{_key_part(cluster)}:{_key_part(context)}"
+    def lock_key(self, cluster: str, context: str | None, variant: str = "") -> str:
+        return f"{self._prefix}:scrape-lock:{self._suffix(cluster, context, variant)}"
 
     def _read(self, key: str) -> _Entry | None:
         payload = codec.decode(ENTRY_KIND, self._kv.get(key))
@@ -123,13 +130,11 @@ class ScrapeCache(Generic[M]):
         stored_at = payload.get("stored_at")
         metrics = payload.get("metrics")
         error = payload.get("error")
-        if not isinstance(stored_at, int | float):
+        if not isinstance(stored_at, int | float) or isinstance(stored_at, bool):
             return None
         if metrics is not None and not isinstance(metrics, dict):
             return None
         if error is not None and not isinstance(error, str):
-            return None
-        if metrics is None and error is None:
             return None
         return _Entry(float(stored_at), metrics, error)
 
@@ -142,37 +147,37 @@ class ScrapeCache(Generic[M]):
         self._kv.put(key, value, ttl_seconds)
 
     def _ready(
-        self, cluster: str, context: str | None, ttl_seconds: float, not_before: float
-    ) -> _Entry | None:
+        self, keys: tuple[str, str], ttl_seconds: float, not_before: float
+    ) -> tuple[CollectedMetrics, float] | None:
         """A stored result this request may use: data within its TTL, else a recent failure.
 
         ``not_before`` (a Unix time) rejects anything stored earlier; fresh requests pass the
         time they were asked so that they only take part in a collection that ends later.
+        Raises ``ScrapeFailedError`` for a shared failure.
         """
+        entry_key, failure_key = keys
         now = self._clock()
-        entry = self._read(self.entry_key(cluster, context))
+        entry = self._read(entry_key)
         if (
             entry is not None
             and entry.metrics is not None
             and entry.stored_at >= not_before
             and now - entry.stored_at <= ttl_seconds
         ):
-            return entry
-        failure = self._read(self.failure_key(cluster, context))
+            try:
+                return self._decode(entry.metrics), max(0.0, now - entry.stored_at)
+            except (KeyError, TypeError, ValueError) as error:
+                # Written by a release with another CollectedMetrics shape: a miss.
+                log.info("ignoring a cached scrape this release cannot read: %s", error)
+        failure = self._read(failure_key)
         if (
             failure is not None
             and failure.error is not None
             and failure.stored_at >= not_before
             and now - failure.stored_at <= self.failure_ttl_seconds
         ):
-            return failure
+            raise ScrapeFailedError(failure.error)
         return None
-
-    def _result(self, entry: _Entry) -> tuple[M, float]:
-        if entry.error is not None:
-            raise ScrapeFailedError(entry.error)
-        assert entry.metrics is not None
-        return self._decode(entry.metrics), max(0.0, self._clock() - entry.stored_at)
 
     # -- the one public operation ----------------------------------------------------------
 
@@ -180,26 +185,33 @@ class ScrapeCache(Generic[M]):
         self,
         cluster: str,
         context: str | None,
-        collect: Callable[[], M],
+        collect: Callable[[], CollectedMetrics],
         ttl_seconds: float,
         fresh: bool = False,
-    ) -> tuple[M, float]:
+        *,
+        variant: str = "",
+    ) -> tuple[CollectedMetrics, float]:
         """``(metrics, age in seconds)`` from the cache, a concurrent collection, or ``collect``.
 
         ``fresh`` skips what is cached but still joins a collection that finishes after this
-        call began, so a burst of Refresh clicks causes one scrape.
+        call began, so a burst of Refresh clicks causes one scrape. ``variant`` separates
+        collections of one cluster that differ in content (e.g. ``"runtime"`` when the vGPU
+        monitors are scraped too), so a request never gets less than it asked for.
         """
-        asked_at = self._clock()
+        keys = (
+            self.entry_key(cluster, context, variant),
+            self.failure_key(cluster, context, variant),
+        )
         # A fresh request accepts only results stored after it was asked for.
-        not_before = asked_at if fresh else float("-inf")
+        not_before = self._clock() if fresh else float("-inf")
         if not fresh:
-            entry = self._ready(cluster, context, ttl_seconds, not_before)
-            if entry is not None:
+            found = self._ready(keys, ttl_seconds, not_before)
+            if found is not None:
                 _record_cache("hit")
-                return self._result(entry)
+                return found
         _record_cache("miss")
 
-        lock_key = self.lock_key(cluster, context)
+        lock_key = self.lock_key(cluster, context, variant)
         token = uuid.uuid4().hex.encode("ascii")
         deadline = time.monotonic() + self.wait_seconds
         pause_seconds = 0.02
@@ -208,31 +220,36 @@ class ScrapeCache(Generic[M]):
                 try:
                     # The previous holder may have stored a result between our read and our
                     # lock: use it instead of collecting again.
-                    entry = self._ready(cluster, context, ttl_seconds, not_before)
-                    if entry is not None:
+                    found = self._ready(keys, ttl_seconds, not_before)
+                    if found is not None:
                         _record_cache("shared")
-                        return self._result(entry)
-                    return self._collect_and_store(cluster, context, collect, ttl_seconds)
+                        return found
+                    return self._collect_and_store(cluster, keys, collect, ttl_seconds)
                 finally:
                     self._kv.delete_if_equals(lock_key, token)
             if time.monotonic() >= deadline:
                 break
-            self._sleep(pause_seconds)
+            time.sleep(pause_seconds)
             pause_seconds = min(pause_seconds * 1.5, 0.2)
-            entry = self._ready(cluster, context, ttl_seconds, not_before)
-            if entry is not None:
+            found = self._ready(keys, ttl_seconds, not_before)
+            if found is not None:
                 _record_cache("shared")
-                return self._result(entry)
+                return found
         log.warning(
             "waited %.0f s for another collection of cluster %s; collecting without the lock",
             self.wait_seconds,
             cluster,
         )
-        return self._collect_and_store(cluster, context, collect, ttl_seconds)
+        return self._collect_and_store(cluster, keys, collect, ttl_seconds)
 
     def _collect_and_store(
-        self, cluster: str, context: str | None, collect: Callable[[], M], ttl_seconds: float
-    ) -> tuple[M, float]:
+        self,
+        cluster: str,
+        keys: tuple[str, str],
+        collect: Callable[[], CollectedMetrics],
+        ttl_seconds: float,
+    ) -> tuple[CollectedMetrics, float]:
+        entry_key, failure_key = keys
         started = time.monotonic()
         try:
             metrics = collect()
@@ -243,9 +260,8 @@ class ScrapeCache(Generic[M]):
                 # on it. Anything else (a bug, or a refusal meant for this requester alone,
                 # such as a rate limit) is not: the next request tries by itself.
                 failure = _Entry(self._clock(), None, error.message)
-                self._write(self.failure_key(cluster, context), failure, self.failure_ttl_seconds)
+                self._write(failure_key, failure, self.failure_ttl_seconds)
             raise
         _record_scrape(cluster, "ok", time.monotonic() - started)
-        entry = _Entry(self._clock(), metrics.to_json(), None)
-        self._write(self.entry_key(cluster, context), entry, ttl_seconds)
+        self._write(entry_key, _Entry(self._clock(), metrics.to_json(), None), ttl_seconds)
         return metrics, 0.0

@@ -1,8 +1,4 @@
-"""Collected metrics for the cache tests, and a local HTTP exporter that counts its scrapes.
-
-``CollectedMetrics`` mirrors the shape of ``bot.clusters.collect.CollectedMetrics`` (a frozen
-dataclass with ``to_json``/``from_json``) so that the cache is tested on the same round trip.
-"""
+"""A local HTTP exporter that counts its scrapes, and a collection from it for cache tests."""
 
 from __future__ import annotations
 
@@ -11,52 +7,38 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from bot.clusters.collect import CollectedMetrics
+from core.model import SourceInfo
 from tests.conftest import read_fixture
 
 
-@dataclass(frozen=True, slots=True)
-class CollectedMetrics:
-    cluster: str
-    context: str | None
-    text: str
-    monitor_texts: tuple[str, ...] = ()
-    missing_monitors: tuple[str, ...] = ()
-    source: str = "service-proxy"
-    fetched_at: float = field(default_factory=time.time)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cluster": self.cluster,
-            "context": self.context,
-            "text": self.text,
-            "monitor_texts": list(self.monitor_texts),
-            "missing_monitors": list(self.missing_monitors),
-            "source": self.source,
-            "fetched_at": self.fetched_at,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CollectedMetrics:
-        return cls(
-            cluster=data["cluster"],
-            context=data["context"],
-            text=data["text"],
-            monitor_texts=tuple(data["monitor_texts"]),
-            missing_monitors=tuple(data["missing_monitors"]),
-            source=data["source"],
-            fetched_at=float(data["fetched_at"]),
-        )
+def collected(
+    text: str, cluster: str = "gpu-prod", context: str | None = "ctx-a"
+) -> CollectedMetrics:
+    fetched_at = datetime.now(UTC)
+    return CollectedMetrics(
+        cluster=cluster,
+        context=context,
+        text=text,
+        monitor_texts=(),
+        missing_monitors=(),
+        real_usage=None,
+        fetched_at=fetched_at,
+        source=SourceInfo(
+            kind="cluster", label=cluster, cluster=cluster, context=context, fetched_at=fetched_at
+        ),
+    )
 
 
 def collect_from(exporter_url: str) -> CollectedMetrics:
     """One scrape of the exporter: what a live collection does, minus Kubernetes."""
     with urllib.request.urlopen(exporter_url, timeout=30) as response:
         text = response.read().decode("utf-8")
-    return CollectedMetrics(cluster="gpu-prod", context="ctx-a", text=text)
+    return collected(text)
 
 
 class CountingExporter:

@@ -15,16 +15,15 @@ import sys
 import threading
 import time
 
+from bot.clusters.collect import CollectedMetrics
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
 from bot.store.scrape_cache import ScrapeCache
-from tests.store.collected import CollectedMetrics, collect_from
+from tests.store.collected import collect_from
 
 
 def burst(redis_url: str, prefix: str, exporter_url: str, threads: int, start_at: float) -> None:
-    cache = ScrapeCache(
-        ResilientStore(RedisStore(redis_url, prefix)), decode=CollectedMetrics.from_json
-    )
+    cache = ScrapeCache(ResilientStore(RedisStore(redis_url, prefix)))
     lock = threading.Lock()
 
     def ask() -> None:
@@ -43,11 +42,7 @@ def burst(redis_url: str, prefix: str, exporter_url: str, threads: int, start_at
 
 
 def hold(redis_url: str, prefix: str, lock_ttl_seconds: float) -> None:
-    cache = ScrapeCache(
-        RedisStore(redis_url, prefix),
-        decode=CollectedMetrics.from_json,
-        lock_ttl_seconds=lock_ttl_seconds,
-    )
+    cache = ScrapeCache(RedisStore(redis_url, prefix), lock_ttl_seconds=lock_ttl_seconds)
 
     def hang() -> CollectedMetrics:
         print("collecting", flush=True)

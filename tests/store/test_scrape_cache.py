@@ -13,18 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.clusters.collect import CollectedMetrics
 from bot.clusters.errors import ClusterError, CollectionError
 from bot.ops.metrics import METRICS
 from bot.store import codec
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
 from bot.store.scrape_cache import ScrapeCache, ScrapeFailedError
-from tests.store.collected import (
-    CollectedMetrics,
-    CountingExporter,
-    collect_from,
-    counting_exporter,
-)
+from tests.store.collected import CountingExporter, collect_from, collected, counting_exporter
 from tests.support.redis_server import RedisServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,10 +44,9 @@ def _cache(
     *,
     wait_seconds: float = 30.0,
     failure_ttl_seconds: float = 10.0,
-) -> ScrapeCache[CollectedMetrics]:
+) -> ScrapeCache:
     return ScrapeCache(
         kv,
-        decode=CollectedMetrics.from_json,
         wait_seconds=wait_seconds,
         failure_ttl_seconds=failure_ttl_seconds,
     )
@@ -282,7 +277,7 @@ def test_a_failure_is_shared_with_waiters_not_repeated(kv: RedisStore) -> None:
     metrics, _ = cache.get_or_collect(
         "gpu-prod",
         "ctx-a",
-        lambda: CollectedMetrics("gpu-prod", "ctx-a", metrics_text),
+        lambda: collected(metrics_text),
         30,
         fresh=True,
     )
@@ -339,3 +334,27 @@ def test_scrape_metrics_are_recorded(kv: RedisStore, exporter: CountingExporter)
         METRICS.value("hami_summary_scrape_duration_seconds_count", {"cluster": "metrics-check"})
         >= 1
     )
+
+
+def test_a_variant_is_cached_apart(kv: RedisStore, exporter: CountingExporter) -> None:
+    cache = _cache(kv)
+    cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    cache.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30, variant="runtime"
+    )
+    assert exporter.scrapes == 2  # allocation-only data never answers a runtime request
+    cache.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30, variant="runtime"
+    )
+    assert exporter.scrapes == 2
+
+
+def test_metrics_of_another_release_are_a_miss(kv: RedisStore, exporter: CountingExporter) -> None:
+    cache = _cache(kv)
+    future = collected("hami_vgpu_count 1\n").to_json() | {"version": 99}
+    stored = codec.encode(
+        "scrape", {"stored_at": time.time(), "metrics": future, "error": None}, compress=True
+    )
+    kv.put(cache.entry_key("gpu-prod", "ctx-a"), stored, 30)
+    metrics, age = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    assert exporter.scrapes == 1 and age == 0.0 and "# scrape 1" in metrics.text
