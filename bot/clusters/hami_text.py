@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from core.exposition import parse_exposition
 from core.families import FAMILIES
 
 SCHEDULER_FAMILIES: tuple[str, ...] = tuple(
@@ -18,13 +17,12 @@ SCHEDULER_FAMILIES: tuple[str, ...] = tuple(
 MONITOR_FAMILIES: tuple[str, ...] = tuple(
     sorted(name for name, spec in FAMILIES.items() if spec.component == "monitor")
 )
-# Per-pod allocation series (current and legacy), with their namespace / pod label names.
+# Per-pod allocation series and their (namespace, pod) label names (reference section 2.1).
 _POD_FAMILIES = {
-    name: (dict(spec.labels))
-    for name, spec in FAMILIES.items()
-    if spec.role == "pod_mem_allocated_bytes"
+    "hami_vgpu_memory_allocated_bytes": ("namespace", "pod"),
+    "vGPUMemoryAllocated": ("podnamespace", "podname"),
 }
-
+_LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _SAMPLE_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ \t]", re.MULTILINE)
 
 
@@ -61,13 +59,13 @@ def monitor_problem(text: str) -> str | None:
 def pods_with_allocations(text: str) -> list[tuple[str, str]]:
     """(namespace, pod) of every pod the scheduler lists with allocated GPU memory, sorted."""
     pods: set[tuple[str, str]] = set()
-    for sample in parse_exposition(text).samples:
-        labels_map = _POD_FAMILIES.get(sample.name)
-        if labels_map is None:
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].strip()
+        label_names = _POD_FAMILIES.get(name)
+        if label_names is None or "{" not in line:
             continue
-        names = {canonical: own for own, canonical in labels_map.items()}
-        namespace = sample.labels.get(names["namespace"], "")
-        pod = sample.labels.get(names["pod"], "")
+        labels = dict(_LABEL_PAIR.findall(line.split("{", 1)[1].rsplit("}", 1)[0]))
+        namespace, pod = labels.get(label_names[0], ""), labels.get(label_names[1], "")
         if namespace and pod:
             pods.add((namespace, pod))
     return sorted(pods)

@@ -37,6 +37,22 @@ _TARGET_LABELS = frozenset(
 )
 # Added by the scrape too, but also real HAMi labels of some families.
 _AMBIGUOUS_TARGET_LABELS = frozenset({"namespace", "pod", "container", "node"})
+# HAMi labels spelled like target labels (reference section 2.1; legacy names have none).
+_DEVICE = frozenset({"node"})
+_HAMI_LABELS_LIKE_TARGET_LABELS: dict[str, frozenset[str]] = {
+    "hami_gpu_memory_limit_bytes": _DEVICE,
+    "hami_gpu_core_limit_ratio": _DEVICE,
+    "hami_gpu_memory_allocated_bytes": _DEVICE,
+    "hami_gpu_shared_count": _DEVICE,
+    "hami_gpu_core_allocated_ratio": _DEVICE,
+    "hami_node_gpu_overview": _DEVICE,
+    "hami_node_gpu_memory_allocated_ratio": _DEVICE,
+    "hami_node_gpu_mig_instance_info": _DEVICE,
+    "hami_vgpu_memory_allocated_bytes": frozenset({"namespace", "node", "pod"}),
+    "hami_vgpu_core_allocated_ratio": frozenset({"namespace", "node", "pod"}),
+    "hami_resource_quota_used": frozenset({"namespace"}),
+    "hami_resource_quota_limit": frozenset({"namespace"}),
+}
 _MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 _SELECTOR_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"')
 
@@ -48,8 +64,8 @@ def build_query(selector: str | None) -> str:
 
 
 def _own_labels(family: str) -> frozenset[str]:
-    spec = FAMILIES.get(family)
-    return frozenset(own for own, _ in spec.labels) if spec else frozenset()
+    """HAMi's own labels of ``family`` that share a name with scrape target labels."""
+    return _HAMI_LABELS_LIKE_TARGET_LABELS.get(family, frozenset())
 
 
 def _escape(value: str) -> str:
