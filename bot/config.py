@@ -15,7 +15,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
-DEFAULT_KEY_PREFIX = "hami-summary:"
 
 
 class ConfigError(Exception):
@@ -61,11 +60,11 @@ class BotConfig:
     # point it elsewhere. Always ends with "/" because slack_sdk appends method names to it.
     slack_api_url: str = DEFAULT_SLACK_API_URL
     port: int = DEFAULT_PORT
-    # Kept as a Secret because a Redis URL may carry a password (redis://:pw@host/0).
+    # Kept as a Secret because a Redis URL may carry a password (redis://:pw@host/0). The store
+    # itself is built by ``bot.store.factory.store_from_env`` (REDIS_KEY_PREFIX, REDIS_TIMEOUT_MS).
     redis_url: Secret | None = None
     clusters_file: Path | None = None
     kubeconfig_dir: Path | None = None
-    key_prefix: str = DEFAULT_KEY_PREFIX
     # Follow-ups in a thread use the metrics given there for this long (issue 3: 24 h).
     thread_ttl_seconds: float = 24 * 3600.0
     # Largest compressed metrics text kept for thread follow-ups.
@@ -190,9 +189,6 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
     Raises ``ConfigError`` for the first bad value.
     """
     env = os.environ if environ is None else environ
-    prefix = _text(env, "HAMI_SUMMARY_KEY_PREFIX") or DEFAULT_KEY_PREFIX
-    if any(ch.isspace() for ch in prefix):
-        raise ConfigError(f"HAMI_SUMMARY_KEY_PREFIX={prefix!r} must not contain spaces.")
     return BotConfig(
         slack_bot_token=_secret(env, "SLACK_BOT_TOKEN", "xoxb-", "a bot token"),
         slack_signing_secret=_secret(env, "SLACK_SIGNING_SECRET", "", "a signing secret"),
@@ -202,7 +198,6 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
         redis_url=_redis_url(env),
         clusters_file=_existing_file(env, "HAMI_CLUSTERS_FILE"),
         kubeconfig_dir=_existing_dir(env, "KUBECONFIG_DIR"),
-        key_prefix=prefix,
         thread_ttl_seconds=_number(env, "HAMI_SUMMARY_THREAD_TTL_SECONDS", 24 * 3600.0, minimum=1),
         thread_max_bytes=_integer(env, "HAMI_SUMMARY_THREAD_MAX_BYTES", 8 * 1024 * 1024,
                                   minimum=1024),

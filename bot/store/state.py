@@ -10,7 +10,8 @@
 - Picker choices: the cluster/context/namespace a user picked in the ephemeral picker, kept
   until they press Confirm (nothing is collected before that).
 
-Every key lives under one prefix and has a TTL; values are versioned (``bot.store.codec``).
+Every key lives under ``prefix`` (inside the store's own prefix, e.g. Redis's
+``REDIS_KEY_PREFIX``) and has a TTL; values are versioned (``bot.store.codec``).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class BotState:
         self,
         kv: KeyValueStore,
         *,
-        prefix: str = "hami-summary:",
+        prefix: str = "bot:",
         thread_ttl_seconds: float = 24 * 3600.0,
         thread_max_bytes: int = 8 * 1024 * 1024,
         dedupe_ttl_seconds: float = 3600.0,

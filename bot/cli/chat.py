@@ -1,0 +1,272 @@
+"""``hami-summary chat [--example] [FILE]``: the Slack bot's conversation in a terminal.
+
+The same ``bot.conversation.Conversation`` answers as in Slack, in one thread:
+
+* ``/hami-summary ...`` — the slash command (``help``, ``clusters``, ``<cluster> [ns=..]``;
+  with no argument the registered clusters are listed, since a terminal has no picker);
+* ``@bot ...`` (or ``@hami-summary ...``) — a mention: follow-ups such as ``ns team-a``,
+  ``gpus``, ``workloads``, ``csv``, ``chart``, ``help``;
+* metrics text pasted over several lines, ended by an empty line (or end of input);
+* any other line is read like a mention; ``quit`` ends.
+
+Replies print as the text report; charts and files are saved, and their paths printed. When
+standard input is not a terminal nothing is prompted, so it can be scripted:
+``printf 'ns team-a\\n' | hami-summary chat --example``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import re
+import sys
+import tempfile
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+from bot.cli.main import EXIT_OK, EXIT_USAGE
+from bot.conversation.formatting import age_text
+from bot.conversation.parsing import looks_like_metrics
+from bot.conversation.replies import (
+    Attachment,
+    ClusterOption,
+    ClustersReply,
+    FilesReply,
+    MessageReply,
+    PickerReply,
+    Reply,
+    SummaryReply,
+    TableReply,
+    internal_error_reply,
+    new_error_id,
+)
+from bot.conversation.service import Conversation, GivenFile
+
+log = logging.getLogger("hami_summary.chat")
+
+# The terminal is one conversation: one channel, one thread, the local operator as user
+# (who may query every registered cluster: they run the bot with their own kubeconfigs).
+CHANNEL = "terminal"
+THREAD = "terminal"
+COMMAND_PREFIX = "/hami-summary"
+MENTION = re.compile(r"^@(bot|hami-summary|hami)\b[:,]?\s*", re.IGNORECASE)
+QUIT_WORDS = ("quit", "exit", "bye")
+EXAMPLE_RESOURCE = "example-scheduler.prom"
+
+_MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "chat",
+        help="talk to the bot in this terminal (no Slack needed)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", nargs="?", type=Path, help="a metrics file to load first")
+    parser.add_argument(
+        "--example", action="store_true",
+        help="load the bundled example cluster first, so a full answer shows at once",
+    )
+    parser.add_argument(
+        "--out-dir", type=Path, default=None,
+        help="folder for charts and files (default: a new temporary folder)",
+    )
+    parser.set_defaults(run=run)
+
+
+def plain(text: str) -> str:
+    """Slack mrkdwn made readable in a terminal (``*bold*`` -> ``bold``)."""
+    return _MRKDWN_BOLD.sub(r"\1", text)
+
+
+class ChatSession:
+    """Reads what the person types and prints the conversation's replies."""
+
+    def __init__(self, conversation: Conversation, out_dir: Path, out: TextIO) -> None:
+        self.conversation = conversation
+        self.out_dir = out_dir
+        self.out = out
+        self._counter = itertools.count(1)
+
+    # -- output ----------------------------------------------------------------------------
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def _save(self, attachment: Attachment) -> None:
+        path = Path(attachment.filename)
+        target = self.out_dir / f"{path.stem}-{next(self._counter)}{path.suffix}"
+        try:
+            target.write_bytes(attachment.render())
+        except Exception:
+            error_id = new_error_id()
+            log.exception("error %s saving %s", error_id, attachment.filename)
+            self.say(f"(could not write {attachment.title}; error id {error_id})")
+            return
+        self.say(f"{attachment.title}: saved to {target}")
+
+    def _options(self, options: Iterable[ClusterOption]) -> None:
+        for number, option in enumerate(options, start=1):
+            contexts = ", ".join(option.contexts) if option.contexts else "-"
+            runtime = "; runtime allowed" if option.runtime_allowed else ""
+            self.say(f"  {number}. {option.name} ({option.display_name}) contexts: {contexts}"
+                     f"{runtime}")
+
+    def show(self, reply: Reply | None) -> None:
+        from core.views import render
+
+        if reply is None:
+            return
+        if isinstance(reply, SummaryReply):
+            self.say(render(reply.summary, "text").rstrip())
+            if reply.age_seconds:
+                self.say(f"(metrics given {age_text(reply.age_seconds)})")
+            for note in reply.notes:
+                self.say(f"Note: {note}")
+            for attachment in reply.attachments:
+                self._save(attachment)
+        elif isinstance(reply, TableReply):
+            self.say(reply.title)
+            self.say(reply.table)
+        elif isinstance(reply, FilesReply):
+            self.say(plain(reply.text))
+            for attachment in reply.attachments:
+                self._save(attachment)
+        elif isinstance(reply, PickerReply):
+            if not reply.options:
+                self.say(plain(reply.hint or "No clusters are registered."))
+                return
+            self.say("Registered clusters (nothing is collected until you ask for one):")
+            self._options(reply.options)
+            self.say("Ask with: /hami-summary <cluster> [context=CONTEXT] [ns=NAMESPACE]")
+        elif isinstance(reply, ClustersReply):
+            if not reply.options:
+                self.say(plain(reply.hint or "No clusters are registered."))
+                return
+            self.say("Registered clusters:")
+            self._options(reply.options)
+        elif isinstance(reply, MessageReply):
+            if reply.title:
+                self.say(("Problem: " if reply.tone == "problem" else "") + plain(reply.title))
+            self.say(plain(reply.text))
+        self.say()
+
+    # -- input -----------------------------------------------------------------------------
+
+    def _answer(self, what: str, compute: Any) -> None:
+        try:
+            reply = compute()
+        except Exception:
+            error_id = new_error_id()
+            log.exception("error %s while answering %s", error_id, what)
+            reply = internal_error_reply(error_id)
+        self.show(reply)
+
+    def load(self, name: str, text: str) -> None:
+        """Metrics given as a file (the example, or FILE on the command line)."""
+        self._answer(name, lambda: self.conversation.message(
+            "", channel=CHANNEL, thread_ts=THREAD, user=None, files=[GivenFile(name, text)]
+        ))
+
+    def message(self, text: str) -> None:
+        self._answer("a message", lambda: self.conversation.message(
+            text, channel=CHANNEL, thread_ts=THREAD, user=None
+        ))
+
+    def command(self, text: str) -> None:
+        self._answer("a command", lambda: self.conversation.command(
+            text, user=None, channel=CHANNEL
+        ))
+
+    def run(self, lines: Iterable[str], prompt: bool) -> None:
+        """Handle ``lines`` until they end or the person quits."""
+        paste: list[str] = []
+
+        def flush_paste() -> None:
+            if paste:
+                text = "\n".join(paste)
+                paste.clear()
+                self.message(text)
+
+        if prompt:
+            self.say("Type /hami-summary help, paste metrics (end with an empty line), or quit.")
+        for raw in _prompted(lines, prompt, lambda: bool(paste)):
+            line = raw.rstrip("\r\n")
+            stripped = line.strip()
+            if not stripped:
+                flush_paste()
+                continue
+            if stripped.lower().startswith(COMMAND_PREFIX):
+                flush_paste()
+                self.command(stripped[len(COMMAND_PREFIX):])
+            elif MENTION.match(stripped):
+                flush_paste()
+                self.message(MENTION.sub("", stripped, count=1))
+            elif paste or looks_like_metrics(stripped) or stripped.startswith("#"):
+                paste.append(line)
+            elif stripped.lower() in QUIT_WORDS:
+                break
+            else:
+                self.message(stripped)
+        flush_paste()
+
+
+def _prompted(lines: Iterable[str], prompt: bool, in_paste: Any) -> Iterable[str]:
+    for line in lines:
+        yield line
+        if prompt:
+            print("...  " if in_paste() else "you> ", end="", file=sys.stdout, flush=True)
+
+
+def _example_text() -> str:
+    return resources.files("core").joinpath("data", EXAMPLE_RESOURCE).read_text(encoding="utf-8")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.clusters.errors import RegistryError
+    from bot.clusters.registry import empty_registry, load_registry
+    from bot.config import ConfigError, load_config
+    from bot.live import RegistryLiveSource
+    from bot.store.memory import MemoryStore
+    from bot.store.state import BotState
+
+    try:
+        config = load_config()
+        registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
+    except (ConfigError, RegistryError) as error:
+        print(f"hami-summary chat: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    first_text: tuple[str, str] | None = None
+    if args.file is not None:
+        try:
+            first_text = (args.file.name, args.file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as error:
+            print(f"hami-summary chat: cannot read {args.file}: {error}. Give a text file with "
+                  "HAMi /metrics output.", file=sys.stderr)
+            return EXIT_USAGE
+    out_dir = args.out_dir or Path(tempfile.mkdtemp(prefix="hami-summary-chat-"))
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        print(f"hami-summary chat: cannot create {out_dir}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+    store = MemoryStore()
+    conversation = Conversation(
+        BotState(store),
+        RegistryLiveSource(registry, store, timeout_seconds=config.scrape_timeout_seconds),
+    )
+    session = ChatSession(conversation, out_dir, sys.stdout)
+    if args.example:
+        session.load(f"bundled example ({EXAMPLE_RESOURCE})", _example_text())
+    if first_text is not None:
+        session.load(*first_text)
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print("you> ", end="", flush=True)
+    session.run(sys.stdin, prompt=interactive)
+    return EXIT_OK

@@ -1,0 +1,213 @@
+"""``hami-summary serve [--socket-mode]``: run the Slack bot.
+
+HTTP mode (``SLACK_SIGNING_SECRET`` set): a threaded web server on ``$PORT`` with Slack at
+``/slack/events`` and ``/healthz``, ``/readyz``, ``/metrics`` beside it. Socket Mode
+(``--socket-mode``, or ``SLACK_APP_TOKEN`` set without a signing secret): a websocket to Slack,
+with the operations endpoints on ``$OPS_PORT`` (default 8080; 0 turns them off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from bot.cli.main import EXIT_OK, EXIT_USAGE
+from bot.config import BotConfig, ConfigError, load_config
+
+log = logging.getLogger("hami_summary.serve")
+
+DEFAULT_OPS_PORT = 8080
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the Slack bot (HTTP mode or Socket Mode)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--socket-mode",
+        action="store_true",
+        help="connect to Slack over a websocket (needs SLACK_APP_TOKEN, xapp-...)",
+    )
+    parser.add_argument("--host", default="0.0.0.0", help="HTTP mode: address to listen on")
+    parser.add_argument("--port", type=int, default=None, help="HTTP mode: port (default $PORT)")
+    parser.add_argument(
+        "--ops-port",
+        type=int,
+        default=None,
+        help="Socket Mode: port of /healthz, /readyz, /metrics (default $OPS_PORT or 8080; 0: off)",
+    )
+    parser.set_defaults(run=run)
+
+
+def _fail(message: str) -> int:
+    print(f"hami-summary serve: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class _Mode:
+    socket_mode: bool
+    bot_token: str
+    signing_secret: str | None
+    app_token: str | None
+
+
+def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode | str:
+    """The mode to run in, or the message saying which variable is missing."""
+    if config.slack_bot_token is None:
+        return (
+            "SLACK_BOT_TOKEN is not set. Create the Slack app from "
+            "deploy/slack-app-manifest.yaml, install it, and export its Bot User OAuth Token "
+            "(xoxb-...). To try the bot without Slack: hami-summary chat --example"
+        )
+    token = config.slack_bot_token.reveal()
+    if socket_mode or (config.slack_signing_secret is None and config.slack_app_token):
+        if config.slack_app_token is None:
+            return (
+                "Socket Mode needs SLACK_APP_TOKEN: create an app-level token with the "
+                "connections:write scope (Basic Information > App-Level Tokens) and export it."
+            )
+        return _Mode(True, token, None, config.slack_app_token.reveal())
+    if config.slack_signing_secret is None:
+        return (
+            "set SLACK_SIGNING_SECRET (Basic Information > Signing Secret) for HTTP mode, or "
+            "SLACK_APP_TOKEN (xapp-...) and --socket-mode for Socket Mode."
+        )
+    return _Mode(False, token, config.slack_signing_secret.reveal(), None)
+
+
+def _ops_port(args: argparse.Namespace) -> int | str:
+    if args.ops_port is not None:
+        return int(args.ops_port)
+    raw = os.environ.get("OPS_PORT", "").strip()
+    if not raw:
+        return DEFAULT_OPS_PORT
+    try:
+        return int(raw)
+    except ValueError:
+        return f"OPS_PORT={raw!r} is not a port number; set e.g. 8080, or 0 to turn it off."
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: `hami-summary summarize` must not pay for Bolt and Redis imports.
+    from slack_bolt.error import BoltError
+    from slack_sdk.errors import SlackApiError
+
+    from bot.clusters.errors import RegistryError
+    from bot.clusters.registry import empty_registry, load_registry
+    from bot.conversation.service import Conversation
+    from bot.live import LiveLimits, RegistryLiveSource
+    from bot.ops.endpoints import Readiness, ops_routes, start_ops_server
+    from bot.ops.instrument import instrument_app
+    from bot.ops.logging import configure_logging
+    from bot.slack.app import build_app, build_web_client
+    from bot.slack.services import SlackServices
+    from bot.store.factory import StoreConfigError, redis_state, store_from_env
+    from bot.store.state import BotState
+    from bot.web.server import BotHttpServer, slack_route
+    from bot.web.socket_mode import SocketModeRunner
+
+    try:
+        config = load_config()
+        store = store_from_env()
+    except (ConfigError, StoreConfigError) as error:
+        return _fail(error.message)
+    mode = _choose_mode(config, args.socket_mode)
+    if isinstance(mode, str):
+        return _fail(mode)
+    ops_port = _ops_port(args)
+    if isinstance(ops_port, str):
+        return _fail(ops_port)
+    configure_logging(
+        logging.getLogger().level or logging.INFO,
+        secrets=(mode.bot_token, mode.signing_secret, mode.app_token,
+                 config.redis_url.reveal() if config.redis_url else None),
+    )
+    try:
+        registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
+    except RegistryError as error:
+        return _fail(error.message)
+
+    readiness = Readiness(redis_state=lambda: redis_state(store))
+    readiness.registry_loaded(len(registry.entries), str(config.clusters_file or "none"))
+    state = BotState(
+        store,
+        thread_ttl_seconds=config.thread_ttl_seconds,
+        thread_max_bytes=config.thread_max_bytes,
+        dedupe_ttl_seconds=config.dedupe_ttl_seconds,
+        picker_ttl_seconds=config.picker_ttl_seconds,
+    )
+    live = RegistryLiveSource(
+        registry,
+        store,
+        limits=LiveLimits(per_user_per_minute=config.live_requests_per_minute),
+        timeout_seconds=config.scrape_timeout_seconds,
+    )
+    services = SlackServices(
+        conversation=Conversation(state, live),
+        state=state,
+        max_file_bytes=config.max_file_bytes,
+        api_base_url=config.slack_api_url,
+    )
+    client = build_web_client(mode.bot_token, config.slack_api_url)
+    try:
+        # Bolt calls auth.test here: a bad token fails now, not on the first request.
+        app = build_app(
+            client=client,
+            services=services,
+            signing_secret=mode.signing_secret,
+            worker_threads=config.worker_threads,
+        )
+    except BoltError as error:
+        readiness.slack_token_failed(str(error))
+        return _fail(
+            f"Slack did not accept SLACK_BOT_TOKEN ({error}). Check the token and "
+            f"SLACK_API_URL ({config.slack_api_url})."
+        )
+    except (SlackApiError, OSError) as error:
+        return _fail(f"cannot reach the Slack Web API at {config.slack_api_url}: {error}")
+    readiness.slack_token_verified()
+    instrument_app(app)
+    log.info("starting with settings %s", config.redacted())
+
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %d: stopping", signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+
+    if mode.socket_mode:
+        assert mode.app_token is not None
+        ops = start_ops_server(readiness, port=ops_port) if ops_port else None
+        runner = SocketModeRunner(app, mode.app_token).connect()
+        print("hami-summary: connected to Slack in Socket Mode"
+              + (f"; health on port {ops.port}" if ops else ""), file=sys.stderr, flush=True)
+        try:
+            stop.wait()
+        finally:
+            runner.close()
+            if ops is not None:
+                ops.stop()
+        return EXIT_OK
+
+    port = args.port if args.port is not None else config.port
+    server = BotHttpServer({**slack_route(app), **ops_routes(readiness)}, host=args.host,
+                           port=port).start()
+    print(f"hami-summary: listening on http://{args.host}:{server.port}/slack/events",
+          file=sys.stderr, flush=True)
+    stop.wait()
+    server.stop()
+    return EXIT_OK

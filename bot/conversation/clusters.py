@@ -1,0 +1,68 @@
+"""What the conversation needs from live clusters, as a small interface.
+
+``bot.live.RegistryLiveSource`` implements it on top of the cluster registry, the scrape
+cache and the rate limiter; ``NoClusters`` stands in when no registry is configured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.conversation.replies import ClusterOption
+from core.model import Summary
+
+REGISTRY_HINT = (
+    "No clusters are registered for this channel yet. An operator adds them to the cluster "
+    "registry (the YAML file named by HAMI_CLUSTERS_FILE) with the channels and users allowed "
+    "to query each one. Meanwhile, paste HAMi /metrics text (or attach a .prom/.txt file) in a "
+    "message that mentions me, and I will summarise it."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRequest:
+    cluster: str
+    context: str | None
+    user: str | None  # None: the local operator in chat mode (sees every cluster)
+    channel: str | None
+    namespace: str | None = None
+    node: str | None = None
+    runtime: bool = False
+    fresh: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LiveResult:
+    summary: Summary
+    age_seconds: float | None
+    context: str | None
+    notes: tuple[str, ...] = ()  # how the metrics were reached (fallback routes, skipped parts)
+
+
+class LiveSource(Protocol):
+    def clusters_for(self, user: str | None, channel: str | None) -> list[ClusterOption]:
+        """The clusters ``user`` may query in ``channel`` (every one when user is None)."""
+
+    def summarize(self, request: LiveRequest) -> LiveResult:
+        """A summary of the cluster; raises ``core.errors.InputError`` with the reason."""
+
+    def setup_hint(self) -> str:
+        """What to do when ``clusters_for`` is empty."""
+
+
+class NoClusters:
+    """The live source of an install without a cluster registry."""
+
+    def clusters_for(self, user: str | None, channel: str | None) -> list[ClusterOption]:
+        return []
+
+    def summarize(self, request: LiveRequest) -> LiveResult:
+        from core.errors import InputError
+
+        raise InputError(
+            f"There is no registered cluster named '{request.cluster}'. {REGISTRY_HINT}"
+        )
+
+    def setup_hint(self) -> str:
+        return REGISTRY_HINT

@@ -1,0 +1,237 @@
+"""Reading what people type: slash-command arguments, thread follow-ups, and pasted metrics.
+
+Everything here is pure text handling; nothing knows about Bolt or HTTP.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from core.errors import InputError
+
+# Kubernetes names: a namespace is a DNS-1123 label, a node name a DNS-1123 subdomain
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/).
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_NODE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_CLUSTER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+# Slack encodes mentions as <@U123> / <@U123|name>, channels as <#C123|name>, links as
+# <https://x|label>, and escapes &, <, > as entities in message text
+# (https://api.slack.com/reference/surfaces/formatting#escaping).
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+_SLACK_LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|[^>]*)?>")
+_CODE_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*$|```")
+
+# One exposition sample line: name, optional {labels}, a number (Prometheus text format 0.0.4).
+_SAMPLE = re.compile(
+    r"^[A-Za-z_:][A-Za-z0-9_:]*(\{.*\})?\s+"
+    r"([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?Inf|NaN)(\s+-?\d+)?\s*$"
+)
+_COMMENT = re.compile(r"^#\s+(HELP|TYPE)\s+[A-Za-z_:]")
+
+HELP_WORDS = ("help", "?", "usage")
+
+
+def mentions_user(text: str, user_id: str | None) -> bool:
+    return bool(user_id) and f"<@{user_id}" in text
+
+
+def clean_message_text(text: str) -> str:
+    """Message text as the person typed it: mentions removed, links and entities undone."""
+    without_mentions = _MENTION.sub("", text)
+    linked = _SLACK_LINK.sub(lambda m: m.group(1), without_mentions)
+    return html.unescape(linked).strip()
+
+
+def strip_code_fences(text: str) -> str:
+    """Drop Slack/Markdown ``` fences around pasted metrics, keeping what they enclose."""
+    return _CODE_FENCE.sub("", text)
+
+
+def looks_like_metrics(text: str) -> bool:
+    """True when the text holds at least one exposition sample or HELP/TYPE line.
+
+    Only a routing decision (paste or follow-up?); whether the samples are HAMi's is for
+    ``core`` to say, with a specific message.
+    """
+    for raw in strip_code_fences(text).splitlines():
+        line = raw.strip()
+        if _COMMENT.match(line) or _SAMPLE.match(line):
+            return True
+    return False
+
+
+def _check_namespace(value: str) -> str:
+    if not _NAMESPACE.match(value):
+        raise InputError(
+            f"'{value}' is not a Kubernetes namespace name (lower-case letters, digits and '-', "
+            "at most 63 characters). Example: ns=team-a"
+        )
+    return value
+
+
+def _check_node(value: str) -> str:
+    if not _NODE.match(value):
+        raise InputError(
+            f"'{value}' is not a Kubernetes node name (lower-case letters, digits, '-' and '.'). "
+            "Example: node=gpu-node-1"
+        )
+    return value
+
+
+# -- slash command ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HelpCommand:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PickerCommand:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ClustersCommand:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterCommand:
+    cluster: str
+    context: str | None = None
+    namespace: str | None = None
+    node: str | None = None
+    runtime: bool = False
+    fresh: bool = False
+
+
+Command = HelpCommand | PickerCommand | ClustersCommand | ClusterCommand
+
+COMMAND_USAGE = (
+    "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [fresh]"
+)
+
+
+def parse_command(text: str) -> Command:
+    """Parse the text after ``/hami-summary``; raises ``InputError`` naming the bad word."""
+    words = clean_message_text(text).split()
+    if not words:
+        return PickerCommand()
+    head = words[0].lower()
+    if head in HELP_WORDS:
+        return HelpCommand()
+    if head in ("clusters", "list"):
+        if len(words) > 1:
+            raise InputError(f"'clusters' takes no arguments (got '{' '.join(words[1:])}').")
+        return ClustersCommand()
+    if not _CLUSTER.match(words[0]) or "=" in words[0]:
+        raise InputError(
+            f"'{words[0]}' is not a cluster name. Usage: {COMMAND_USAGE}; "
+            "`/hami-summary clusters` lists the clusters you may query here."
+        )
+    options: dict[str, str] = {}
+    flags: set[str] = set()
+    for word in words[1:]:
+        key, sep, value = word.partition("=")
+        key = key.lower()
+        if sep:
+            if key in ("ns", "namespace"):
+                options["namespace"] = _check_namespace(value)
+            elif key == "node":
+                options["node"] = _check_node(value)
+            elif key in ("context", "ctx"):
+                if not value:
+                    raise InputError("context= needs a value, e.g. context=prod-admin")
+                options["context"] = value
+            else:
+                raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
+        elif key in ("runtime", "fresh"):
+            flags.add(key)
+        else:
+            raise InputError(
+                f"Unknown word '{word}'. Usage: {COMMAND_USAGE} (options are key=value)."
+            )
+    return ClusterCommand(
+        cluster=words[0],
+        context=options.get("context"),
+        namespace=options.get("namespace"),
+        node=options.get("node"),
+        runtime="runtime" in flags,
+        fresh="fresh" in flags,
+    )
+
+
+# -- thread follow-ups -----------------------------------------------------------------------
+
+FollowUpAction = Literal["summary", "gpus", "workloads", "csv", "chart", "help", "refresh"]
+
+_ACTION_WORDS: dict[str, FollowUpAction] = {
+    "summary": "summary",
+    "all": "summary",
+    "overview": "summary",
+    "gpus": "gpus",
+    "gpu": "gpus",
+    "devices": "gpus",
+    "workloads": "workloads",
+    "pods": "workloads",
+    "csv": "csv",
+    "chart": "chart",
+    "png": "chart",
+    "refresh": "refresh",
+    "fresh": "refresh",
+    "help": "help",
+    "?": "help",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """A request about the metrics already given in a thread (``ns team-a``, ``gpus`` ...)."""
+
+    action: FollowUpAction = "summary"
+    namespace: str | None = None
+    node: str | None = None
+
+
+FOLLOW_UP_USAGE = "`ns team-a`, `node gpu-node-1`, `gpus`, `workloads`, `csv`, `chart`, `help`"
+
+
+def parse_follow_up(text: str) -> FollowUp | None:
+    """The follow-up in ``text``, or None when it is not one (so it may be a question).
+
+    Raises ``InputError`` for a follow-up with a bad name in it (``ns Team_A``).
+    """
+    words = clean_message_text(text).split()
+    if not words or len(words) > 6:
+        return None
+    action: FollowUpAction | None = None
+    namespace: str | None = None
+    node: str | None = None
+    index = 0
+    while index < len(words):
+        word = words[index]
+        key, sep, value = word.partition("=")
+        key = key.lower()
+        if key in ("ns", "namespace", "node"):
+            if not sep:
+                if index + 1 >= len(words):
+                    raise InputError(f"'{word}' needs a name after it, e.g. `{key} team-a`.")
+                index += 1
+                value = words[index]
+            if key == "node":
+                node = _check_node(value)
+            else:
+                namespace = _check_namespace(value)
+        elif sep:
+            return None
+        elif key in _ACTION_WORDS and action is None:
+            action = _ACTION_WORDS[key]
+        else:
+            return None
+        index += 1
+    return FollowUp(action=action or "summary", namespace=namespace, node=node)

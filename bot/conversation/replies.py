@@ -1,0 +1,175 @@
+"""What a conversation answers, independent of where it is shown.
+
+The Slack surfaces turn these into Block Kit and file uploads; the chat mode prints them and
+saves files. Files are produced lazily (``Attachment.render``) so Slack can show the text first
+and upload a chart afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.store.state import ClusterTarget
+from core.errors import InputError
+from core.model import Summary
+
+Tone = Literal["info", "problem"]
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file to hand over with a reply (chart PNG, CSV, Markdown table)."""
+
+    filename: str
+    title: str
+    render: Callable[[], bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRef:
+    """Enough to build a summary again: for the Refresh/GPUs/Workloads/CSV buttons.
+
+    Pasted metrics are found through the thread they were given in; a cluster by name.
+    Encoded into a button ``value`` (Slack allows 2,000 characters there).
+    """
+
+    channel: str | None = None
+    thread_ts: str | None = None
+    cluster: ClusterTarget | None = None
+    namespace: str | None = None
+    node: str | None = None
+
+    def to_value(self) -> str:
+        data: dict[str, object] = {}
+        if self.channel:
+            data["ch"] = self.channel
+        if self.thread_ts:
+            data["th"] = self.thread_ts
+        if self.cluster is not None:
+            data["cl"] = self.cluster.cluster
+            if self.cluster.context:
+                data["cx"] = self.cluster.context
+            if self.cluster.runtime:
+                data["rt"] = 1
+        if self.namespace:
+            data["ns"] = self.namespace
+        if self.node:
+            data["no"] = self.node
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_value(cls, value: str) -> SummaryRef:
+        try:
+            data = json.loads(value)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise InputError("That button belongs to a message this bot cannot read any more.")
+
+        def text(key: str) -> str | None:
+            item = data.get(key)
+            return item if isinstance(item, str) and item else None
+
+        cluster_name = text("cl")
+        cluster = (
+            ClusterTarget(cluster_name, text("cx"), bool(data.get("rt")))
+            if cluster_name
+            else None
+        )
+        return cls(
+            channel=text("ch"),
+            thread_ts=text("th"),
+            cluster=cluster,
+            namespace=text("ns"),
+            node=text("no"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryReply:
+    """A whole summary to show, with its chart (and tables that do not fit, added by the view)."""
+
+    summary: Summary
+    ref: SummaryRef
+    age_seconds: float | None
+    attachments: tuple[Attachment, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TableReply:
+    """A full table (all GPUs, all workloads) as fixed-width text, shown or sent as a file."""
+
+    title: str
+    table: str
+    filename: str
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class FilesReply:
+    """Files asked for (CSV, chart), with a line saying what they are."""
+
+    text: str
+    attachments: tuple[Attachment, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageReply:
+    """Words only: help, a hint, or a problem with the input (``tone='problem'``)."""
+
+    text: str
+    title: str | None = None
+    tone: Tone = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOption:
+    """A registered cluster as the picker and ``clusters`` show it."""
+
+    name: str
+    display_name: str
+    contexts: tuple[str, ...]
+    runtime_allowed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PickerReply:
+    """The ephemeral cluster picker: nothing is collected until Confirm."""
+
+    options: tuple[ClusterOption, ...]
+    cluster: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    hint: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClustersReply:
+    options: tuple[ClusterOption, ...]
+    hint: str | None = None
+
+
+Reply = SummaryReply | TableReply | FilesReply | MessageReply | PickerReply | ClustersReply
+
+
+def new_error_id() -> str:
+    """A short id that ties an apology shown to a person to the log entry with the details."""
+    return uuid.uuid4().hex[:8]
+
+
+def internal_error_reply(error_id: str) -> MessageReply:
+    """The only thing a person sees of an internal error: an apology and an id to report."""
+    return MessageReply(
+        title="Something went wrong on my side",
+        text=(
+            f"Sorry, I could not finish that (error id `{error_id}`). It is not your input; "
+            "the details are in the bot's log under that id. Please try again, and give the id "
+            "to whoever runs this bot if it keeps happening."
+        ),
+        tone="problem",
+    )

@@ -1,0 +1,467 @@
+"""Answering people, independent of Slack: the one place the bot's behaviour is decided.
+
+The Slack listeners and ``hami-summary chat`` both call ``Conversation``; each turns the
+returned ``Reply`` into its own output. Input problems come back as ``MessageReply`` with
+``tone='problem'`` (from ``core.errors.InputError``); anything else raises, and the caller logs it
+with an error id and shows ``internal_error_reply``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.conversation.clusters import LiveRequest, LiveSource
+from bot.conversation.formatting import gpu_table, workload_table
+from bot.conversation.help import follow_up_help_reply, help_reply, no_metrics_reply
+from bot.conversation.parsing import (
+    COMMAND_USAGE,
+    ClusterCommand,
+    ClustersCommand,
+    Command,
+    FollowUp,
+    FollowUpAction,
+    HelpCommand,
+    PickerCommand,
+    clean_message_text,
+    looks_like_metrics,
+    parse_command,
+    parse_follow_up,
+    strip_code_fences,
+)
+from bot.conversation.replies import (
+    Attachment,
+    ClusterOption,
+    ClustersReply,
+    FilesReply,
+    MessageReply,
+    PickerReply,
+    Reply,
+    SummaryRef,
+    SummaryReply,
+    TableReply,
+)
+from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
+from core.api import summarize_text
+from core.errors import InputError
+from core.model import SourceInfo, Summary
+from core.settings import DEFAULT_SETTINGS, Settings
+
+BUTTON_ACTIONS: dict[str, FollowUpAction] = {
+    "refresh": "refresh",
+    "gpus": "gpus",
+    "workloads": "workloads",
+    "csv": "csv",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GivenFile:
+    """A file attached to a message: its text, or why it could not be read."""
+
+    name: str
+    text: str | None = None
+    problem: str | None = None
+
+
+def _problem(error: InputError) -> MessageReply:
+    return MessageReply(text=error.message, tone="problem", title="I could not use that")
+
+
+def chart_attachment(summary: Summary) -> Attachment:
+    def render() -> bytes:
+        from core.views.chart import render_chart
+
+        return render_chart(summary)
+
+    return Attachment("hami-allocation.png", "GPU allocation per node", render)
+
+
+def csv_attachment(summary: Summary) -> Attachment:
+    def render() -> bytes:
+        from core.views import render as render_view
+
+        return render_view(summary, "csv").encode("utf-8")
+
+    return Attachment("hami-summary.csv", "GPU and workload tables (CSV)", render)
+
+
+def markdown_attachment(summary: Summary) -> Attachment:
+    def render() -> bytes:
+        from core.views import render as render_view
+
+        return render_view(summary, "markdown").encode("utf-8")
+
+    return Attachment("hami-summary.md", "Full report (Markdown)", render)
+
+
+class Conversation:
+    """The bot's answers. ``live`` reaches registered clusters; ``state`` remembers threads."""
+
+    def __init__(
+        self,
+        state: BotState,
+        live: LiveSource,
+        *,
+        settings: Settings = DEFAULT_SETTINGS,
+    ) -> None:
+        self.state = state
+        self.live = live
+        self.settings = settings
+
+    # -- slash command -------------------------------------------------------------------
+
+    def command(self, text: str, *, user: str | None, channel: str) -> Reply:
+        """Answer ``/hami-summary <text>`` completely (the chat mode; Slack splits it)."""
+        try:
+            parsed = parse_command(text)
+        except InputError as error:
+            return _problem(error)
+        return self.answer_command(parsed, user=user, channel=channel)
+
+    def answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
+        if isinstance(command, HelpCommand):
+            return help_reply()
+        if isinstance(command, PickerCommand):
+            return self.picker(user=user, channel=channel)
+        if isinstance(command, ClustersCommand):
+            options = tuple(self.live.clusters_for(user, channel))
+            return ClustersReply(options, None if options else self.live.setup_hint())
+        try:
+            return self._cluster_summary(command, user=user, channel=channel)
+        except InputError as error:
+            return _problem(error)
+
+    def _resolve_cluster(
+        self, command: ClusterCommand, *, user: str | None, channel: str | None
+    ) -> tuple[ClusterOption, str | None]:
+        options = self.live.clusters_for(user, channel)
+        by_name = {option.name.lower(): option for option in options}
+        option = by_name.get(command.cluster.lower())
+        if option is None:
+            # Only the clusters this person may query are named: others stay private.
+            allowed = ", ".join(f"`{o.name}`" for o in options)
+            known = f" Clusters you may query here: {allowed}." if allowed else (
+                " " + self.live.setup_hint()
+            )
+            raise InputError(f"'{command.cluster}' is not a cluster you may query here.{known}")
+        context = command.context
+        if context is not None and option.contexts and context not in option.contexts:
+            raise InputError(
+                f"Cluster '{option.name}' has no context '{context}'. Its contexts: "
+                + ", ".join(f"`{c}`" for c in option.contexts)
+                + "."
+            )
+        if context is None and len(option.contexts) == 1:
+            context = option.contexts[0]
+        if context is None and len(option.contexts) > 1:
+            # SPEC 2: collection only after the user has picked the context; never guess one.
+            raise InputError(
+                f"Cluster '{option.name}' has several contexts ("
+                + ", ".join(f"`{c}`" for c in option.contexts)
+                + f"). Add context=NAME to the command ({COMMAND_USAGE}) or use `/hami-summary` "
+                "to pick one."
+            )
+        if command.runtime and not option.runtime_allowed:
+            raise InputError(
+                f"Runtime (vGPU monitor) scrapes are not enabled for cluster '{option.name}'. "
+                "Ask without `runtime`, or ask an operator to allow them in the registry."
+            )
+        return option, context
+
+    def _cluster_summary(
+        self, command: ClusterCommand, *, user: str | None, channel: str | None
+    ) -> SummaryReply:
+        option, context = self._resolve_cluster(command, user=user, channel=channel)
+        target = ClusterTarget(option.name, context, command.runtime)
+        ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node)
+        summary, age, notes = self._summary_for(ref, user=user, channel=channel,
+                                                fresh=command.fresh)
+        return SummaryReply(summary, ref, age, attachments=(chart_attachment(summary),),
+                            notes=notes)
+
+    # -- picker --------------------------------------------------------------------------
+
+    def picker(self, *, user: str | None, channel: str) -> PickerReply:
+        options = tuple(self.live.clusters_for(user, channel))
+        choice = self.state.picker_choice(user or "", channel)
+        return self._picker_reply(options, choice)
+
+    def _picker_reply(
+        self, options: tuple[ClusterOption, ...], choice: PickerChoice
+    ) -> PickerReply:
+        names = {option.name: option for option in options}
+        cluster = choice.cluster if choice.cluster in names else None
+        context = None
+        if cluster is not None:
+            contexts = names[cluster].contexts
+            if choice.context in contexts:
+                context = choice.context
+            elif len(contexts) == 1:
+                context = contexts[0]
+        hint = None if options else self.live.setup_hint()
+        return PickerReply(options, cluster, context, choice.namespace, hint)
+
+    def pick(
+        self,
+        *,
+        user: str,
+        channel: str,
+        cluster: str | None = None,
+        context: str | None = None,
+        namespace: str | None = None,
+    ) -> PickerReply:
+        """Remember one picker choice; the picker shown again reflects it. Collects nothing."""
+        stored = self.state.picker_choice(user, channel)
+        if cluster is not None and cluster != stored.cluster:
+            stored = PickerChoice(cluster=cluster, context=None, namespace=stored.namespace)
+        choice = PickerChoice(
+            cluster=stored.cluster,
+            context=context if context is not None else stored.context,
+            namespace=namespace if namespace is not None else stored.namespace,
+        )
+        self.state.remember_picker(user, channel, choice)
+        return self._picker_reply(tuple(self.live.clusters_for(user, channel)), choice)
+
+    def confirmed_command(
+        self, *, user: str, channel: str, choice: PickerChoice
+    ) -> ClusterCommand | MessageReply:
+        """The picker's Confirm as a command (``choice`` overrides stored picks), checked
+        without collecting anything; or the problem to show instead."""
+        stored = self.state.picker_choice(user, channel)
+        cluster = choice.cluster or stored.cluster
+        context = choice.context or stored.context
+        namespace = (choice.namespace or stored.namespace or "").strip() or None
+        if cluster is None:
+            return MessageReply(
+                text="Pick a cluster first, then press Confirm.", tone="problem", title="No cluster"
+            )
+        try:
+            parsed = parse_command(cluster + (f" ns={namespace}" if namespace else ""))
+            if not isinstance(parsed, ClusterCommand):
+                raise InputError(f"'{cluster}' is not a cluster name.")
+            command = ClusterCommand(cluster=parsed.cluster, context=context,
+                                     namespace=parsed.namespace)
+            self._resolve_cluster(command, user=user, channel=channel)
+        except InputError as error:
+            return _problem(error)
+        self.state.forget_picker(user, channel)
+        return command
+
+    def check_cluster_command(
+        self, command: ClusterCommand, *, user: str | None, channel: str
+    ) -> MessageReply | None:
+        """A problem with ``command`` found without collecting (unknown cluster, context...)."""
+        try:
+            self._resolve_cluster(command, user=user, channel=channel)
+        except InputError as error:
+            return _problem(error)
+        return None
+
+    def confirm(self, *, user: str, channel: str, choice: PickerChoice) -> Reply:
+        """The picker's Confirm, answered completely (the chat mode; Slack splits it)."""
+        command = self.confirmed_command(user=user, channel=channel, choice=choice)
+        if isinstance(command, MessageReply):
+            return command
+        return self.answer_command(command, user=user, channel=channel)
+
+    # -- messages: mentions, DMs, shortcut -------------------------------------------------
+
+    def _pasted(self, body: str, files: Sequence[GivenFile]) -> PastedMetrics | MessageReply | None:
+        texts = [f.text for f in files if f.text is not None]
+        names = [f.name for f in files if f.text is not None]
+        if body and looks_like_metrics(body):
+            texts.append(body)
+        if not texts:
+            problems = [f"{f.name}: {f.problem}" for f in files if f.problem]
+            if problems:
+                return MessageReply(
+                    title="I could not read the attached file",
+                    text="\n".join(problems),
+                    tone="problem",
+                )
+            return None
+        label = ", ".join(names) if names else "pasted metrics"
+        kind: PastedKind = "file" if names else "paste"
+        return PastedMetrics(
+            text="\n".join(texts), label=label, kind=kind, given_at=self.state.now()
+        )
+
+    def message(
+        self,
+        text: str,
+        *,
+        channel: str,
+        thread_ts: str,
+        user: str | None,
+        files: Sequence[GivenFile] = (),
+        from_bot: bool = False,
+    ) -> Reply | None:
+        """A mention or DM (``thread_ts`` = the thread to answer in). None: stay silent."""
+        body = clean_message_text(text)
+        pasted = self._pasted(body, files)
+        if isinstance(pasted, PastedMetrics):
+            return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts)
+        if from_bot:
+            # Other bots are answered only when they bring metrics (issue 3).
+            return None
+        if pasted is not None:
+            return pasted
+        try:
+            follow_up = parse_follow_up(body)
+        except InputError as error:
+            return _problem(error)
+        if follow_up is None:
+            if body:
+                return no_metrics_reply()
+            follow_up = FollowUp()
+        return self.follow_up(follow_up, channel=channel, thread_ts=thread_ts, user=user)
+
+    def shortcut(
+        self, text: str, *, channel: str, thread_ts: str, files: Sequence[GivenFile] = ()
+    ) -> Reply:
+        """The message shortcut "Summarize HAMi metrics" on a message."""
+        pasted = self._pasted(clean_message_text(text), files)
+        if pasted is None:
+            return MessageReply(
+                title="No metrics in that message",
+                text=(
+                    "The message you picked has no HAMi metrics text or .prom/.txt file. Use the "
+                    "shortcut on a message that contains the scheduler's `/metrics` output."
+                ),
+                tone="problem",
+            )
+        if isinstance(pasted, MessageReply):
+            return pasted
+        return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts)
+
+    def _new_metrics(self, pasted: PastedMetrics, *, channel: str, thread_ts: str) -> Reply:
+        ref = SummaryRef(channel=channel, thread_ts=thread_ts)
+        try:
+            summary = self._summarize_pasted(pasted, namespace=None, node=None)
+        except InputError as error:
+            return _problem(error)
+        notes: tuple[str, ...] = ()
+        if not self.state.remember_thread(channel, thread_ts, pasted):
+            notes = (
+                "These metrics are too large to keep for follow-ups in this thread; paste or "
+                "attach them again to ask more.",
+            )
+        return SummaryReply(summary, ref, None, attachments=(chart_attachment(summary),),
+                            notes=notes)
+
+    def _summarize_pasted(
+        self, pasted: PastedMetrics, *, namespace: str | None, node: str | None
+    ) -> Summary:
+        source = SourceInfo(kind=pasted.kind, label=pasted.label)
+        return summarize_text(
+            strip_code_fences(pasted.text),
+            source,
+            namespace=namespace,
+            node=node,
+            settings=self.settings,
+        )
+
+    # -- follow-ups and buttons ----------------------------------------------------------
+
+    def follow_up(
+        self, follow_up: FollowUp, *, channel: str, thread_ts: str, user: str | None
+    ) -> Reply:
+        if follow_up.action == "help":
+            return follow_up_help_reply()
+        subject = self.state.thread_subject(channel, thread_ts)
+        if subject is None:
+            return no_metrics_reply()
+        ref = SummaryRef(
+            channel=channel,
+            thread_ts=thread_ts,
+            cluster=subject if isinstance(subject, ClusterTarget) else None,
+            namespace=follow_up.namespace,
+            node=follow_up.node,
+        )
+        return self._answer(ref, follow_up.action, user=user, channel=channel)
+
+    def button(self, action: str, value: str, *, user: str, channel: str) -> Reply:
+        """A button under a summary (Refresh, GPUs, Workloads, CSV)."""
+        follow_action = BUTTON_ACTIONS.get(action)
+        try:
+            if follow_action is None:
+                raise InputError(f"Unknown button '{action}'.")
+            ref = SummaryRef.from_value(value)
+        except InputError as error:
+            return _problem(error)
+        return self._answer(ref, follow_action, user=user, channel=channel)
+
+    def _answer(
+        self, ref: SummaryRef, action: FollowUpAction, *, user: str | None, channel: str
+    ) -> Reply:
+        try:
+            summary, age, notes = self._summary_for(
+                ref, user=user, channel=channel, fresh=action == "refresh"
+            )
+        except InputError as error:
+            return _problem(error)
+        if action == "gpus":
+            return TableReply(
+                title=f"All {len(summary.gpus)} GPUs ({summary.source.label})",
+                table=gpu_table(summary),
+                filename="hami-gpus.txt",
+                rows=len(summary.gpus),
+            )
+        if action == "workloads":
+            return TableReply(
+                title=f"All {len(summary.workloads)} workload allocations ({summary.source.label})",
+                table=workload_table(summary),
+                filename="hami-workloads.txt",
+                rows=len(summary.workloads),
+            )
+        if action == "csv":
+            return FilesReply(
+                text=f"GPU and workload tables of {summary.source.label} as CSV.",
+                attachments=(csv_attachment(summary),),
+            )
+        if action == "chart":
+            return FilesReply(
+                text=f"Allocation per GPU, grouped by node ({summary.source.label}).",
+                attachments=(chart_attachment(summary),),
+            )
+        return SummaryReply(summary, ref, age, attachments=(chart_attachment(summary),),
+                            notes=notes)
+
+    def _summary_for(
+        self, ref: SummaryRef, *, user: str | None, channel: str | None, fresh: bool
+    ) -> tuple[Summary, float | None, tuple[str, ...]]:
+        """The summary ``ref`` points at, its data age in seconds, and notes on the source."""
+        if ref.cluster is not None:
+            result = self.live.summarize(
+                LiveRequest(
+                    cluster=ref.cluster.cluster,
+                    context=ref.cluster.context,
+                    user=user,
+                    channel=channel,
+                    namespace=ref.namespace,
+                    node=ref.node,
+                    runtime=ref.cluster.runtime,
+                    fresh=fresh,
+                )
+            )
+            return result.summary, result.age_seconds, result.notes
+        subject = (
+            self.state.thread_subject(ref.channel, ref.thread_ts)
+            if ref.channel and ref.thread_ts
+            else None
+        )
+        if isinstance(subject, ClusterTarget):
+            return self._summary_for(
+                SummaryRef(cluster=subject, namespace=ref.namespace, node=ref.node),
+                user=user,
+                channel=channel,
+                fresh=fresh,
+            )
+        if subject is None:
+            raise InputError(
+                "I no longer have the metrics of that summary (thread metrics are kept for "
+                "24 h). Paste or attach them again."
+            )
+        summary = self._summarize_pasted(subject, namespace=ref.namespace, node=ref.node)
+        return summary, max(0.0, self.state.now() - subject.given_at), ()

@@ -1,0 +1,121 @@
+"""Assembling the Bolt app: Web API client, middleware, listeners.
+
+Built-in Bolt middleware runs first: request signature verification (unsigned, wrongly signed
+or over-5-minutes-old requests get 401), authorisation through ``auth.test``, and dropping the
+bot's own events. Ours follows: the services are put in the request context, and redeliveries
+(Slack retries with ``X-Slack-Retry-Num``) are acknowledged without being answered again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+)
+
+from bot.slack.listeners import register_listeners
+from bot.slack.services import CONTEXT_KEY, SlackServices
+
+log = logging.getLogger("hami_summary.slack")
+
+# Slack answers 429 with Retry-After (https://api.slack.com/apis/rate-limits); the handler
+# sleeps that long and tries again, up to this many times per call.
+RATE_LIMIT_RETRIES = 3
+WEB_API_TIMEOUT_SECONDS = 30
+
+
+def build_web_client(token: str, base_url: str) -> WebClient:
+    """The Web API client: ``base_url`` is Slack's, GovSlack's or a test server's."""
+    return WebClient(
+        token=token,
+        base_url=base_url,
+        timeout=WEB_API_TIMEOUT_SECONDS,
+        retry_handlers=[
+            ConnectionErrorRetryHandler(max_retry_count=1),
+            RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        ],
+    )
+
+
+def delivery_id(body: dict[str, Any]) -> str | None:
+    """What identifies one delivery across Slack's retries (issue 3, issue 5)."""
+    if body.get("type") == "event_callback":
+        event_id = body.get("event_id")
+        return f"event:{event_id}" if event_id else None
+    trigger_id = body.get("trigger_id")
+    if "command" in body:
+        return f"command:{body['command']}:{trigger_id}" if trigger_id else None
+    if body.get("type") == "block_actions":
+        actions = body.get("actions") or [{}]
+        first = actions[0] if isinstance(actions[0], dict) else {}
+        marker = trigger_id or first.get("action_ts")
+        return f"action:{first.get('action_id')}:{marker}" if marker else None
+    if body.get("type") in ("message_action", "shortcut"):
+        return f"shortcut:{body.get('callback_id')}:{trigger_id}" if trigger_id else None
+    return None
+
+
+def attach_services(services: SlackServices) -> Callable[..., None]:
+    def attach(context: BoltContext, next: Callable[[], None]) -> None:
+        context[CONTEXT_KEY] = services
+        next()
+
+    return attach
+
+
+def skip_redeliveries(
+    body: dict[str, Any],
+    context: BoltContext,
+    request: BoltRequest,
+    logger: logging.Logger,
+    next: Callable[[], None],
+) -> BoltResponse | None:
+    """Acknowledge a delivery seen before (on any replica) without answering it again."""
+    key = delivery_id(body)
+    services: SlackServices = context[CONTEXT_KEY]
+    if key is not None and not services.state.first_sighting(key):
+        retry = request.headers.get("x-slack-retry-num", ["?"])
+        logger.info("skipping redelivery of %s (retry %s)", key, retry[0] if retry else "?")
+        return BoltResponse(status=200, body="")
+    next()
+    return None
+
+
+def report_unhandled_error(error: Exception, body: dict[str, Any], logger: logging.Logger) -> None:
+    # Listener errors are caught and answered in the listeners; this is the last resort, and
+    # the body is not logged because it may hold message text.
+    logger.error("unhandled error in a listener for a %s request: %r", body.get("type"), error)
+
+
+def build_app(
+    *,
+    client: WebClient,
+    services: SlackServices,
+    signing_secret: str | None,
+    worker_threads: int = 16,
+    logger: logging.Logger | None = None,
+) -> App:
+    """The Bolt app. ``signing_secret`` None means Socket Mode (requests are not signed)."""
+    app = App(
+        client=client,
+        signing_secret=signing_secret or "",
+        request_verification_enabled=signing_secret is not None,
+        # Acks return at once; the work runs on this pool (lazy listeners, issue 3).
+        listener_executor=ThreadPoolExecutor(
+            max_workers=worker_threads, thread_name_prefix="hami-slack"
+        ),
+        logger=logger or log,
+        name="hami-summary",
+    )
+    app.use(attach_services(services))
+    app.use(skip_redeliveries)
+    register_listeners(app)
+    app.error(report_unhandled_error)
+    return app

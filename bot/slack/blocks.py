@@ -1,0 +1,431 @@
+"""The summary as a Slack Block Kit message, built with slack_sdk's block models.
+
+Slack's limits (https://api.slack.com/reference/block-kit/blocks): at most 50 blocks per message,
+section text at most 3,000 characters, at most 10 fields of at most 2,000 characters, header text
+at most 150. Every list is cut to fit those limits and says how much it left out; whatever did not
+fit is listed in ``SummaryMessage.omitted`` so the sender attaches the full tables as files
+(issue 3: never silently cut). The models validate themselves when serialised (``to_dict``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+
+from bot.conversation.formatting import age_text, filter_text, fixed_width, num, percent
+from bot.conversation.help import ALLOCATION_NOTE
+from core.model import GpuSummary, Summary
+
+MAX_BLOCKS = 50
+SECTION_TEXT_MAX = 3000
+FIELD_TEXT_MAX = 2000
+MAX_FIELDS = 10
+HEADER_TEXT_MAX = 150
+CONTEXT_TEXT_MAX = 2000
+BUTTON_VALUE_MAX = 2000
+# Fallback ``text`` of chat.postMessage is shown in notifications; Slack truncates at 40,000.
+FALLBACK_TEXT_MAX = 3000
+
+# Buttons under every summary: (action_id, label). The action ids are matched in
+# ``bot.slack.listeners.actions``.
+SUMMARY_BUTTONS = (
+    ("summary_refresh", "Refresh"),
+    ("summary_gpus", "GPUs"),
+    ("summary_workloads", "Workloads"),
+    ("summary_csv", "CSV"),
+)
+
+DEFAULT_OVERFLOW_HINT = "full tables in the files attached in this thread"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marking the cut with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def mrkdwn_escape(text: str) -> str:
+    # Slack needs only &, < and > escaped in text objects (formatting reference, "Escaping").
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryMessage:
+    blocks: list[dict[str, Any]]
+    text: str
+    omitted: tuple[str, ...]
+
+
+def _section(text: str, block_id: str | None = None) -> SectionBlock:
+    return SectionBlock(
+        text=MarkdownTextObject(text=clip(text, SECTION_TEXT_MAX)), block_id=block_id
+    )
+
+
+def _context(text: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=clip(text, CONTEXT_TEXT_MAX))])
+
+
+def _lines_section(
+    title: str,
+    lines: Sequence[str],
+    *,
+    noun: str,
+    overflow_hint: str,
+    omitted: list[str],
+    table_header: str | None = None,
+) -> SectionBlock:
+    """A titled list that fits in one section; rows that do not fit are counted, not dropped.
+
+    With ``table_header`` the rows are shown as a fixed-width table in a code block.
+    """
+    fence = "```" if table_header is not None else ""
+    reserve = len(title) + 2 * len(fence) + len(table_header or "") + len(overflow_hint) + 80
+    budget = SECTION_TEXT_MAX - reserve
+    shown: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(line) + 1
+        if used + cost > budget:
+            break
+        shown.append(line)
+        used += cost
+    text = title
+    if shown:
+        body = "\n".join([table_header, *shown] if table_header is not None else shown)
+        text += f"\n{fence}{body}{fence}"
+    left_out = len(lines) - len(shown)
+    if left_out > 0:
+        text += f"\n…and {left_out:,} more {noun} ({overflow_hint})"
+        omitted.append(f"{left_out} {noun}")
+    return _section(text)
+
+
+def _source_line(summary: Summary, age_seconds: float | None) -> str:
+    src = summary.source
+    if src.kind == "cluster":
+        where = f"cluster *{mrkdwn_escape(src.cluster or src.label)}*"
+        if src.context:
+            where += f" (context `{mrkdwn_escape(src.context)}`)"
+        when = f"scraped {age_text(age_seconds)}" if age_seconds is not None else "just scraped"
+    else:
+        where = mrkdwn_escape(src.label)
+        when = f"given {age_text(age_seconds)}" if age_seconds else "given just now"
+    inp = summary.input
+    parts = [
+        f"Source: {where}",
+        when,
+        f"{inp.surface} metric names from {', '.join(inp.components) or 'no HAMi exporter'}",
+    ]
+    if inp.hami_version:
+        parts.append(f"HAMi {mrkdwn_escape(inp.hami_version)}")
+    filters = filter_text(summary)
+    if filters:
+        parts.append(f"filter `{mrkdwn_escape(filters)}`")
+    return " · ".join(parts)
+
+
+def _overview_fields(summary: Summary) -> list[MarkdownTextObject]:
+    c = summary.cluster
+    values = [
+        ("Nodes · GPUs", f"{c.nodes:,} nodes · {c.gpus:,} GPUs"),
+        (
+            "Cores allocated",
+            f"{num(c.core_allocated)} / {num(c.core_limit)} cores "
+            f"({percent(c.core_allocated_percent)})",
+        ),
+        (
+            "Memory allocated",
+            f"{num(c.mem_allocated_mib)} / {num(c.mem_limit_mib)} MiB "
+            f"({percent(c.mem_allocated_percent)})",
+        ),
+        (
+            "GPU states",
+            f"idle {c.idle_gpus} · partial {c.partial_gpus} · full {c.full_gpus} · "
+            f"inconsistent {c.inconsistent_gpus}",
+        ),
+        ("Sharing", f"{c.shared_gpus} shared · {c.exclusive_gpus} exclusive"),
+        (
+            "Free",
+            f"{c.free_whole_gpus} whole GPUs · {num(c.free_cores)} cores · "
+            f"{num(c.free_mem_mib)} MiB",
+        ),
+        ("Distribution", c.distribution),
+        ("Workloads", f"{c.pods:,} pods in {c.namespaces:,} namespaces"),
+    ]
+    return [
+        MarkdownTextObject(text=clip(f"*{name}*\n{value}", FIELD_TEXT_MAX))
+        for name, value in values[:MAX_FIELDS]
+    ]
+
+
+def _node_lines(summary: Summary) -> tuple[str, list[str]]:
+    rows = [
+        [
+            n.node,
+            str(n.gpus),
+            f"{num(n.core_allocated)}/{num(n.core_limit)}",
+            f"{num(n.mem_allocated_mib)}/{num(n.mem_limit_mib)}",
+            f"{n.idle_gpus}/{n.partial_gpus}/{n.full_gpus}/{n.inconsistent_gpus}",
+            f"{num(n.largest_free_cores)}c {num(n.largest_free_mem_mib)}MiB",
+            n.verdict,
+        ]
+        for n in sorted(summary.nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node))
+    ]
+    header = ("node", "GPUs", "cores", "mem MiB", "I/P/F/X", "largest free", "verdict")
+    table = fixed_width(header, rows, {1, 2, 3}).splitlines()
+    return table[0], table[1:]
+
+
+def gpus_that_matter(summary: Summary) -> list[GpuSummary]:
+    """Full, shared, inconsistent or overcommitted GPUs, the most pressing first (issue 3)."""
+
+    def order(g: GpuSummary) -> tuple[int, str, int]:
+        rank = {"inconsistent": 1, "full": 2, "partial": 3, "idle": 4}.get(g.state, 5)
+        if "overcommitted" in g.flags:
+            rank = 0
+        return rank, g.node, g.device_index
+
+    chosen = [
+        g
+        for g in summary.gpus
+        if g.state in ("full", "inconsistent") or g.shared_count > 1 or "overcommitted" in g.flags
+    ]
+    return sorted(chosen, key=order)
+
+
+def _gpu_lines(gpus: Sequence[GpuSummary]) -> tuple[str, list[str]]:
+    rows = [
+        [
+            g.node,
+            str(g.device_index),
+            f"{num(g.core_allocated)}/{num(g.core_limit)}",
+            f"{num(g.mem_allocated_mib)}/{num(g.mem_limit_mib)}",
+            str(g.shared_count),
+            g.state,
+            ",".join(g.flags),
+        ]
+        for g in gpus
+    ]
+    header = ("node", "idx", "cores", "mem MiB", "ctrs", "state", "flags")
+    table = fixed_width(header, rows, {1, 2, 3, 4}).splitlines()
+    return table[0], table[1:]
+
+
+def _namespace_lines(summary: Summary) -> list[str]:
+    lines = []
+    for ns in sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace)):
+        quota = "; ".join(
+            f"{q.resource.split('/')[-1]} {num(q.used)}/"
+            + (num(q.limit) if q.limit is not None else "no limit")
+            for q in ns.quota
+        )
+        line = (
+            f"• *{mrkdwn_escape(ns.namespace)}* — {num(ns.cores)} cores "
+            f"({percent(ns.core_share_percent)}), {num(ns.mem_mib)} MiB "
+            f"({percent(ns.mem_share_percent)}), {len(ns.pods)} pods on {ns.gpus_touched} GPUs"
+            f" · _{ns.usage_class}_"
+        )
+        if quota:
+            line += f" · quota {quota}"
+        if ns.totals_from == "quota":
+            line += " (from quota metrics)"
+        lines.append(line)
+    return lines
+
+
+def _capacity_lines(summary: Summary) -> list[str]:
+    lines = []
+    for shape in summary.capacity:
+        where = ", ".join(f"{mrkdwn_escape(node)} ×{count}" for node, count in shape.nodes[:3])
+        more = len(shape.nodes) - 3
+        if more > 0:
+            where += f" +{more} nodes"
+        lines.append(
+            f"• {mrkdwn_escape(shape.name)}: *{shape.placements:,}* placements"
+            + (f" ({where})" if where else "")
+        )
+    return lines
+
+
+def _fallback_text(summary: Summary) -> str:
+    c = summary.cluster
+    return clip(
+        f"HAMi summary of {summary.source.label}: {c.nodes} nodes, {c.gpus} GPUs, cores "
+        f"{num(c.core_allocated)}/{num(c.core_limit)}, memory {num(c.mem_allocated_mib)}/"
+        f"{num(c.mem_limit_mib)} MiB. {c.capacity_answer}",
+        FALLBACK_TEXT_MAX,
+    )
+
+
+def summary_message(
+    summary: Summary,
+    *,
+    age_seconds: float | None = None,
+    button_value: str | None = None,
+    notes: Sequence[str] = (),
+    overflow_hint: str = DEFAULT_OVERFLOW_HINT,
+) -> SummaryMessage:
+    """The summary as Block Kit, what was left out, and the notification text.
+
+    ``button_value`` (a ``SummaryRef`` value) enables the Refresh/GPUs/Workloads/CSV buttons.
+    """
+    omitted: list[str] = []
+    c = summary.cluster
+    title = f"HAMi GPU allocation: {summary.source.cluster or summary.source.label}"
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=clip(title, HEADER_TEXT_MAX))),
+        _context(_source_line(summary, age_seconds)),
+        SectionBlock(fields=_overview_fields(summary)),
+        _section(f"*Free capacity:* {mrkdwn_escape(c.capacity_answer)}"),
+        DividerBlock(),
+    ]
+    if summary.nodes:
+        node_header, node_rows = _node_lines(summary)
+        blocks.append(
+            _lines_section(
+                f"*Nodes* ({len(summary.nodes):,}, most free first; I/P/F/X = idle/partial/"
+                "full/inconsistent GPUs)",
+                node_rows,
+                noun="nodes",
+                overflow_hint=overflow_hint,
+                omitted=omitted,
+                table_header=node_header,
+            )
+        )
+    matter = gpus_that_matter(summary)
+    others = len(summary.gpus) - len(matter)
+    gpu_title = f"*GPUs that matter* ({len(matter)}: inconsistent, full and shared)"
+    if matter:
+        gpu_header, gpu_rows = _gpu_lines(matter)
+        blocks.append(
+            _lines_section(
+                gpu_title, gpu_rows, noun="GPUs", overflow_hint=overflow_hint,
+                omitted=omitted, table_header=gpu_header,
+            )
+        )
+    elif summary.gpus:
+        blocks.append(_section(gpu_title + "\nNone: no GPU is full, shared or inconsistent."))
+    if summary.gpus:
+        partial_exclusive = others - c.idle_gpus
+        rest = [f"{c.idle_gpus} idle GPUs (free for whole-GPU jobs)"]
+        if partial_exclusive > 0:
+            rest.append(f"{partial_exclusive} partial GPUs with one container")
+        blocks.append(_context("Not listed above: " + ", ".join(rest) + ". The *GPUs* button "
+                               "lists every GPU."))
+    if summary.namespaces:
+        blocks.append(
+            _lines_section(
+                f"*Namespaces* ({len(summary.namespaces)})",
+                _namespace_lines(summary),
+                noun="namespaces",
+                overflow_hint=overflow_hint,
+                omitted=omitted,
+            )
+        )
+    if summary.findings:
+        finding_lines = [
+            (":warning: " if f.severity == "warn" else "• ") + mrkdwn_escape(f.message)
+            for f in summary.findings
+        ]
+        blocks.append(
+            _lines_section("*Findings*", finding_lines, noun="findings",
+                           overflow_hint=overflow_hint, omitted=omitted)
+        )
+    failed = [check for check in summary.checks if check.status == "warn"]
+    skipped = sum(1 for check in summary.checks if check.status == "skip")
+    if failed:
+        blocks.append(
+            _lines_section(
+                f"*Checks that failed* ({len(failed)} of {len(summary.checks)})",
+                [f":warning: *{mrkdwn_escape(ch.name)}*: {mrkdwn_escape(ch.message)}"
+                 for ch in failed],
+                noun="checks",
+                overflow_hint=overflow_hint,
+                omitted=omitted,
+            )
+        )
+    elif summary.checks:
+        passed = len(summary.checks) - skipped
+        blocks.append(_context(f"Consistency checks: {passed} passed, {skipped} skipped "
+                               "(input missing)."))
+    if summary.capacity:
+        blocks.append(
+            _lines_section("*Capacity outlook* (job shapes that fit now)",
+                           _capacity_lines(summary), noun="shapes",
+                           overflow_hint=overflow_hint, omitted=omitted)
+        )
+    runtime = summary.runtime
+    if runtime is not None:
+        text = (
+            f"*Runtime (vGPU monitor)*: {len(runtime.host_gpus)} host GPUs, "
+            f"{len(runtime.containers)} containers reported."
+        )
+        if runtime.missing_monitors:
+            text += " Missing monitors: " + ", ".join(runtime.missing_monitors[:20])
+        blocks.append(_section(text))
+    if summary.real_usage is not None:
+        failures = sum(1 for u in summary.real_usage if u.failure is not None)
+        blocks.append(_section(
+            f"*Real usage (nvidia-smi)*: {len(summary.real_usage)} pods read, "
+            f"{failures} could not be read. Details in the CSV/Markdown files."
+        ))
+    all_notes = [*summary.notes, *notes]
+    if all_notes:
+        blocks.append(_context(clip(" ".join(mrkdwn_escape(n) for n in all_notes),
+                                    CONTEXT_TEXT_MAX)))
+    if runtime is None:
+        blocks.append(_context(ALLOCATION_NOTE))
+    if button_value is not None and len(button_value) <= BUTTON_VALUE_MAX:
+        blocks.append(
+            ActionsBlock(
+                block_id="summary_actions",
+                elements=[
+                    ButtonElement(text=label, action_id=action_id, value=button_value)
+                    for action_id, label in SUMMARY_BUTTONS
+                ],
+            )
+        )
+    blocks = _within_block_limit(blocks, omitted)
+    return SummaryMessage(
+        blocks=[block.to_dict() for block in blocks],
+        text=_fallback_text(summary),
+        omitted=tuple(omitted),
+    )
+
+
+def _within_block_limit(blocks: list[Block], omitted: list[str]) -> list[Block]:
+    if len(blocks) <= MAX_BLOCKS:
+        return blocks
+    kept = [b for b in blocks if not isinstance(b, DividerBlock)]
+    if len(kept) > MAX_BLOCKS:
+        dropped = len(kept) - (MAX_BLOCKS - 1)
+        kept = [*kept[: MAX_BLOCKS - 2], _context(f"{dropped} more sections are in the files."),
+                kept[-1]]
+        omitted.append(f"{dropped} sections")
+    return kept
+
+
+def summary_blocks(
+    summary: Summary,
+    *,
+    age_seconds: float | None = None,
+    button_value: str | None = None,
+    notes: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """Block Kit dicts for ``summary`` (what ``hami-summary summarize --format blocks`` prints)."""
+    return summary_message(
+        summary, age_seconds=age_seconds, button_value=button_value, notes=notes
+    ).blocks

@@ -1,0 +1,39 @@
+"""Block actions: the cluster picker and the buttons under a summary."""
+
+from __future__ import annotations
+
+import re
+
+from slack_bolt import App
+
+from bot.slack.blocks import SUMMARY_BUTTONS
+from bot.slack.listeners.actions.picker import (
+    acknowledge_action,
+    cancel_picker,
+    choose_cluster,
+    choose_context,
+    confirm_picker,
+)
+from bot.slack.listeners.actions.summary_buttons import press_summary_button
+from bot.slack.messages import (
+    PICKER_CANCEL,
+    PICKER_CLUSTER,
+    PICKER_CONFIRM,
+    PICKER_CONTEXT,
+    PICKER_NAMESPACE,
+)
+
+SUMMARY_ACTION_IDS = re.compile(
+    "^(" + "|".join(re.escape(action_id) for action_id, _ in SUMMARY_BUTTONS) + ")$"
+)
+
+
+def register(app: App) -> None:
+    app.action(PICKER_CLUSTER)(ack=acknowledge_action, lazy=[choose_cluster])
+    app.action(PICKER_CONTEXT)(choose_context)
+    # The namespace box sends no action of its own (no dispatch_action); acknowledged in case
+    # a Slack client sends one anyway. Its value is read from the Confirm payload's state.
+    app.action(PICKER_NAMESPACE)(acknowledge_action)
+    app.action(PICKER_CONFIRM)(ack=acknowledge_action, lazy=[confirm_picker])
+    app.action(PICKER_CANCEL)(ack=acknowledge_action, lazy=[cancel_picker])
+    app.action(SUMMARY_ACTION_IDS)(ack=acknowledge_action, lazy=[press_summary_button])

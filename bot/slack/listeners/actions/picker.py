@@ -1,0 +1,120 @@
+"""The ephemeral cluster picker: choose cluster, context and namespace, then Confirm.
+
+Choices are remembered per user and channel (``BotState``) as they are made; the Confirm
+payload's ``state.values`` take precedence. Nothing is collected before Confirm (SPEC 2).
+"""
+
+from __future__ import annotations
+
+from logging import Logger
+from typing import Any
+
+from slack_bolt import Ack, BoltContext, Respond
+from slack_sdk import WebClient
+
+from bot.conversation.replies import MessageReply
+from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
+from bot.slack.messages import (
+    PICKER_CLUSTER,
+    PICKER_CONTEXT,
+    PICKER_NAMESPACE,
+    slack_message,
+)
+from bot.slack.services import services_from
+from bot.store.state import PickerChoice
+
+
+def acknowledge_action(ack: Ack) -> None:
+    ack()
+
+
+def _ids(body: dict[str, Any]) -> tuple[str, str]:
+    return str(body["user"]["id"]), str((body.get("channel") or {}).get("id") or "")
+
+
+def _selected(action: dict[str, Any]) -> str | None:
+    option = action.get("selected_option") or {}
+    value = option.get("value")
+    return value if isinstance(value, str) and value else None
+
+
+def picker_state(body: dict[str, Any]) -> PickerChoice:
+    """The picker's current values from a block_actions payload (``state.values``)."""
+    values = (body.get("state") or {}).get("values") or {}
+
+    def element(block_id: str) -> dict[str, Any]:
+        found = (values.get(block_id) or {}).get(block_id) or {}
+        return found if isinstance(found, dict) else {}
+
+    namespace = element(PICKER_NAMESPACE).get("value")
+    return PickerChoice(
+        cluster=_selected(element(PICKER_CLUSTER)),
+        context=_selected(element(PICKER_CONTEXT)),
+        namespace=namespace.strip() if isinstance(namespace, str) and namespace.strip() else None,
+    )
+
+
+def choose_cluster(
+    body: dict[str, Any], action: dict[str, Any], context: BoltContext, respond: Respond,
+    logger: Logger,
+) -> None:
+    """Lazy: remember the cluster and show the picker again with that cluster's contexts."""
+    services = services_from(context)
+    user, channel = _ids(body)
+
+    def show() -> None:
+        reply = services.conversation.pick(user=user, channel=channel, cluster=_selected(action))
+        respond_ephemeral(respond, slack_message(reply), replace=True)
+
+    run_guarded(logger, f"updating the picker for {user} in {channel}", show,
+                on_error=lambda message: respond_ephemeral(respond, message))
+
+
+def choose_context(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext
+) -> None:
+    ack()
+    services = services_from(context)
+    user, channel = _ids(body)
+    services.conversation.pick(user=user, channel=channel, context=_selected(action))
+
+
+def confirm_picker(
+    body: dict[str, Any], context: BoltContext, client: WebClient, respond: Respond,
+    logger: Logger,
+) -> None:
+    """Lazy: check the choice, close the picker, then collect and post the summary."""
+    services = services_from(context)
+    user, channel = _ids(body)
+    conversation = services.conversation
+
+    def confirm() -> None:
+        command = conversation.confirmed_command(user=user, channel=channel,
+                                                 choice=picker_state(body))
+        if isinstance(command, MessageReply):
+            # Keep the picker; the problem shows beside it.
+            respond_ephemeral(respond, slack_message(command))
+            return
+        respond(delete_original=True)
+        answer_in_thread(
+            services=services,
+            client=client,
+            logger=logger,
+            channel=channel,
+            thread_ts=None,
+            user=user,
+            what=f"collecting HAMi metrics from *{command.cluster}* for <@{user}>",
+            compute=lambda: conversation.answer_command(command, user=user, channel=channel),
+            respond=respond,
+            problems_private=True,
+        )
+
+    run_guarded(logger, f"confirming the picker for {user} in {channel}", confirm,
+                on_error=lambda message: respond_ephemeral(respond, message))
+
+
+def cancel_picker(body: dict[str, Any], context: BoltContext, respond: Respond) -> None:
+    services = services_from(context)
+    user, channel = _ids(body)
+    services.state.forget_picker(user, channel)
+    respond(delete_original=True)

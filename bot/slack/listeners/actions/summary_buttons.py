@@ -1,0 +1,84 @@
+"""The buttons under a summary: Refresh (in place), GPUs, Workloads and CSV (in the thread)."""
+
+from __future__ import annotations
+
+from logging import Logger
+from typing import Any
+
+from slack_bolt import BoltContext, Respond
+from slack_sdk import WebClient
+
+from bot.slack.answer import (
+    answer_in_thread,
+    compute_safely,
+    respond_ephemeral,
+    run_guarded,
+)
+from bot.slack.delivery import Delivery
+from bot.slack.messages import slack_message
+from bot.slack.services import services_from
+
+REFRESHING_NOTE = {
+    "type": "context",
+    "elements": [{"type": "mrkdwn", "text": ":hourglass_flowing_sand: Refreshing…"}],
+}
+
+
+def press_summary_button(
+    body: dict[str, Any],
+    action: dict[str, Any],
+    context: BoltContext,
+    client: WebClient,
+    respond: Respond,
+    logger: Logger,
+) -> None:
+    services = services_from(context)
+    conversation = services.conversation
+    name = str(action["action_id"]).removeprefix("summary_")
+    value = str(action.get("value") or "")
+    user = str(body["user"]["id"])
+    channel = str((body.get("channel") or {}).get("id") or "")
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    message_ts = str(container.get("message_ts") or message.get("ts") or "")
+    thread_root = str(message.get("thread_ts") or message_ts) or None
+    what = f"{name} for <@{user}>"
+
+    def compute() -> Any:
+        return conversation.button(name, value, user=user, channel=channel)
+
+    def refresh_in_place() -> None:
+        delivery = Delivery(client, logger)
+        old_blocks = message.get("blocks") or []
+        old_text = str(message.get("text") or "HAMi summary")
+        delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
+                                    blocks=[REFRESHING_NOTE, *old_blocks][:50])
+        reply = compute_safely(compute, logger, what, f"channel {channel}")
+        if reply is None:
+            return
+        new = slack_message(reply)
+        if new.problem:
+            # The old summary stays; only the person who pressed Refresh hears why.
+            delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
+                                        blocks=old_blocks)
+            delivery.ephemeral(channel, user, thread_root, new)
+            return
+        delivery.finish(channel, message_ts, thread_root, new)
+
+    def press() -> None:
+        if name == "refresh" and container.get("is_ephemeral"):
+            reply = compute_safely(compute, logger, what, f"channel {channel}")
+            if reply is not None:
+                respond_ephemeral(respond, slack_message(reply, files_possible=False),
+                                  replace=True)
+        elif name == "refresh" and message_ts:
+            refresh_in_place()
+        else:
+            answer_in_thread(
+                services=services, client=client, logger=logger, channel=channel,
+                thread_ts=thread_root, user=user, what=what, compute=compute,
+                respond=respond, problems_private=True,
+            )
+
+    run_guarded(logger, f"button {name} for {user} in {channel}", press,
+                on_error=lambda failure: respond_ephemeral(respond, failure))

@@ -1,0 +1,15 @@
+"""Slash commands: ``/hami-summary``."""
+
+from __future__ import annotations
+
+from slack_bolt import App
+
+from bot.slack.listeners.commands.hami_summary import acknowledge_command, summarize_cluster
+
+COMMAND = "/hami-summary"
+
+
+def register(app: App) -> None:
+    # Quick answers (help, picker, clusters, bad arguments) go back in the acknowledgement;
+    # a cluster summary is collected by the lazy listener after the 3-second ack.
+    app.command(COMMAND)(ack=acknowledge_command, lazy=[summarize_cluster])

@@ -1,0 +1,23 @@
+"""Events API: mentions of the bot and direct messages."""
+
+from __future__ import annotations
+
+from slack_bolt import App
+
+from bot.slack.listeners.events.acknowledge import acknowledge_event
+from bot.slack.listeners.events.app_mention import answer_mention
+from bot.slack.listeners.events.direct_message import (
+    answer_direct_message,
+    ignore_other_messages,
+    is_direct_message,
+)
+
+
+def register(app: App) -> None:
+    app.event("app_mention")(ack=acknowledge_event, lazy=[answer_mention])
+    app.event("message", matchers=[is_direct_message])(
+        ack=acknowledge_event, lazy=[answer_direct_message]
+    )
+    # Every other message event (edits, deletions, channel messages if subscribed) is
+    # acknowledged and dropped: an unhandled event would be answered 404 and retried by Slack.
+    app.event("message")(ignore_other_messages)

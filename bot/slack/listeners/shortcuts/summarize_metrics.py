@@ -1,0 +1,61 @@
+"""Message shortcut "Summarize HAMi metrics": summarise the metrics in the chosen message.
+
+The answer goes into that message's thread; if the message has no metrics, only the person
+who used the shortcut is told (ephemeral).
+"""
+
+from __future__ import annotations
+
+from logging import Logger
+from typing import Any
+
+from slack_bolt import Ack, BoltContext, Respond
+from slack_sdk import WebClient
+
+from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
+from bot.slack.files import fetch_metrics_file
+from bot.slack.listeners.events.conversation import brings_metrics
+from bot.slack.messages import slack_message
+from bot.slack.services import services_from
+
+# Must match the callback_id of the shortcut in deploy/slack-app-manifest.yaml.
+CALLBACK_ID = "summarize_metrics"
+
+
+def acknowledge_shortcut(ack: Ack) -> None:
+    ack()
+
+
+def summarize_message(
+    body: dict[str, Any], context: BoltContext, client: WebClient, respond: Respond,
+    logger: Logger,
+) -> None:
+    services = services_from(context)
+    conversation = services.conversation
+    message = body.get("message") or {}
+    channel = str((body.get("channel") or {}).get("id") or "")
+    user = str(body["user"]["id"])
+    thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
+    text = str(message.get("text") or "")
+    files = [f for f in message.get("files") or [] if isinstance(f, dict)]
+
+    def compute() -> Any:
+        given = [
+            fetch_metrics_file(client, f, max_bytes=services.max_file_bytes,
+                               api_base_url=services.api_base_url)
+            for f in files
+        ]
+        return conversation.shortcut(text, channel=channel, thread_ts=thread_ts, files=given)
+
+    def summarize() -> None:
+        if not brings_metrics(message):
+            respond_ephemeral(respond, slack_message(compute()))
+            return
+        answer_in_thread(
+            services=services, client=client, logger=logger, channel=channel,
+            thread_ts=thread_ts, user=user, what=f"summarising these metrics for <@{user}>",
+            compute=compute, respond=respond, problems_private=True,
+        )
+
+    run_guarded(logger, f"shortcut {CALLBACK_ID} for {user} in {channel}", summarize,
+                on_error=lambda failure: respond_ephemeral(respond, failure))

@@ -1,0 +1,269 @@
+"""Every ``Reply`` of the conversation as a Slack message: Block Kit, fallback text and files.
+
+The summary itself is laid out in ``bot.slack.blocks``; this module adds the picker, cluster
+list, help and problem messages, tables and the "working on it" placeholder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    HeaderBlock,
+    InputBlock,
+    MarkdownTextObject,
+    Option,
+    PlainTextInputElement,
+    PlainTextObject,
+    SectionBlock,
+    StaticSelectElement,
+)
+
+from bot.conversation.replies import (
+    Attachment,
+    ClusterOption,
+    ClustersReply,
+    FilesReply,
+    MessageReply,
+    PickerReply,
+    Reply,
+    SummaryReply,
+    TableReply,
+)
+from bot.conversation.service import csv_attachment
+from bot.slack.blocks import (
+    HEADER_TEXT_MAX,
+    SECTION_TEXT_MAX,
+    clip,
+    mrkdwn_escape,
+    summary_message,
+)
+
+# Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
+PICKER_CLUSTER = "picker_cluster"
+PICKER_CONTEXT = "picker_context"
+PICKER_NAMESPACE = "picker_namespace"
+PICKER_CONFIRM = "picker_confirm"
+PICKER_CANCEL = "picker_cancel"
+
+# Slack: a static_select holds at most 100 options, option text at most 75 characters.
+MAX_OPTIONS = 100
+OPTION_TEXT_MAX = 75
+
+
+@dataclass(frozen=True, slots=True)
+class SlackMessage:
+    blocks: list[dict[str, Any]]
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+    problem: bool = False
+    extra_notes: tuple[str, ...] = field(default=())
+
+
+def _sections(text: str) -> list[Block]:
+    """Long text split over as many sections as needed, at line breaks where possible."""
+    blocks: list[Block] = []
+    rest = text
+    limit = SECTION_TEXT_MAX
+    while rest:
+        if len(rest) <= limit:
+            chunk, rest = rest, ""
+        else:
+            cut = rest.rfind("\n", 0, limit)
+            cut = cut if cut > 0 else limit
+            chunk, rest = rest[:cut], rest[cut:].lstrip("\n")
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=chunk)))
+    return blocks
+
+
+def working_message(what: str) -> SlackMessage:
+    text = f":hourglass_flowing_sand: Working on it: {what}…"
+    return SlackMessage([SectionBlock(text=MarkdownTextObject(text=clip(text, 3000))).to_dict()],
+                        f"Working on it: {what}…")
+
+
+def text_message(reply: MessageReply) -> SlackMessage:
+    blocks: list[Block] = []
+    prefix = ":warning: " if reply.tone == "problem" else ""
+    if reply.title:
+        blocks.append(
+            SectionBlock(text=MarkdownTextObject(text=clip(f"{prefix}*{reply.title}*", 3000)))
+        )
+        prefix = ""
+    blocks.extend(_sections(prefix + reply.text))
+    fallback = f"{reply.title}: {reply.text}" if reply.title else reply.text
+    return SlackMessage(
+        [b.to_dict() for b in blocks[:50]], clip(fallback, 3000), problem=reply.tone == "problem"
+    )
+
+
+def table_message(reply: TableReply) -> SlackMessage:
+    fenced = f"*{mrkdwn_escape(reply.title)}*\n```{reply.table}```"
+    if len(fenced) <= SECTION_TEXT_MAX:
+        return SlackMessage(
+            [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()], reply.title
+        )
+    attachment = Attachment(reply.filename, reply.title, lambda: reply.table.encode("utf-8"))
+    text = (
+        f"*{mrkdwn_escape(reply.title)}*\n{reply.rows:,} rows are too many for a message; "
+        f"the whole table is in `{reply.filename}` below."
+    )
+    return SlackMessage(
+        [SectionBlock(text=MarkdownTextObject(text=text)).to_dict()],
+        reply.title,
+        attachments=(attachment,),
+    )
+
+
+def files_message(reply: FilesReply) -> SlackMessage:
+    names = ", ".join(f"`{a.filename}`" for a in reply.attachments)
+    text = f"{mrkdwn_escape(reply.text)} Attached: {names}."
+    return SlackMessage(
+        [SectionBlock(text=MarkdownTextObject(text=clip(text, 3000))).to_dict()],
+        reply.text,
+        attachments=reply.attachments,
+    )
+
+
+def _option(option: ClusterOption) -> Option:
+    label = option.display_name if option.display_name == option.name else (
+        f"{option.display_name} ({option.name})"
+    )
+    return Option(value=option.name, text=clip(label, OPTION_TEXT_MAX))
+
+
+def picker_message(reply: PickerReply) -> SlackMessage:
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=clip("Summarise a registered cluster",
+                                                   HEADER_TEXT_MAX)))
+    ]
+    if not reply.options:
+        blocks.extend(_sections(reply.hint or "No clusters are registered for this channel."))
+        return SlackMessage([b.to_dict() for b in blocks], "No clusters to pick from")
+    options = [_option(o) for o in reply.options[:MAX_OPTIONS]]
+    chosen = next((o for o in reply.options if o.name == reply.cluster), None)
+    initial = next((o for o in options if chosen and o.value == chosen.name), None)
+    blocks.append(
+        SectionBlock(
+            block_id=PICKER_CLUSTER,
+            text=MarkdownTextObject(text="*Cluster*"),
+            accessory=StaticSelectElement(
+                action_id=PICKER_CLUSTER,
+                placeholder="Choose a cluster",
+                options=options,
+                initial_option=initial,
+            ),
+        )
+    )
+    if len(reply.options) > MAX_OPTIONS:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(
+            text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in this list; "
+            "use `/hami-summary clusters` and `/hami-summary <cluster>`.")]))
+    if chosen is not None and len(chosen.contexts) > 1:
+        context_options = [Option(value=c, text=clip(c, OPTION_TEXT_MAX))
+                           for c in chosen.contexts[:MAX_OPTIONS]]
+        blocks.append(
+            SectionBlock(
+                block_id=PICKER_CONTEXT,
+                text=MarkdownTextObject(text=f"*Context* of {mrkdwn_escape(chosen.name)}"),
+                accessory=StaticSelectElement(
+                    action_id=PICKER_CONTEXT,
+                    placeholder="Choose a context",
+                    options=context_options,
+                    initial_option=next(
+                        (o for o in context_options if o.value == reply.context), None
+                    ),
+                ),
+            )
+        )
+    blocks.append(
+        InputBlock(
+            block_id=PICKER_NAMESPACE,
+            label="Namespace (optional)",
+            optional=True,
+            element=PlainTextInputElement(
+                action_id=PICKER_NAMESPACE,
+                placeholder="e.g. team-a",
+                initial_value=reply.namespace,
+                max_length=63,
+            ),
+        )
+    )
+    blocks.append(
+        ActionsBlock(
+            block_id="picker_actions",
+            elements=[
+                ButtonElement(text="Confirm", action_id=PICKER_CONFIRM, style="primary",
+                              value="confirm"),
+                ButtonElement(text="Cancel", action_id=PICKER_CANCEL, value="cancel"),
+            ],
+        )
+    )
+    blocks.append(ContextBlock(elements=[MarkdownTextObject(
+        text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
+             "allocation state, not live GPU utilisation.")]))
+    return SlackMessage([b.to_dict() for b in blocks], "Pick a cluster to summarise")
+
+
+def clusters_message(reply: ClustersReply) -> SlackMessage:
+    if not reply.options:
+        return text_message(MessageReply(title="Registered clusters", text=reply.hint or ""))
+    lines = []
+    for option in reply.options:
+        line = f"• *{mrkdwn_escape(option.name)}*"
+        if option.display_name != option.name:
+            line += f" ({mrkdwn_escape(option.display_name)})"
+        if option.contexts:
+            line += " — contexts: " + ", ".join(f"`{mrkdwn_escape(c)}`" for c in option.contexts)
+        if option.runtime_allowed:
+            line += " · runtime allowed"
+        lines.append(line)
+    text = "\n".join(lines) + "\n\nAsk with `/hami-summary <cluster> [ns=NAMESPACE]`."
+    return text_message(MessageReply(title="Clusters you may query here", text=text))
+
+
+def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
+    """``reply`` as a Slack message; with ``files_possible`` False no file is promised."""
+    if isinstance(reply, SummaryReply):
+        hint = (
+            "full tables in the files attached in this thread"
+            if files_possible
+            else "invite me to this channel to get them as files, or use the GPUs button"
+        )
+        built = summary_message(
+            reply.summary,
+            age_seconds=reply.age_seconds,
+            button_value=reply.ref.to_value(),
+            notes=reply.notes,
+            overflow_hint=hint,
+        )
+        attachments = list(reply.attachments)
+        if built.omitted:
+            attachments.append(tables_attachment(reply))
+            attachments.append(csv_attachment(reply.summary))
+        return SlackMessage(built.blocks, built.text, tuple(attachments))
+    if isinstance(reply, TableReply):
+        return table_message(reply)
+    if isinstance(reply, FilesReply):
+        return files_message(reply)
+    if isinstance(reply, PickerReply):
+        return picker_message(reply)
+    if isinstance(reply, ClustersReply):
+        return clusters_message(reply)
+    return text_message(reply)
+
+
+def tables_attachment(reply: SummaryReply) -> Attachment:
+    from bot.conversation.formatting import all_tables
+
+    summary = reply.summary
+    return Attachment(
+        "hami-summary-tables.txt",
+        "All nodes, GPUs, namespaces and workloads",
+        lambda: all_tables(summary).encode("utf-8"),
+    )

@@ -1,0 +1,1 @@
+"""How the bot is reached: HTTP (a threaded WSGI server) or Socket Mode."""
