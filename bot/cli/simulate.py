@@ -86,9 +86,13 @@ def _validate(args: argparse.Namespace) -> None:
 
 def _write(args: argparse.Namespace) -> int:
     text = simulate_exposition(
-        args.nodes, args.gpus_per_node, seed=args.seed, legacy=args.legacy, both=args.both,
+        args.nodes,
+        args.gpus_per_node,
+        seed=args.seed,
+        legacy=args.legacy,
+        both=args.both,
         t=args.step,
-    )  # fmt: skip
+    )
     if args.output is None:
         sys.stdout.write(text)
         return EXIT_OK

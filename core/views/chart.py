@@ -52,10 +52,25 @@ GLYPH_EM: Final = 0.62
 
 # tab20 without its two greys: grey is kept for "free", "other" and "not attributed".
 PALETTE: Final[tuple[str, ...]] = (
-    "#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a",
-    "#d62728", "#ff9896", "#9467bd", "#c5b0d5", "#8c564b", "#c49c94",
-    "#e377c2", "#f7b6d2", "#bcbd22", "#dbdb8d", "#17becf", "#9edae5",
-)  # fmt: skip
+    "#1f77b4",
+    "#aec7e8",
+    "#ff7f0e",
+    "#ffbb78",
+    "#2ca02c",
+    "#98df8a",
+    "#d62728",
+    "#ff9896",
+    "#9467bd",
+    "#c5b0d5",
+    "#8c564b",
+    "#c49c94",
+    "#e377c2",
+    "#f7b6d2",
+    "#bcbd22",
+    "#dbdb8d",
+    "#17becf",
+    "#9edae5",
+)
 HATCHES: Final = ("", "//", "..", "xx", "\\\\", "oo")
 FREE_COLOUR: Final = "#ececec"
 OTHER_COLOUR: Final = "#9e9e9e"
@@ -105,11 +120,25 @@ def build_figure(summary: Summary, *, title: str | None = None) -> Any:
     FigureCanvasAgg(figure)
     frame = _Frame(figure)
     figure.text(frame.x(0.2), frame.y_top(0.25), _title(summary, title), fontsize=14, va="top")
-    figure.text(frame.x(0.2), frame.y_top(0.62), _subtitle(summary, layout), fontsize=9.5,
-                color="#444444", va="top", linespacing=1.5)  # fmt: skip
+    figure.text(
+        frame.x(0.2),
+        frame.y_top(0.62),
+        _subtitle(summary, layout),
+        fontsize=9.5,
+        color="#444444",
+        va="top",
+        linespacing=1.5,
+    )
     if layout == "empty":
-        figure.text(0.5, 0.5, "No GPU devices in this input: it has no scheduler allocation "
-                    "series", ha="center", va="center", fontsize=13, color="#444444")  # fmt: skip
+        figure.text(
+            0.5,
+            0.5,
+            "No GPU devices in this input: it has no scheduler allocation series",
+            ha="center",
+            va="center",
+            fontsize=13,
+            color="#444444",
+        )
     elif layout == "per-gpu":
         _draw_per_gpu(frame, summary, legend)
     elif layout == "per-node":
@@ -159,8 +188,12 @@ class _Frame:
     def axes(
         self, left_in: float, bottom_in: float, right_in: float, top_in: float, **kw: Any
     ) -> Any:
-        box = (self.x(left_in), self.y(bottom_in), self.x(right_in - left_in),
-               self.y(top_in - bottom_in))  # fmt: skip
+        box = (
+            self.x(left_in),
+            self.y(bottom_in),
+            self.x(right_in - left_in),
+            self.y(top_in - bottom_in),
+        )
         return self.figure.add_axes(box, **kw)
 
 
@@ -353,10 +386,15 @@ def _bars(
     ]
     if boxes:
         ax.add_collection(
-            PolyCollection(boxes, facecolors=colour, edgecolors=edgecolor,
-                           linewidths=0.3 if width > 0.5 else 0.0, hatch=hatch or None),
+            PolyCollection(
+                boxes,
+                facecolors=colour,
+                edgecolors=edgecolor,
+                linewidths=0.3 if width > 0.5 else 0.0,
+                hatch=hatch or None,
+            ),
             autolim=False,
-        )  # fmt: skip
+        )
 
 
 def _stack_bars(
@@ -408,9 +446,9 @@ def _two_panels(frame: _Frame, bottom_in: float) -> tuple[Any, Any]:
     return ax_cores, ax_mem
 
 
-def _legend_extras(summary: Summary, stacks: dict[str, dict[str, tuple[float, float]]]) -> list[
-    tuple[str, str, str]
-]:  # fmt: skip
+def _legend_extras(
+    summary: Summary, stacks: dict[str, dict[str, tuple[float, float]]]
+) -> list[tuple[str, str, str]]:
     extra = [(FREE_COLOUR, "", FREE_LABEL)]
     if _has_unattributed(summary, stacks):
         extra.append((UNATTRIBUTED_COLOUR, "//", UNATTRIBUTED_LABEL))
@@ -420,8 +458,13 @@ def _legend_extras(summary: Summary, stacks: dict[str, dict[str, tuple[float, fl
 def _footnote(frame: _Frame, notes: Sequence[str]) -> None:
     text = " \u00b7 ".join(n for n in notes if n)
     if text:
-        frame.figure.text(frame.x(LEFT_IN), frame.y(0.12), text[0].upper() + text[1:] + ".",
-                          fontsize=8, color="#555555")  # fmt: skip
+        frame.figure.text(
+            frame.x(LEFT_IN),
+            frame.y(0.12),
+            text[0].upper() + text[1:] + ".",
+            fontsize=8,
+            color="#555555",
+        )
 
 
 # ------------------------------------------------------------------------------ layouts
@@ -497,12 +540,27 @@ def _label_gpu_groups(
         if flat:
             ax.text(centre, 0, labels[node], transform=shifted, fontsize=8, ha="center", va="top")
         else:
-            ax.text(centre, 0, labels[node], transform=shifted, fontsize=8, ha="right",
-                    va="center", rotation=90, rotation_mode="anchor")  # fmt: skip
+            ax.text(
+                centre,
+                0,
+                labels[node],
+                transform=shifted,
+                fontsize=8,
+                ha="right",
+                va="center",
+                rotation=90,
+                rotation_mode="anchor",
+            )
         if last > first:  # a bracket under the node's GPUs
             bracket = base + ScaledTranslation(0, -(drop_in - 0.06), ax.figure.dpi_scale_trans)
-            ax.plot([first - 0.4, last + 0.4], [0, 0], transform=bracket, color="#999999",
-                    linewidth=0.8, clip_on=False)  # fmt: skip
+            ax.plot(
+                [first - 0.4, last + 0.4],
+                [0, 0],
+                transform=bracket,
+                color="#999999",
+                linewidth=0.8,
+                clip_on=False,
+            )
 
 
 def _draw_per_node(frame: _Frame, summary: Summary, legend: _Legend) -> None:
@@ -572,8 +630,13 @@ def _draw_heatmap(frame: _Frame, summary: Summary, legend: _Legend) -> None:
     cmap = colormaps["YlOrRd"].with_extremes(over="#4a0a5c", bad="#ffffff")
     image = None
     for ax, values, what in ((ax_cores, cores, "cores"), (ax_mem, mem, "memory")):
-        image = ax.imshow(np.ma.masked_invalid(values), aspect="auto", cmap=cmap,
-                          norm=Normalize(vmin=0, vmax=100), interpolation="nearest")  # fmt: skip
+        image = ax.imshow(
+            np.ma.masked_invalid(values),
+            aspect="auto",
+            cmap=cmap,
+            norm=Normalize(vmin=0, vmax=100),
+            interpolation="nearest",
+        )
         ax.set_title(f"{what} allocated, % of each GPU", fontsize=9.5, loc="left")
         ax.set_yticks([r for r, _ in row_labels], [t for _, t in row_labels])
         ax.tick_params(axis="both", labelsize=LABEL_PT, length=2)
@@ -586,8 +649,9 @@ def _draw_heatmap(frame: _Frame, summary: Summary, legend: _Legend) -> None:
     else:
         ax_mem.set_xticks(positions, [f"+{p}" for p in positions])
         rows = f"; each band is GPU 0-{depth - 1} of its nodes, top to bottom" if depth > 1 else ""
-        ax_mem.set_xlabel(f"node position within each band of {per_band} nodes, sorted by name"
-                          f"{rows}", fontsize=8)  # fmt: skip
+        ax_mem.set_xlabel(
+            f"node position within each band of {per_band} nodes, sorted by name{rows}", fontsize=8
+        )
         notes = []
     if bool(np.isnan(cores).any()):
         notes.append("white: no GPU at that index on the node")
@@ -639,8 +703,16 @@ def _draw_namespace_shares(ax: Any, summary: Summary, legend: _Legend) -> None:
     for key in legend.order():
         widths = shares.get(key, [0.0, 0.0])
         style = legend.styles[key]
-        ax.barh([1, 0], widths, left=lefts, color=style.colour, hatch=style.hatch,
-                edgecolor="white", linewidth=0.5, height=0.7)  # fmt: skip
+        ax.barh(
+            [1, 0],
+            widths,
+            left=lefts,
+            color=style.colour,
+            hatch=style.hatch,
+            edgecolor="white",
+            linewidth=0.5,
+            height=0.7,
+        )
         lefts = [a + b for a, b in zip(lefts, widths, strict=True)]
     ax.set_yticks([1, 0], ["cores", "memory"])
     ax.set_xlim(0, 100)

@@ -31,9 +31,9 @@ _SCRIPT = Path(sys.executable).with_name("hami-summary")
 CLI = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "bot.cli.main"]
 
 
-def fetch(url: str, headers: dict[str, str] | None = None, method: str = "GET") -> tuple[
-    int, dict[str, str], bytes
-]:  # fmt: skip
+def fetch(
+    url: str, headers: dict[str, str] | None = None, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, headers=headers or {}, method=method)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -233,13 +233,25 @@ def _env() -> dict[str, str]:
 
 def test_serve_runs_until_interrupted() -> None:
     proc = subprocess.Popen(
-        [*CLI, "simulate", "--nodes", "2", "--gpus-per-node", "4", "--seed", "5", "--serve", "0",
-         "--drift-seconds", "30"],
+        [
+            *CLI,
+            "simulate",
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "4",
+            "--seed",
+            "5",
+            "--serve",
+            "0",
+            "--drift-seconds",
+            "30",
+        ],
         stderr=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         env=_env(),
-    )  # fmt: skip
+    )
     try:
         assert proc.stderr is not None
         banner = proc.stderr.readline()
