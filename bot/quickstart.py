@@ -33,7 +33,7 @@ def _install_stamp(extra: str) -> str:
 
 def ensure_environment(extra: str = "") -> None:
     """Create ``.venv`` and install the project (with ``extra``) unless already current."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - this runs under whatever python3 is first
         sys.exit(f"hami-summary needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
     stamp_file = VENV / ".hami-summary-install"
     wanted = _install_stamp(extra)
@@ -43,12 +43,16 @@ def ensure_environment(extra: str = "") -> None:
     if stamp_file.exists() and stamp_file.read_text() == wanted:
         return
     target = f".[{extra}]" if extra else "."
-    _say(f"installing hami-summary{f' with {extra} tools' if extra else ''} (pip, a minute "
-         "or two the first time)")
-    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
-                   check=True, cwd=ROOT)
-    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "-e", target],
-                   check=True, cwd=ROOT)
+    _say(
+        f"installing hami-summary{f' with {extra} tools' if extra else ''} (pip, a minute "
+        "or two the first time)"
+    )
+    subprocess.run(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True, cwd=ROOT
+    )
+    subprocess.run(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", target], check=True, cwd=ROOT
+    )
     stamp_file.write_text(wanted)
 
 
@@ -64,8 +68,15 @@ def run_main_job(extra_args: list[str]) -> int:
     out_dir = ROOT / "hami-summary-output"
     out_dir.mkdir(exist_ok=True)
     chart = out_dir / "example-chart.png"
-    return _run(str(BIN / "hami-summary"), "summarize", "--example", "--chart", str(chart),
-                *extra_args, env=env)
+    return _run(
+        str(BIN / "hami-summary"),
+        "summarize",
+        "--example",
+        "--chart",
+        str(chart),
+        *extra_args,
+        env=env,
+    )
 
 
 def run_tests(extra_args: list[str]) -> int:

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from core.model import PodExecResult, SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
@@ -34,13 +36,32 @@ def summarize_text(
     """
     from core.summary.build import build_summary_from_text
 
-    return build_summary_from_text(
-        text,
-        source,
-        monitor_texts=monitor_texts,
-        missing_monitors=missing_monitors,
-        real_usage=real_usage,
-        namespace=namespace,
-        node=node,
-        settings=settings,
-    )
+    with _cyclic_gc_paused():
+        return build_summary_from_text(
+            text,
+            source,
+            monitor_texts=monitor_texts,
+            missing_monitors=missing_monitors,
+            real_usage=real_usage,
+            namespace=namespace,
+            node=node,
+            settings=settings,
+        )
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a summary is built.
+
+    A large scrape creates a few hundred thousand small acyclic objects; CPython's collector
+    would rescan them over and over (a third of the run time on 70,000 samples) although
+    reference counting frees them all. The collector's state is process-wide: a concurrent
+    summary may re-enable it early, which only costs speed.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -15,6 +15,18 @@ Component = Literal["scheduler", "monitor", "build"]
 FamilySurface = Literal["current", "legacy", "none"]
 
 
+# Canonical identifying fields per kind of series, in a fixed order: readers hand each sample
+# over as a tuple of these (missing labels as "").
+DEVICE_FIELDS = ("node", "device_uuid", "device_index", "device_type", "device_memory_limit")
+ALLOCATION_FIELDS = ("namespace", "pod", "container_index", "device_uuid", "node")
+QUOTA_FIELDS = ("namespace", "resource", "limit")
+CONTAINER_FIELDS = ("namespace", "pod", "container", "vdevice_index", "device_uuid")
+BUILD_FIELDS = ("version",)
+
+_ALLOCATION_ROLES = frozenset({"pod_mem_allocated_bytes", "pod_core_allocated"})
+_QUOTA_ROLES = frozenset({"quota_used", "quota_limit"})
+
+
 @dataclass(frozen=True, slots=True)
 class FamilySpec:
     name: str
@@ -23,6 +35,25 @@ class FamilySpec:
     surface: FamilySurface
     # own label name -> canonical label name; labels not listed are descriptive only
     labels: tuple[tuple[str, str], ...]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The canonical fields this family's samples are identified by."""
+        if self.component == "build":
+            return BUILD_FIELDS
+        if self.role in _ALLOCATION_ROLES:
+            return ALLOCATION_FIELDS
+        if self.role in _QUOTA_ROLES:
+            return QUOTA_FIELDS
+        if self.role.startswith("container_"):
+            return CONTAINER_FIELDS
+        return DEVICE_FIELDS
+
+    def own_label_for(self, canonical: str) -> str | None:
+        for own, canon in self.labels:
+            if canon == canonical:
+                return own
+        return "version" if self.component == "build" and canonical == "version" else None
 
 
 _SCHED_DEVICE_CURRENT = (
@@ -76,47 +107,162 @@ _VCONTAINER_LEGACY = (
 
 
 def _specs() -> dict[str, FamilySpec]:
-    table: list[tuple[str, str, str, Component, tuple[tuple[str, str], ...],
-                      tuple[tuple[str, str], ...]]] = [
+    table: list[
+        tuple[str, str, str, Component, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
+    ] = [
         # current name, legacy name, role, component, current labels, legacy labels
-        ("hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit", "mem_limit_bytes",
-         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
-        ("hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit", "core_limit",
-         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
-        ("hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated", "mem_allocated_bytes",
-         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
-        ("hami_gpu_shared_count", "GPUDeviceSharedNum", "shared_count",
-         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
-        ("hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated", "core_allocated",
-         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
-        ("hami_node_gpu_overview", "nodeGPUOverview", "overview_mem_allocated_bytes",
-         "scheduler", _OVERVIEW_CURRENT, _OVERVIEW_LEGACY),
-        ("hami_node_gpu_memory_allocated_ratio", "nodeGPUMemoryPercentage", "mem_ratio",
-         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
-        ("hami_node_gpu_mig_instance_info", "nodeGPUMigInstance", "mig_instance",
-         "scheduler", _SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY),
-        ("hami_resource_quota_used", "QuotaUsed", "quota_used",
-         "scheduler", _QUOTA_CURRENT, _QUOTA_LEGACY),
-        ("hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated", "pod_mem_allocated_bytes",
-         "scheduler", _CONTAINER_CURRENT, _CONTAINER_LEGACY),
-        ("hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated", "pod_core_allocated",
-         "scheduler", _CONTAINER_CURRENT, _CONTAINER_LEGACY),
-        ("hami_host_gpu_memory_used_bytes", "HostGPUMemoryUsage", "host_mem_used_bytes",
-         "monitor", _HOST_CURRENT, _HOST_LEGACY),
-        ("hami_host_gpu_utilization_ratio", "HostCoreUtilization", "host_utilization",
-         "monitor", _HOST_CURRENT, _HOST_LEGACY),
-        ("hami_vgpu_memory_used_bytes", "vGPU_device_memory_usage_in_bytes",
-         "container_mem_used_bytes", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
-        ("hami_vgpu_memory_limit_bytes", "vGPU_device_memory_limit_in_bytes",
-         "container_mem_limit_bytes", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
-        ("hami_container_device_memory_bytes", "Device_memory_desc_of_container",
-         "container_mem_desc_bytes", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
-        ("hami_container_device_utilization_ratio", "Device_utilization_desc_of_container",
-         "container_sm_utilization", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
-        ("hami_container_last_kernel_elapsed_seconds", "Device_last_kernel_of_container",
-         "container_last_kernel_seconds", "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
-        ("hami_mig_device_info", "MigInfo", "container_mig_info",
-         "monitor", _VCONTAINER_CURRENT, _VCONTAINER_LEGACY),
+        (
+            "hami_gpu_memory_limit_bytes",
+            "GPUDeviceMemoryLimit",
+            "mem_limit_bytes",
+            "scheduler",
+            _SCHED_DEVICE_CURRENT,
+            _SCHED_DEVICE_LEGACY,
+        ),
+        (
+            "hami_gpu_core_limit_ratio",
+            "GPUDeviceCoreLimit",
+            "core_limit",
+            "scheduler",
+            _SCHED_DEVICE_CURRENT,
+            _SCHED_DEVICE_LEGACY,
+        ),
+        (
+            "hami_gpu_memory_allocated_bytes",
+            "GPUDeviceMemoryAllocated",
+            "mem_allocated_bytes",
+            "scheduler",
+            _SCHED_DEVICE_CURRENT,
+            _SCHED_DEVICE_LEGACY,
+        ),
+        (
+            "hami_gpu_shared_count",
+            "GPUDeviceSharedNum",
+            "shared_count",
+            "scheduler",
+            _SCHED_DEVICE_CURRENT,
+            _SCHED_DEVICE_LEGACY,
+        ),
+        (
+            "hami_gpu_core_allocated_ratio",
+            "GPUDeviceCoreAllocated",
+            "core_allocated",
+            "scheduler",
+            _SCHED_DEVICE_CURRENT,
+            _SCHED_DEVICE_LEGACY,
+        ),
+        (
+            "hami_node_gpu_overview",
+            "nodeGPUOverview",
+            "overview_mem_allocated_bytes",
+            "scheduler",
+            _OVERVIEW_CURRENT,
+            _OVERVIEW_LEGACY,
+        ),
+        (
+            "hami_node_gpu_memory_allocated_ratio",
+            "nodeGPUMemoryPercentage",
+            "mem_ratio",
+            "scheduler",
+            _SCHED_DEVICE_CURRENT,
+            _SCHED_DEVICE_LEGACY,
+        ),
+        (
+            "hami_node_gpu_mig_instance_info",
+            "nodeGPUMigInstance",
+            "mig_instance",
+            "scheduler",
+            _SCHED_DEVICE_CURRENT,
+            _SCHED_DEVICE_LEGACY,
+        ),
+        (
+            "hami_resource_quota_used",
+            "QuotaUsed",
+            "quota_used",
+            "scheduler",
+            _QUOTA_CURRENT,
+            _QUOTA_LEGACY,
+        ),
+        (
+            "hami_vgpu_memory_allocated_bytes",
+            "vGPUMemoryAllocated",
+            "pod_mem_allocated_bytes",
+            "scheduler",
+            _CONTAINER_CURRENT,
+            _CONTAINER_LEGACY,
+        ),
+        (
+            "hami_vgpu_core_allocated_ratio",
+            "vGPUCoreAllocated",
+            "pod_core_allocated",
+            "scheduler",
+            _CONTAINER_CURRENT,
+            _CONTAINER_LEGACY,
+        ),
+        (
+            "hami_host_gpu_memory_used_bytes",
+            "HostGPUMemoryUsage",
+            "host_mem_used_bytes",
+            "monitor",
+            _HOST_CURRENT,
+            _HOST_LEGACY,
+        ),
+        (
+            "hami_host_gpu_utilization_ratio",
+            "HostCoreUtilization",
+            "host_utilization",
+            "monitor",
+            _HOST_CURRENT,
+            _HOST_LEGACY,
+        ),
+        (
+            "hami_vgpu_memory_used_bytes",
+            "vGPU_device_memory_usage_in_bytes",
+            "container_mem_used_bytes",
+            "monitor",
+            _VCONTAINER_CURRENT,
+            _VCONTAINER_LEGACY,
+        ),
+        (
+            "hami_vgpu_memory_limit_bytes",
+            "vGPU_device_memory_limit_in_bytes",
+            "container_mem_limit_bytes",
+            "monitor",
+            _VCONTAINER_CURRENT,
+            _VCONTAINER_LEGACY,
+        ),
+        (
+            "hami_container_device_memory_bytes",
+            "Device_memory_desc_of_container",
+            "container_mem_desc_bytes",
+            "monitor",
+            _VCONTAINER_CURRENT,
+            _VCONTAINER_LEGACY,
+        ),
+        (
+            "hami_container_device_utilization_ratio",
+            "Device_utilization_desc_of_container",
+            "container_sm_utilization",
+            "monitor",
+            _VCONTAINER_CURRENT,
+            _VCONTAINER_LEGACY,
+        ),
+        (
+            "hami_container_last_kernel_elapsed_seconds",
+            "Device_last_kernel_of_container",
+            "container_last_kernel_seconds",
+            "monitor",
+            _VCONTAINER_CURRENT,
+            _VCONTAINER_LEGACY,
+        ),
+        (
+            "hami_mig_device_info",
+            "MigInfo",
+            "container_mig_info",
+            "monitor",
+            _VCONTAINER_CURRENT,
+            _VCONTAINER_LEGACY,
+        ),
     ]
     specs: dict[str, FamilySpec] = {}
     for current, legacy, role, component, cur_labels, leg_labels in table:
@@ -124,17 +270,24 @@ def _specs() -> dict[str, FamilySpec]:
         specs[legacy] = FamilySpec(legacy, role, component, "legacy", leg_labels)
     # Families with no legacy twin.
     specs["hami_resource_quota_limit"] = FamilySpec(
-        "hami_resource_quota_limit", "quota_limit", "scheduler", "current",
+        "hami_resource_quota_limit",
+        "quota_limit",
+        "scheduler",
+        "current",
         (("namespace", "namespace"), ("quota_name", "resource")),
     )
     specs["hami_host_gpu_memory_controller_utilization_ratio"] = FamilySpec(
-        "hami_host_gpu_memory_controller_utilization_ratio", "host_memctl_utilization",
-        "monitor", "current", _HOST_CURRENT,
+        "hami_host_gpu_memory_controller_utilization_ratio",
+        "host_memctl_utilization",
+        "monitor",
+        "current",
+        _HOST_CURRENT,
     )
     for part in ("context", "module", "buffer"):
         name = f"hami_vgpu_memory_{part}_bytes"
-        specs[name] = FamilySpec(name, f"container_mem_{part}_bytes", "monitor", "current",
-                                 _VCONTAINER_CURRENT)
+        specs[name] = FamilySpec(
+            name, f"container_mem_{part}_bytes", "monitor", "current", _VCONTAINER_CURRENT
+        )
     # HAMi v2.7 deprecated families: recognised as HAMi, values not used (superseded).
     for name in ("vGPUPodsDeviceAllocated", "vGPUMemoryPercentage", "vGPUCorePercentage"):
         specs[name] = FamilySpec(name, "deprecated", "scheduler", "legacy", ())

@@ -1,15 +1,18 @@
 """The immutable result of a summary: every number of SPEC.md, computed once.
 
 Views (text, Markdown, JSON, CSV, Block Kit, chart) only format these objects; they never
-recompute a number. Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` /
-``core_*`` are share points (100 = one whole GPU), ``*_percent`` is 0-100.
+recompute a number. The per-row types (GPUs, nodes, workloads) are NamedTuples rather than frozen
+dataclasses: a 1,000-node cluster has about 20,000 of them and they are built four times faster.
+
+Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` are share points
+(100 = one whole GPU), ``*_percent`` is 0-100.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 SourceKind = Literal["paste", "file", "cluster"]
 Surface = Literal["current", "legacy", "mixed", "none"]
@@ -39,8 +42,7 @@ class SourceInfo:
     fetched_at: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GpuSummary:
+class GpuSummary(NamedTuple):
     node: str
     device_index: int
     device_uuid: str
@@ -61,8 +63,7 @@ class GpuSummary:
     mem_ratio_reported: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSummary:
+class NodeSummary(NamedTuple):
     node: str
     gpus: int
     device_types: tuple[str, ...]
@@ -86,8 +87,7 @@ class NodeSummary:
     pods: int
 
 
-@dataclass(frozen=True, slots=True)
-class Workload:
+class Workload(NamedTuple):
     """One (namespace, pod, container index, device) allocation."""
 
     namespace: str

@@ -12,7 +12,9 @@ each allocation is counted once.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec
 
@@ -119,168 +121,164 @@ class MetricsReadings:
     mig_instances: int = 0
 
 
-class _SampleLike:
+class _SampleLike(Protocol):
     """Structural type of a parsed sample (``core.exposition.Sample``)."""
 
-    name: str
-    labels: dict[str, str]
-    value: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def labels(self) -> dict[str, str]: ...
+
+    @property
+    def value(self) -> float: ...
 
 
-def _canonical(spec: FamilySpec, labels: dict[str, str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for own, canonical in spec.labels:
-        value = labels.get(own)
-        if value is not None:
-            out[canonical] = value
+FieldRow = tuple[tuple[str, ...], float]
+
+
+@dataclass(slots=True)
+class FamilyRows:
+    """The samples of the HAMi families of one or more texts, as canonical field tuples."""
+
+    rows: dict[str, list[FieldRow]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    foreign: dict[str, None] = field(default_factory=dict)
+
+    def add_family(self, name: str, rows: list[FieldRow]) -> None:
+        self.rows.setdefault(name, []).extend(rows)
+        self.counts[name] = self.counts.get(name, 0) + len(rows)
+
+    def merge(self, other: FamilyRows) -> None:
+        for name, rows in other.rows.items():
+            self.rows.setdefault(name, []).extend(rows)
+        for name, count in other.counts.items():
+            self.counts[name] = self.counts.get(name, 0) + count
+        self.foreign.update(other.foreign)
+
+
+def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
+    """Group parsed samples by family, with identifying labels mapped to canonical fields."""
+    out = FamilyRows()
+    # Parsers may share one labels dict between series with the same label block; the field
+    # tuple is cached per (labels object, family spec), holding the object so its id cannot be
+    # reused while cached.
+    cache: dict[tuple[int, int], tuple[dict[str, str], tuple[str, ...]]] = {}
+    getters: dict[str, tuple[str | None, ...]] = {}
+    last_name = ""
+    spec: FamilySpec | None = None
+    bucket: list[FieldRow] = []
+    for sample in samples:
+        name = sample.name
+        out.counts[name] = out.counts.get(name, 0) + 1
+        if name != last_name:
+            last_name = name
+            spec = FAMILIES.get(name)
+            if spec is None:
+                out.foreign[name] = None
+                continue
+            bucket = out.rows.setdefault(name, [])
+            if name not in getters:
+                getters[name] = tuple(spec.own_label_for(f) for f in spec.fields)
+        if spec is None:
+            continue
+        labels = sample.labels
+        key = (id(labels), id(spec))
+        hit = cache.get(key)
+        if hit is not None and hit[0] is labels:
+            fields = hit[1]
+        else:
+            fields = tuple(labels.get(own, "") if own else "" for own in getters[name])
+            cache[key] = (labels, fields)
+        bucket.append((fields, sample.value))
     return out
 
 
-def _device(readings: SurfaceReadings, lab: dict[str, str]) -> DeviceReading:
-    key = (lab.get("node", ""), lab.get("device_uuid", ""))
-    dev = readings.devices.get(key)
-    if dev is None:
-        dev = DeviceReading(node=key[0], device_uuid=key[1])
-        readings.devices[key] = dev
-    if not dev.device_index and "device_index" in lab:
-        dev.device_index = lab["device_index"]
-    if not dev.device_type and "device_type" in lab:
-        dev.device_type = lab["device_type"]
-    return dev
-
-
-def _allocation(readings: SurfaceReadings, lab: dict[str, str]) -> AllocationReading:
-    key = (
-        lab.get("namespace", ""),
-        lab.get("pod", ""),
-        lab.get("container_index", "0"),
-        lab.get("device_uuid", ""),
-    )
-    alloc = readings.allocations.get(key)
-    if alloc is None:
-        alloc = AllocationReading(*key, node=lab.get("node", ""))
-        readings.allocations[key] = alloc
-    return alloc
-
-
-def _quota(readings: SurfaceReadings, lab: dict[str, str]) -> QuotaReading:
-    key = (lab.get("namespace", ""), lab.get("resource", ""))
-    quota = readings.quotas.get(key)
-    if quota is None:
-        quota = QuotaReading(*key)
-        readings.quotas[key] = quota
-    return quota
-
-
-def _host(readings: SurfaceReadings, lab: dict[str, str]) -> HostGpuReading:
-    key = (lab.get("node", ""), lab.get("device_uuid", ""))
-    host = readings.host_gpus.get(key)
-    if host is None:
-        host = HostGpuReading(node=key[0], device_uuid=key[1])
-        readings.host_gpus[key] = host
-    if not host.device_index and "device_index" in lab:
-        host.device_index = lab["device_index"]
-    if not host.device_type and "device_type" in lab:
-        host.device_type = lab["device_type"]
-    return host
-
-
-def _container(readings: SurfaceReadings, lab: dict[str, str]) -> ContainerRuntimeReading:
-    key = (
-        lab.get("namespace", ""),
-        lab.get("pod", ""),
-        lab.get("container", ""),
-        lab.get("vdevice_index", ""),
-        lab.get("device_uuid", ""),
-    )
-    row = readings.containers.get(key)
-    if row is None:
-        row = ContainerRuntimeReading(*key)
-        readings.containers[key] = row
-    return row
-
-
-def _apply(readings: SurfaceReadings, role: str, lab: dict[str, str], value: float) -> None:
-    if role == "mem_limit_bytes":
-        _device(readings, lab).mem_limit_bytes = value
-    elif role == "core_limit":
-        _device(readings, lab).core_limit = value
-    elif role == "mem_allocated_bytes":
-        _device(readings, lab).mem_allocated_bytes = value
-    elif role == "core_allocated":
-        _device(readings, lab).core_allocated = value
-    elif role == "shared_count":
-        _device(readings, lab).shared_count = value
-    elif role == "mem_ratio":
-        _device(readings, lab).mem_ratio = value
-    elif role == "overview_mem_allocated_bytes":
-        dev = _device(readings, lab)
-        dev.overview_mem_allocated_bytes = value
-        # The overview's device_memory_limit label is MiB as a decimal string (reference 2.1).
-        limit = lab.get("device_memory_limit")
-        if limit:
-            try:
-                dev.overview_mem_limit_mib = float(limit)
-            except ValueError:
-                pass
-    elif role == "pod_mem_allocated_bytes":
-        _allocation(readings, lab).mem_allocated_bytes = value
-    elif role == "pod_core_allocated":
-        _allocation(readings, lab).cores = value
-    elif role == "quota_used":
-        quota = _quota(readings, lab)
-        quota.used = value
-        quota.limit_label = lab.get("limit")
-    elif role == "quota_limit":
-        readings.quota_limit_family_seen = True
-        _quota(readings, lab).limit_metric = value
-    elif role == "host_mem_used_bytes":
-        _host(readings, lab).mem_used_bytes = value
-    elif role == "host_utilization":
-        _host(readings, lab).utilization = value
-    elif role == "host_memctl_utilization":
-        # This family has no node label (HAMi #2616): join on device UUID later.
-        readings.memctl_by_uuid[lab.get("device_uuid", "")] = value
-    elif role in ("container_mem_used_bytes", "container_mem_desc_bytes"):
-        row = _container(readings, lab)
-        if role == "container_mem_used_bytes" or row.mem_used_bytes is None:
-            row.mem_used_bytes = value
-    elif role == "container_mem_limit_bytes":
-        _container(readings, lab).mem_limit_bytes = value
-    elif role == "container_sm_utilization":
-        _container(readings, lab).sm_utilization = value
-    elif role == "container_last_kernel_seconds":
-        _container(readings, lab).last_kernel_seconds = value
-
-
-def _fill(target: object, source: object, names: Iterable[str]) -> None:
-    for name in names:
-        if getattr(target, name) is None:
-            setattr(target, name, getattr(source, name))
-
-
-def _merge(current: dict, legacy: dict, fields: tuple[str, ...]) -> dict:  # type: ignore[type-arg]
-    """Current readings win; legacy ones fill gaps and add keys current does not have."""
-    merged = dict(current)
-    for key, leg in legacy.items():
-        cur = merged.get(key)
-        if cur is None:
-            merged[key] = leg
+def _devices(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+    devices = surface.devices
+    for (node, uuid, index, dtype, memlimit), value in rows:
+        dev = devices.get((node, uuid))
+        if dev is None:
+            dev = devices[(node, uuid)] = DeviceReading(node, uuid, index, dtype)
         else:
-            _fill(cur, leg, fields)
-    return merged
+            if not dev.device_index:
+                dev.device_index = index
+            if not dev.device_type:
+                dev.device_type = dtype
+        setattr(dev, attr, value)
+        if memlimit and dev.overview_mem_limit_mib is None:
+            # The overview's device_memory_limit label is MiB as a decimal string (ref. 2.1).
+            with suppress(ValueError):
+                dev.overview_mem_limit_mib = float(memlimit)
 
 
-_DEVICE_FIELDS = (
-    "mem_limit_bytes", "core_limit", "mem_allocated_bytes", "core_allocated", "shared_count",
-    "mem_ratio", "overview_mem_allocated_bytes", "overview_mem_limit_mib",
-)
-_ALLOC_FIELDS = ("mem_allocated_bytes", "cores")
-_QUOTA_FIELDS = ("used", "limit_label", "limit_metric")
-_HOST_FIELDS = ("mem_used_bytes", "utilization", "memctl_utilization")
-_CONTAINER_FIELDS = ("mem_used_bytes", "mem_limit_bytes", "sm_utilization", "last_kernel_seconds")
+def _hosts(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+    hosts = surface.host_gpus
+    for (node, uuid, index, dtype, _), value in rows:
+        host = hosts.get((node, uuid))
+        if host is None:
+            host = hosts[(node, uuid)] = HostGpuReading(node, uuid, index, dtype)
+        setattr(host, attr, value)
 
 
+def _allocations(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+    allocations = surface.allocations
+    for (namespace, pod, index, uuid, node), value in rows:
+        key = (namespace, pod, index or "0", uuid)
+        alloc = allocations.get(key)
+        if alloc is None:
+            alloc = allocations[key] = AllocationReading(namespace, pod, key[2], uuid, node)
+        setattr(alloc, attr, value)
+
+
+def _quotas(surface: SurfaceReadings, rows: list[FieldRow], role: str) -> None:
+    quotas = surface.quotas
+    for (namespace, resource, limit), value in rows:
+        quota = quotas.get((namespace, resource))
+        if quota is None:
+            quota = quotas[(namespace, resource)] = QuotaReading(namespace, resource)
+        if role == "quota_used":
+            quota.used = value
+            quota.limit_label = limit
+        else:
+            quota.limit_metric = value
+
+
+def _containers(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+    containers = surface.containers
+    for fields, value in rows:
+        key = _container_key(fields)
+        row = containers.get(key)
+        if row is None:
+            row = containers[key] = ContainerRuntimeReading(*key)
+        setattr(row, attr, value)
+
+
+def _container_key(fields: tuple[str, ...]) -> ContainerKey:
+    namespace, pod, container, vdevice_index, uuid = fields
+    return (namespace, pod, container, vdevice_index, uuid)
+
+
+_DEVICE_ATTRS = {
+    "mem_limit_bytes": "mem_limit_bytes",
+    "core_limit": "core_limit",
+    "mem_allocated_bytes": "mem_allocated_bytes",
+    "core_allocated": "core_allocated",
+    "shared_count": "shared_count",
+    "mem_ratio": "mem_ratio",
+    "overview_mem_allocated_bytes": "overview_mem_allocated_bytes",
+}
+_HOST_ATTRS = {"host_mem_used_bytes": "mem_used_bytes", "host_utilization": "utilization"}
+_ALLOCATION_ATTRS = {
+    "pod_mem_allocated_bytes": "mem_allocated_bytes",
+    "pod_core_allocated": "cores",
+}
+_CONTAINER_ATTRS = {
+    "container_mem_used_bytes": "mem_used_bytes",
+    "container_mem_limit_bytes": "mem_limit_bytes",
+    "container_sm_utilization": "sm_utilization",
+    "container_last_kernel_seconds": "last_kernel_seconds",
+}
 # Descriptive families: recognised and counted, but no value of theirs enters a total.
 _NOT_SUMMED_ROLES = frozenset(
     {
@@ -294,61 +292,67 @@ _NOT_SUMMED_ROLES = frozenset(
 
 
 def read_samples(samples: Iterable[_SampleLike]) -> MetricsReadings:
-    """Sort samples into typed readings. Unknown families are counted, never fatal."""
+    """Sort parsed samples into typed readings. Unknown families are counted, never fatal."""
+    return read_family_rows(rows_from_samples(samples))
+
+
+def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     surfaces = {"current": SurfaceReadings(), "legacy": SurfaceReadings()}
-    family_counts: dict[str, int] = {}
-    foreign: dict[str, None] = {}
-    ignored = 0
     surfaces_seen: set[str] = set()
     components: set[str] = set()
     hami_version: str | None = None
     has_allocation = False
     mig_instances = 0
-    label_cache: dict[tuple[int, int], tuple[dict[str, str], dict[str, str]]] = {}
-    last_spec: FamilySpec | None = None
-    last_name = ""
-    for sample in samples:
-        name = sample.name
-        if name != last_name:
-            last_spec = FAMILIES.get(name)
-            last_name = name
-        spec = last_spec
-        family_counts[name] = family_counts.get(name, 0) + 1
-        if spec is None:
-            ignored += 1
-            foreign[name] = None
+    # Legacy first, current last: nothing depends on the order, the merge below decides.
+    for name, rows in family_rows.rows.items():
+        spec = FAMILIES[name]
+        if not rows:
             continue
         if spec.component == "build":
-            hami_version = hami_version or sample.labels.get("version")
+            hami_version = hami_version or rows[0][0][0] or None
             continue
         components.add(spec.component)
         surfaces_seen.add(spec.surface)
-        if spec.role in SCHEDULER_ALLOCATION_ROLES:
+        role = spec.role
+        if role in SCHEDULER_ALLOCATION_ROLES:
             has_allocation = True
-        if spec.role == "mig_instance":
-            mig_instances += 1
-            continue
-        if spec.role in _NOT_SUMMED_ROLES:
-            continue
-        # Parsers may share one labels dict between series with the same label block; the
-        # canonical form is cached per (labels object, label map), holding the object so its
-        # id cannot be reused while cached.
-        labels = sample.labels
-        cache_key = (id(labels), id(spec.labels))
-        hit = label_cache.get(cache_key)
-        if hit is not None and hit[0] is labels:
-            lab = hit[1]
-        else:
-            lab = _canonical(spec, labels)
-            label_cache[cache_key] = (labels, lab)
-        _apply(surfaces[spec.surface], spec.role, lab, sample.value)
+        surface = surfaces[spec.surface]
+        if role in _DEVICE_ATTRS:
+            _devices(surface, rows, _DEVICE_ATTRS[role])
+        elif role in _ALLOCATION_ATTRS:
+            _allocations(surface, rows, _ALLOCATION_ATTRS[role])
+        elif role in ("quota_used", "quota_limit"):
+            if role == "quota_limit":
+                surface.quota_limit_family_seen = True
+            _quotas(surface, rows, role)
+        elif role in _HOST_ATTRS:
+            _hosts(surface, rows, _HOST_ATTRS[role])
+        elif role == "host_memctl_utilization":
+            # This family has no node label (HAMi #2616): joined on device UUID below.
+            for fields, value in rows:
+                surface.memctl_by_uuid[fields[1]] = value
+        elif role in _CONTAINER_ATTRS:
+            _containers(surface, rows, _CONTAINER_ATTRS[role])
+        elif role == "container_mem_desc_bytes":
+            # Same number as hami_vgpu_memory_used_bytes (reference 3.1): only fills a gap.
+            for fields, value in rows:
+                key = _container_key(fields)
+                row = surface.containers.get(key)
+                if row is None:
+                    row = surface.containers[key] = ContainerRuntimeReading(*key)
+                if row.mem_used_bytes is None:
+                    row.mem_used_bytes = value
+        elif role == "mig_instance":
+            mig_instances += len(rows)
+        elif role not in _NOT_SUMMED_ROLES:
+            raise AssertionError(f"family {name} has no reader for role {role}")
 
     cur, leg = surfaces["current"], surfaces["legacy"]
     for surface in (cur, leg):
         for host in surface.host_gpus.values():
             if host.memctl_utilization is None:
                 host.memctl_utilization = surface.memctl_by_uuid.get(host.device_uuid)
-    has_workloads = bool(cur.allocations or leg.allocations)
+    foreign = tuple(family_rows.foreign)
     return MetricsReadings(
         devices=_merge(cur.devices, leg.devices, _DEVICE_FIELDS),
         allocations=_merge(cur.allocations, leg.allocations, _ALLOC_FIELDS),
@@ -358,11 +362,47 @@ def read_samples(samples: Iterable[_SampleLike]) -> MetricsReadings:
         quota_limit_family_seen=cur.quota_limit_family_seen,
         surfaces_seen=frozenset(surfaces_seen),
         components=frozenset(components),
-        family_counts=family_counts,
-        ignored_series=ignored,
-        foreign_families=tuple(foreign),
+        family_counts=dict(family_rows.counts),
+        ignored_series=sum(family_rows.counts.get(name, 0) for name in foreign),
+        foreign_families=foreign,
         hami_version=hami_version,
         has_allocation_families=has_allocation,
-        has_workload_series=has_workloads,
+        has_workload_series=bool(cur.allocations or leg.allocations),
         mig_instances=mig_instances,
     )
+
+
+def _fill(target: object, source: object, names: Iterable[str]) -> None:
+    for name in names:
+        if getattr(target, name) is None:
+            setattr(target, name, getattr(source, name))
+
+
+def _merge(current: dict, legacy: dict, fields: tuple[str, ...]) -> dict:  # type: ignore[type-arg]
+    """Current readings win; legacy ones fill gaps and add keys current does not have."""
+    if not legacy:
+        return current
+    merged = dict(current)
+    for key, leg in legacy.items():
+        cur = merged.get(key)
+        if cur is None:
+            merged[key] = leg
+        else:
+            _fill(cur, leg, fields)
+    return merged
+
+
+_DEVICE_FIELDS = (
+    "mem_limit_bytes",
+    "core_limit",
+    "mem_allocated_bytes",
+    "core_allocated",
+    "shared_count",
+    "mem_ratio",
+    "overview_mem_allocated_bytes",
+    "overview_mem_limit_mib",
+)
+_ALLOC_FIELDS = ("mem_allocated_bytes", "cores")
+_QUOTA_FIELDS = ("used", "limit_label", "limit_metric")
+_HOST_FIELDS = ("mem_used_bytes", "utilization", "memctl_utilization")
+_CONTAINER_FIELDS = ("mem_used_bytes", "mem_limit_bytes", "sm_utilization", "last_kernel_seconds")

@@ -52,8 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception:
         error_id = uuid.uuid4().hex[:8]
         # The traceback is for developers: shown with --log-level DEBUG, never by default.
-        log.error("internal error %s in %s", error_id, args.command,
-                  exc_info=log.isEnabledFor(logging.DEBUG))
+        log.error(
+            "internal error %s in %s",
+            error_id,
+            args.command,
+            exc_info=log.isEnabledFor(logging.DEBUG),
+        )
         print(
             f"hami-summary: internal error (id {error_id}). This is a bug, not your input; "
             "run again with --log-level DEBUG and report the id with the output.",

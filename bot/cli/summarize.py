@@ -30,15 +30,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Summarise HAMi /metrics text (scheduler and/or vGPU monitor) from a file, "
         "or from stdin with '-'.",
     )
-    parser.add_argument("file", nargs="?", default=None, metavar="FILE|-",
-                        help="metrics file, or - for stdin")
-    parser.add_argument("--example", action="store_true",
-                        help="summarise the bundled example cluster instead of FILE")
+    parser.add_argument(
+        "file", nargs="?", default=None, metavar="FILE|-", help="metrics file, or - for stdin"
+    )
+    parser.add_argument(
+        "--example",
+        action="store_true",
+        help="summarise the bundled example cluster instead of FILE",
+    )
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--csv-table", choices=TABLES, default=None,
-                        help="with --format csv: print only this table")
-    parser.add_argument("--chart", metavar="PNG", type=Path, default=None,
-                        help="also write the allocation chart to this PNG file")
+    parser.add_argument(
+        "--csv-table", choices=TABLES, default=None, help="with --format csv: print only this table"
+    )
+    parser.add_argument(
+        "--chart",
+        metavar="PNG",
+        type=Path,
+        default=None,
+        help="also write the allocation chart to this PNG file",
+    )
     parser.add_argument("--namespace", default=None, help="show only this namespace")
     parser.add_argument("--node", default=None, help="show only this node")
     parser.set_defaults(run=run)

@@ -10,7 +10,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from core.errors import InputError
-from core.exposition import Sample, parse_exposition
+from core.exposition import RejectedLine, parse_exposition
+from core.fast_reader import read_go_exposition
 from core.model import (
     ClusterOverview,
     GpuSummary,
@@ -24,7 +25,7 @@ from core.model import (
     Workload,
 )
 from core.paste import clean_paste
-from core.readings import MetricsReadings, read_samples
+from core.readings import FamilyRows, MetricsReadings, read_family_rows, rows_from_samples
 from core.settings import DEFAULT_SETTINGS, Settings
 from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
@@ -72,14 +73,12 @@ def _surface(readings: MetricsReadings) -> Surface:
     return "none"
 
 
-def _no_hami_error(samples: Sequence[Sample], readings: MetricsReadings, rejected: int) -> InputError:
+def _no_hami_error(samples: int, readings: MetricsReadings, rejected: int) -> InputError:
     from core.recognise import describe_foreign_metrics
 
     if not samples:
         detail = (
-            f" {rejected} line(s) looked like metrics but could not be read."
-            if rejected
-            else ""
+            f" {rejected} line(s) looked like metrics but could not be read." if rejected else ""
         )
         return InputError(
             "No metrics found in that text: it holds no line of the form "
@@ -102,11 +101,12 @@ def _overview(
     answer: str,
     settings: Settings,
 ) -> ClusterOverview:
-    core_limit = sum(g.core_limit for g in gpus)
-    cores = sum(g.core_allocated for g in gpus)
-    mem_limit = sum(g.mem_limit_mib for g in gpus)
-    mem = sum(g.mem_allocated_mib for g in gpus)
-    states = [g.state for g in gpus]
+    # Summed over nodes, not GPUs: the node totals already hold every GPU once.
+    core_limit = sum(n.core_limit for n in nodes)
+    cores = sum(n.core_allocated for n in nodes)
+    mem_limit = sum(n.mem_limit_mib for n in nodes)
+    mem = sum(n.mem_allocated_mib for n in nodes)
+    idle = sum(n.idle_gpus for n in nodes)
     pods = {(w.namespace, w.pod) for w in workloads}
     return ClusterOverview(
         nodes=len(nodes),
@@ -117,15 +117,15 @@ def _overview(
         mem_limit_mib=mem_limit,
         mem_allocated_mib=mem,
         mem_allocated_percent=percent(mem, mem_limit),
-        idle_gpus=states.count("idle"),
-        partial_gpus=states.count("partial"),
-        full_gpus=states.count("full"),
-        inconsistent_gpus=states.count("inconsistent"),
-        shared_gpus=sum(1 for g in gpus if "shared" in g.flags),
-        exclusive_gpus=sum(1 for g in gpus if "exclusive" in g.flags),
-        free_whole_gpus=states.count("idle"),
-        free_cores=sum(g.free_cores for g in gpus),
-        free_mem_mib=sum(g.free_mem_mib for g in gpus),
+        idle_gpus=idle,
+        partial_gpus=sum(n.partial_gpus for n in nodes),
+        full_gpus=sum(n.full_gpus for n in nodes),
+        inconsistent_gpus=sum(n.inconsistent_gpus for n in nodes),
+        shared_gpus=sum(n.shared_gpus for n in nodes),
+        exclusive_gpus=sum(1 for g in gpus if g.shared_count == 1),
+        free_whole_gpus=idle,
+        free_cores=sum(n.free_cores for n in nodes),
+        free_mem_mib=sum(n.free_mem_mib for n in nodes),
         pods=len(pods),
         namespaces=sum(1 for ns in namespaces if ns.cores > 0 or ns.mem_mib > 0),
         distribution=distribution(gpus, namespaces, settings.thresholds),
@@ -184,21 +184,19 @@ def build_summary_from_text(
 ) -> Summary:
     _check_size(text, settings, "metrics text")
     cleaned = clean_paste(text)
-    exposition = parse_exposition(cleaned.text)
-    samples: list[Sample] = list(exposition.samples)
-    rejected = len(exposition.rejected)
+    rows, rejected_lines = _family_rows(cleaned.text)
     for extra in monitor_texts:
         _check_size(extra, settings, "vGPU monitor text")
-        more = parse_exposition(extra)
-        samples.extend(more.samples)
-        rejected += len(more.rejected)
-    readings = read_samples(samples)
+        more, more_rejected = _family_rows(extra)
+        rows.merge(more)
+        rejected_lines.extend(more_rejected)
+    readings = read_family_rows(rows)
     if not readings.components:
-        raise _no_hami_error(samples, readings, rejected)
+        raise _no_hami_error(sum(rows.counts.values()), readings, len(rejected_lines))
     return summarize_readings(
         readings,
         source,
-        cleaning_notes=_cleaning_notes(cleaned.notes, exposition, rejected),
+        cleaning_notes=_cleaning_notes(cleaned.notes, rejected_lines),
         missing_monitors=missing_monitors,
         real_usage=real_usage,
         namespace=namespace,
@@ -207,15 +205,25 @@ def build_summary_from_text(
     )
 
 
+def _family_rows(text: str) -> tuple[FamilyRows, list[RejectedLine]]:
+    """Read Go-client output in bulk; anything else goes through the general parser."""
+    fast = read_go_exposition(text)
+    if fast is not None:
+        return fast, []
+    exposition = parse_exposition(text)
+    return rows_from_samples(exposition.samples), list(exposition.rejected)
+
+
 def _cleaning_notes(
-    paste_notes: Sequence[str], exposition: object, rejected_total: int
+    paste_notes: Sequence[str], rejected: Sequence[RejectedLine]
 ) -> tuple[str, ...]:
     notes = list(paste_notes)
-    rejected_lines = getattr(exposition, "rejected", [])
-    if rejected_total:
-        first = rejected_lines[0] if rejected_lines else None
-        where = f" (first at line {first.line_no}: {first.reason})" if first is not None else ""
-        notes.append(f"Skipped {rejected_total} line(s) that are not valid metrics{where}.")
+    if rejected:
+        first = rejected[0]
+        notes.append(
+            f"Skipped {len(rejected)} line(s) that are not valid metrics (first at line "
+            f"{first.line_no}: {first.reason})."
+        )
     return tuple(notes)
 
 
@@ -252,16 +260,22 @@ def summarize_readings(
         workloads, readings.quotas.values(), readings.quota_limit_family_seen, gpus_by_uuid, t
     )
     capacity = build_capacity(gpus)
-    free_cores = sum(g.free_cores for g in gpus)
-    free_mem = sum(g.free_mem_mib for g in gpus)
+    free_cores = sum(n.free_cores for n in nodes)
+    free_mem = sum(n.free_mem_mib for n in nodes)
     cluster = _overview(
-        gpus, nodes, workloads, namespaces, capacity_answer(capacity, free_cores, free_mem),
+        gpus,
+        nodes,
+        workloads,
+        namespaces,
+        capacity_answer(capacity, free_cores, free_mem),
         settings,
     )
     checks = build_checks(gpus, workloads, namespaces, t)
     findings = build_findings(gpus, workloads, namespaces, t)
     runtime = build_runtime(
-        readings.host_gpus.values(), readings.containers.values(), set(gpus_by_uuid),
+        readings.host_gpus.values(),
+        readings.containers.values(),
+        set(gpus_by_uuid),
         missing_monitors,
     )
     usage = None

@@ -57,7 +57,8 @@ def build_capacity(gpus: Sequence[GpuSummary]) -> list[ShapeFit]:
     for name, fraction in (("half GPU", 0.5), ("quarter GPU", 0.25)):
         per_node_slices: dict[str, int] = defaultdict(int)
         for g in gpus:
-            per_node_slices[g.node] += _slices(g, fraction)
+            if g.free_cores > 0:
+                per_node_slices[g.node] += _slices(g, fraction)
         shapes.append(
             ShapeFit(
                 name=name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 
 from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict
 from core.readings import BYTES_PER_MIB, DeviceReading
@@ -26,6 +27,8 @@ def gpu_state(
 ) -> GpuState:
     if cores <= 0 and mem_mib <= 0:
         return "idle"
+    if 0 < cores < core_limit and 0 < mem_mib < mem_limit_mib:
+        return "partial"  # the common case, decided without the checks below
     if cores >= core_limit > 0 and (
         mem_limit_mib <= 0 or mem_mib >= mem_limit_mib * t.saturation_percent / 100.0
     ):
@@ -50,6 +53,8 @@ def gpu_flags(
     mem_limit_mib: float,
     t: Thresholds,
 ) -> tuple[str, ...]:
+    if state == "idle" and shared_count == 0:
+        return ()
     flags: list[str] = []
     if shared_count > 1:
         flags.append("shared")
@@ -73,6 +78,8 @@ def build_gpus(
     t: Thresholds,
 ) -> list[GpuSummary]:
     gpus: list[GpuSummary] = []
+    append = gpus.append
+    no_namespaces: tuple[str, ...] = ()
     for dev in devices:
         core_limit = dev.core_limit if dev.core_limit is not None else 0.0
         cores = dev.core_allocated if dev.core_allocated is not None else 0.0
@@ -86,35 +93,35 @@ def build_gpus(
         if alloc_bytes is None:
             alloc_bytes = dev.overview_mem_allocated_bytes
         mem = alloc_bytes / BYTES_PER_MIB if alloc_bytes is not None else 0.0
-        containers = containers_per_device.get(dev.device_uuid, 0)
+        uuid = dev.device_uuid
+        containers = containers_per_device.get(uuid, 0)
         shared = int(dev.shared_count) if dev.shared_count is not None else containers
-        core_pct = percent(cores, core_limit)
-        mem_pct = percent(mem, mem_limit)
+        core_pct = cores / core_limit * 100.0 if core_limit > 0 else 0.0
+        mem_pct = mem / mem_limit * 100.0 if mem_limit > 0 else 0.0
         state = gpu_state(cores, core_limit, mem, mem_limit, t)
-        gpus.append(
+        append(
             GpuSummary(
-                node=dev.node,
-                device_index=_index(dev.device_index),
-                device_uuid=dev.device_uuid,
-                device_type=dev.device_type or "unknown",
-                core_limit=core_limit,
-                core_allocated=cores,
-                core_allocated_percent=core_pct,
-                mem_limit_mib=mem_limit,
-                mem_allocated_mib=mem,
-                mem_allocated_percent=mem_pct,
-                shared_count=shared,
-                containers=containers,
-                state=state,
-                flags=gpu_flags(state, shared, core_pct, mem_pct, cores, core_limit, mem,
-                                mem_limit, t),
-                free_cores=max(core_limit - cores, 0.0),
-                free_mem_mib=max(mem_limit - mem, 0.0),
-                namespaces=namespaces_per_device.get(dev.device_uuid, ()),
-                mem_ratio_reported=dev.mem_ratio,
+                dev.node,
+                _index(dev.device_index),
+                uuid,
+                dev.device_type or "unknown",
+                core_limit,
+                cores,
+                core_pct,
+                mem_limit,
+                mem,
+                mem_pct,
+                shared,
+                containers,
+                state,
+                gpu_flags(state, shared, core_pct, mem_pct, cores, core_limit, mem, mem_limit, t),
+                core_limit - cores if core_limit > cores else 0.0,
+                mem_limit - mem if mem_limit > mem else 0.0,
+                namespaces_per_device.get(uuid, no_namespaces),
+                dev.mem_ratio,
             )
         )
-    gpus.sort(key=lambda g: (g.node, g.device_index, g.device_uuid))
+    gpus.sort(key=attrgetter("node", "device_index", "device_uuid"))
     return gpus
 
 
@@ -127,44 +134,70 @@ def node_verdict(idle: int, free_cores: float, free_mem: float) -> NodeVerdict:
 
 
 def build_nodes(gpus: Iterable[GpuSummary], pods_per_node: Mapping[str, int]) -> list[NodeSummary]:
-    by_node: dict[str, list[GpuSummary]] = defaultdict(list)
-    for gpu in gpus:
-        by_node[gpu.node].append(gpu)
+    """Per-node totals in one pass over the GPUs (a large cluster has thousands)."""
+    # node -> [core_limit, cores, mem_limit, mem, free_cores, free_mem, idle, partial, full,
+    #          inconsistent, shared, gpus, best free cores, best free mem]
+    totals: dict[str, list[float]] = {}
+    types: dict[str, set[str]] = defaultdict(set)
+    state_slot = {"idle": 6, "partial": 7, "full": 8, "inconsistent": 9}
+    for g in gpus:
+        acc = totals.get(g.node)
+        if acc is None:
+            acc = totals[g.node] = [0.0] * 12 + [-1.0, -1.0]
+        acc[0] += g.core_limit
+        acc[1] += g.core_allocated
+        acc[2] += g.mem_limit_mib
+        acc[3] += g.mem_allocated_mib
+        acc[4] += g.free_cores
+        acc[5] += g.free_mem_mib
+        acc[state_slot[g.state]] += 1
+        if g.shared_count > 1:
+            acc[10] += 1
+        acc[11] += 1
+        if (g.free_cores, g.free_mem_mib) > (acc[12], acc[13]):
+            acc[12], acc[13] = g.free_cores, g.free_mem_mib
+        types[g.node].add(g.device_type)
     nodes: list[NodeSummary] = []
-    for name in sorted(by_node):
-        members = by_node[name]
-        core_limit = sum(g.core_limit for g in members)
-        cores = sum(g.core_allocated for g in members)
-        mem_limit = sum(g.mem_limit_mib for g in members)
-        mem = sum(g.mem_allocated_mib for g in members)
-        states = [g.state for g in members]
-        idle = states.count("idle")
-        free_cores = sum(g.free_cores for g in members)
-        free_mem = sum(g.free_mem_mib for g in members)
-        best = max(members, key=lambda g: (g.free_cores, g.free_mem_mib))
+    for name in sorted(totals):
+        (
+            core_limit,
+            cores,
+            mem_limit,
+            mem,
+            free_cores,
+            free_mem,
+            idle,
+            partial,
+            full,
+            inconsistent,
+            shared,
+            count,
+            best_cores,
+            best_mem,
+        ) = totals[name]
         nodes.append(
             NodeSummary(
-                node=name,
-                gpus=len(members),
-                device_types=tuple(sorted({g.device_type for g in members})),
-                core_limit=core_limit,
-                core_allocated=cores,
-                core_allocated_percent=percent(cores, core_limit),
-                mem_limit_mib=mem_limit,
-                mem_allocated_mib=mem,
-                mem_allocated_percent=percent(mem, mem_limit),
-                idle_gpus=idle,
-                partial_gpus=states.count("partial"),
-                full_gpus=states.count("full"),
-                inconsistent_gpus=states.count("inconsistent"),
-                shared_gpus=sum(1 for g in members if "shared" in g.flags),
-                free_whole_gpus=idle,
-                free_cores=free_cores,
-                free_mem_mib=free_mem,
-                largest_free_cores=best.free_cores,
-                largest_free_mem_mib=best.free_mem_mib,
-                verdict=node_verdict(idle, free_cores, free_mem),
-                pods=pods_per_node.get(name, 0),
+                name,
+                int(count),
+                tuple(sorted(types[name])),
+                core_limit,
+                cores,
+                percent(cores, core_limit),
+                mem_limit,
+                mem,
+                percent(mem, mem_limit),
+                int(idle),
+                int(partial),
+                int(full),
+                int(inconsistent),
+                int(shared),
+                int(idle),
+                free_cores,
+                free_mem,
+                best_cores,
+                best_mem,
+                node_verdict(int(idle), free_cores, free_mem),
+                pods_per_node.get(name, 0),
             )
         )
     return nodes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 
 from core.model import GpuSummary, NamespaceSummary, QuotaFigure, Workload
 from core.readings import BYTES_PER_MIB, AllocationReading, QuotaReading
@@ -24,27 +25,33 @@ def build_workloads(
     for a in rows:
         devices_per_pod[(a.namespace, a.pod)].add(a.device_uuid)
         pods_per_device[a.device_uuid].add((a.namespace, a.pod))
+    multi_gpu_pods = {pod for pod, devices in devices_per_pod.items() if len(devices) > 1}
+    shared_devices = {uuid for uuid, pods in pods_per_device.items() if len(pods) > 1}
+    # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
+    core_limits = {uuid: g.core_limit for uuid, g in gpus_by_uuid.items()}
+    nodes = {uuid: g.node for uuid, g in gpus_by_uuid.items()}
     workloads: list[Workload] = []
+    append = workloads.append
     for a in rows:
-        gpu = gpus_by_uuid.get(a.device_uuid)
+        uuid = a.device_uuid
         cores = a.cores if a.cores is not None else 0.0
         mem = a.mem_allocated_bytes / BYTES_PER_MIB if a.mem_allocated_bytes is not None else 0.0
-        core_limit = gpu.core_limit if gpu is not None else 100.0
-        workloads.append(
+        core_limit = core_limits.get(uuid, 100.0)
+        append(
             Workload(
-                namespace=a.namespace,
-                pod=a.pod,
-                container_index=a.container_index,
-                node=a.node or (gpu.node if gpu is not None else ""),
-                device_uuid=a.device_uuid,
-                cores=cores,
-                mem_mib=mem,
-                whole_gpu=core_limit > 0 and cores >= core_limit,
-                multi_gpu=len(devices_per_pod[(a.namespace, a.pod)]) > 1,
-                shares_gpu=len(pods_per_device[a.device_uuid]) > 1,
+                a.namespace,
+                a.pod,
+                a.container_index,
+                a.node or nodes.get(uuid, ""),
+                uuid,
+                cores,
+                mem,
+                core_limit > 0 and cores >= core_limit,
+                (a.namespace, a.pod) in multi_gpu_pods,
+                uuid in shared_devices,
             )
         )
-    workloads.sort(key=lambda w: (w.namespace, w.pod, w.device_uuid, w.container_index))
+    workloads.sort(key=attrgetter("namespace", "pod", "device_uuid", "container_index"))
     return workloads
 
 
@@ -114,6 +121,9 @@ def build_namespaces(
     for w in workloads:
         namespaces_per_device[w.device_uuid].add(w.namespace)
 
+    # "below half a GPU" is relative to each device's own core limit (100 for NVIDIA).
+    slice_share = t.fragmented_slice_cores / 100.0
+    core_limits = {u: g.core_limit for u, g in gpus_by_uuid.items() if g.core_limit > 0}
     from_quota = not workloads
     totals: dict[str, tuple[float, float]] = {}
     if from_quota:
@@ -138,18 +148,14 @@ def build_namespaces(
             pod_totals[w.pod][1] += w.mem_mib
         top = sorted(pod_totals.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
         touched = {w.device_uuid for w in rows}
-        small = [
-            w for w in rows
-            if w.cores < t.fragmented_slice_cores / 100.0 * _core_limit(gpus_by_uuid, w)
-        ]
-        dedicated = bool(touched) and all(
-            namespaces_per_device[u] == {ns} for u in touched
-        )
+        small = [w for w in rows if w.cores < slice_share * core_limits.get(w.device_uuid, 100.0)]
+        dedicated = bool(touched) and all(namespaces_per_device[u] == {ns} for u in touched)
         core_share = percent(cores, total_cores)
         mem_share = percent(mem, total_mem)
         usage_class = (
-            _classify(core_share, mem_share, len(small), len({w.device_uuid for w in small}),
-                      dedicated, t)
+            _classify(
+                core_share, mem_share, len(small), len({w.device_uuid for w in small}), dedicated, t
+            )
             if cores > 0 or mem > 0
             else "no allocation"
         )
@@ -172,8 +178,3 @@ def build_namespaces(
             )
         )
     return result
-
-
-def _core_limit(gpus_by_uuid: Mapping[str, GpuSummary], w: Workload) -> float:
-    gpu = gpus_by_uuid.get(w.device_uuid)
-    return gpu.core_limit if gpu is not None and gpu.core_limit > 0 else 100.0

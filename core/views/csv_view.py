@@ -25,14 +25,43 @@ def _write(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
 
 def gpus_csv(summary: Summary) -> str:
     return _write(
-        ("node", "device_index", "device_uuid", "device_type", "core_allocated", "core_limit",
-         "core_allocated_percent", "mem_allocated_mib", "mem_limit_mib", "mem_allocated_percent",
-         "shared_count", "state", "flags", "free_cores", "free_mem_mib", "namespaces"),
         (
-            (g.node, g.device_index, g.device_uuid, g.device_type, g.core_allocated, g.core_limit,
-             round(g.core_allocated_percent, 4), g.mem_allocated_mib, g.mem_limit_mib,
-             round(g.mem_allocated_percent, 4), g.shared_count, g.state, " ".join(g.flags),
-             g.free_cores, g.free_mem_mib, " ".join(g.namespaces))
+            "node",
+            "device_index",
+            "device_uuid",
+            "device_type",
+            "core_allocated",
+            "core_limit",
+            "core_allocated_percent",
+            "mem_allocated_mib",
+            "mem_limit_mib",
+            "mem_allocated_percent",
+            "shared_count",
+            "state",
+            "flags",
+            "free_cores",
+            "free_mem_mib",
+            "namespaces",
+        ),
+        (
+            (
+                g.node,
+                g.device_index,
+                g.device_uuid,
+                g.device_type,
+                g.core_allocated,
+                g.core_limit,
+                round(g.core_allocated_percent, 4),
+                g.mem_allocated_mib,
+                g.mem_limit_mib,
+                round(g.mem_allocated_percent, 4),
+                g.shared_count,
+                g.state,
+                " ".join(g.flags),
+                g.free_cores,
+                g.free_mem_mib,
+                " ".join(g.namespaces),
+            )
             for g in summary.gpus
         ),
     )
@@ -40,11 +69,31 @@ def gpus_csv(summary: Summary) -> str:
 
 def workloads_csv(summary: Summary) -> str:
     return _write(
-        ("namespace", "pod", "container_index", "node", "device_uuid", "cores", "mem_mib",
-         "whole_gpu", "multi_gpu", "shares_gpu"),
         (
-            (w.namespace, w.pod, w.container_index, w.node, w.device_uuid, w.cores, w.mem_mib,
-             w.whole_gpu, w.multi_gpu, w.shares_gpu)
+            "namespace",
+            "pod",
+            "container_index",
+            "node",
+            "device_uuid",
+            "cores",
+            "mem_mib",
+            "whole_gpu",
+            "multi_gpu",
+            "shares_gpu",
+        ),
+        (
+            (
+                w.namespace,
+                w.pod,
+                w.container_index,
+                w.node,
+                w.device_uuid,
+                w.cores,
+                w.mem_mib,
+                w.whole_gpu,
+                w.multi_gpu,
+                w.shares_gpu,
+            )
             for w in summary.workloads
         ),
     )
@@ -52,13 +101,41 @@ def workloads_csv(summary: Summary) -> str:
 
 def nodes_csv(summary: Summary) -> str:
     return _write(
-        ("node", "gpus", "core_allocated", "core_limit", "mem_allocated_mib", "mem_limit_mib",
-         "idle_gpus", "partial_gpus", "full_gpus", "inconsistent_gpus", "free_cores",
-         "free_mem_mib", "largest_free_cores", "largest_free_mem_mib", "verdict"),
         (
-            (n.node, n.gpus, n.core_allocated, n.core_limit, n.mem_allocated_mib, n.mem_limit_mib,
-             n.idle_gpus, n.partial_gpus, n.full_gpus, n.inconsistent_gpus, n.free_cores,
-             n.free_mem_mib, n.largest_free_cores, n.largest_free_mem_mib, n.verdict)
+            "node",
+            "gpus",
+            "core_allocated",
+            "core_limit",
+            "mem_allocated_mib",
+            "mem_limit_mib",
+            "idle_gpus",
+            "partial_gpus",
+            "full_gpus",
+            "inconsistent_gpus",
+            "free_cores",
+            "free_mem_mib",
+            "largest_free_cores",
+            "largest_free_mem_mib",
+            "verdict",
+        ),
+        (
+            (
+                n.node,
+                n.gpus,
+                n.core_allocated,
+                n.core_limit,
+                n.mem_allocated_mib,
+                n.mem_limit_mib,
+                n.idle_gpus,
+                n.partial_gpus,
+                n.full_gpus,
+                n.inconsistent_gpus,
+                n.free_cores,
+                n.free_mem_mib,
+                n.largest_free_cores,
+                n.largest_free_mem_mib,
+                n.verdict,
+            )
             for n in summary.nodes
         ),
     )
@@ -66,14 +143,34 @@ def nodes_csv(summary: Summary) -> str:
 
 def namespaces_csv(summary: Summary) -> str:
     return _write(
-        ("namespace", "cores", "mem_mib", "core_share_percent", "mem_share_percent", "pods",
-         "gpus_touched", "allocations", "class", "quota"),
         (
-            (ns.namespace, ns.cores, ns.mem_mib, round(ns.core_share_percent, 4),
-             round(ns.mem_share_percent, 4), len(ns.pods), ns.gpus_touched, ns.allocations,
-             ns.usage_class,
-             " ".join(f"{f.resource}={f.used:g}/{'-' if f.limit is None else f'{f.limit:g}'}"
-                      for f in ns.quota))
+            "namespace",
+            "cores",
+            "mem_mib",
+            "core_share_percent",
+            "mem_share_percent",
+            "pods",
+            "gpus_touched",
+            "allocations",
+            "class",
+            "quota",
+        ),
+        (
+            (
+                ns.namespace,
+                ns.cores,
+                ns.mem_mib,
+                round(ns.core_share_percent, 4),
+                round(ns.mem_share_percent, 4),
+                len(ns.pods),
+                ns.gpus_touched,
+                ns.allocations,
+                ns.usage_class,
+                " ".join(
+                    f"{f.resource}={f.used:g}/{'-' if f.limit is None else f'{f.limit:g}'}"
+                    for f in ns.quota
+                ),
+            )
             for ns in summary.namespaces
         ),
     )

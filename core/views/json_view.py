@@ -146,8 +146,9 @@ def to_document(summary: Summary) -> dict[str, Any]:
                     "device_type": h.device_type,
                     "mem_used_mib": h.mem_used_mib,
                     "utilization_percent": h.utilization_percent,
-                    "memory_controller_utilization_percent":
-                        h.memory_controller_utilization_percent,
+                    "memory_controller_utilization_percent": (
+                        h.memory_controller_utilization_percent
+                    ),
                     "scheduler_device_known": h.scheduler_device_known,
                 }
                 for h in summary.runtime.host_gpus
@@ -161,7 +162,8 @@ def to_document(summary: Summary) -> dict[str, Any]:
                     "device_uuid": c.device_uuid,
                     "mem_used_mib": c.mem_used_mib,
                     "mem_limit_mib": c.mem_limit_mib,
-                    "mem_used_percent": None if c.mem_used_percent is None
+                    "mem_used_percent": None
+                    if c.mem_used_percent is None
                     else _r(c.mem_used_percent),
                     "sm_utilization_percent": c.sm_utilization_percent,
                     "seconds_since_last_kernel": c.seconds_since_last_kernel,
@@ -190,7 +192,8 @@ def to_document(summary: Summary) -> dict[str, Any]:
                 "allocated_mem_mib": u.allocated_mem_mib,
                 "utilization_percent": u.utilization_percent,
                 "mem_used_mib": u.mem_used_mib,
-                "mem_efficiency_percent": None if u.mem_efficiency_percent is None
+                "mem_efficiency_percent": None
+                if u.mem_efficiency_percent is None
                 else _r(u.mem_efficiency_percent),
                 "class": u.usage_class,
                 "failure": u.failure,
@@ -218,12 +221,17 @@ def to_document(summary: Summary) -> dict[str, Any]:
         "workloads": [_workload(w) for w in summary.workloads],
         "namespaces": [_namespace(ns) for ns in summary.namespaces],
         "findings": [
-            {"kind": f.kind, "severity": f.severity, "message": f.message,
-             "subjects": list(f.subjects)}
+            {
+                "kind": f.kind,
+                "severity": f.severity,
+                "message": f.message,
+                "subjects": list(f.subjects),
+            }
             for f in summary.findings
         ],
-        "checks": [{"name": c.name, "status": c.status, "message": c.message}
-                   for c in summary.checks],
+        "checks": [
+            {"name": c.name, "status": c.status, "message": c.message} for c in summary.checks
+        ],
         "capacity": [
             {
                 "name": s.name,

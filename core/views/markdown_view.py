@@ -57,8 +57,12 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
         if summary.runtime and summary.runtime.missing_monitors:
             out += ["vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors), ""]
     else:
-        out += ["## Runtime usage", "",
-                "_None: no vGPU monitor metrics in the input; allocation is not utilisation._", ""]
+        out += [
+            "## Runtime usage",
+            "",
+            "_None: no vGPU monitor metrics in the input; allocation is not utilisation._",
+            "",
+        ]
     usage = tables.real_usage_table(summary, top)
     if usage is not None:
         out += format_table(usage)

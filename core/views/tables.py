@@ -6,6 +6,7 @@ were left out; the CSV view carries the full tables.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -108,16 +109,18 @@ def overview_lines(summary: Summary) -> list[str]:
     ]
 
 
-def _limit(rows: list[tuple[str, ...]], top: int) -> tuple[tuple[tuple[str, ...], ...], int]:
+def _limit(rows: Sequence[tuple[str, ...]], top: int) -> tuple[tuple[tuple[str, ...], ...], int]:
     return tuple(rows[:top]), max(len(rows) - top, 0)
 
 
 def nodes_table(summary: Summary, top: int) -> Table:
     nodes = list(summary.nodes)
-    ordered = nodes if len(nodes) <= top else sorted(
-        nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node)
+    ordered = (
+        nodes
+        if len(nodes) <= top
+        else sorted(nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node))
     )
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             n.node,
             str(n.gpus),
@@ -135,9 +138,11 @@ def nodes_table(summary: Summary, top: int) -> Table:
     title = "Nodes" if not omitted else f"Nodes ({len(shown)} of {len(rows)}, most free first)"
     return Table(
         title,
-        ("node", "GPUs", "verdict", "cores", "memory GiB", "I/P/F/X", "free",
-         "largest slice"),
-        shown, omitted, "full table: --format csv", "no GPU device series in the input",
+        ("node", "GPUs", "verdict", "cores", "memory GiB", "I/P/F/X", "free", "largest slice"),
+        shown,
+        omitted,
+        "full table: --format csv",
+        "no GPU device series in the input",
         elastic=(0,),
     )
 
@@ -152,7 +157,7 @@ def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:
 def gpus_table(summary: Summary, top: int) -> Table:
     gpus = list(summary.gpus)
     ordered = gpus if len(gpus) <= top else sorted(gpus, key=_gpu_order)
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             g.node,
             str(g.device_index),
@@ -166,22 +171,25 @@ def gpus_table(summary: Summary, top: int) -> Table:
         for g in ordered
     ]
     shown, omitted = _limit(rows, top)
-    title = "GPUs" if not omitted else (
-        f"GPUs ({len(shown)} of {len(rows)}: inconsistent, full and shared first)"
+    title = (
+        "GPUs"
+        if not omitted
+        else (f"GPUs ({len(shown)} of {len(rows)}: inconsistent, full and shared first)")
     )
     return Table(
         title,
         ("node", "idx", "type", "cores", "memory MiB", "shared", "state", "flags"),
-        shown, omitted, "full table: --format csv", "no GPU device series in the input",
+        shown,
+        omitted,
+        "full table: --format csv",
+        "no GPU device series in the input",
         elastic=(2, 0),
     )
 
 
 def workloads_table(summary: Summary, top: int) -> Table:
-    workloads = sorted(
-        summary.workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod)
-    )
-    rows = []
+    workloads = sorted(summary.workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod))
+    rows: list[tuple[str, ...]] = []
     for w in workloads:
         marks = ["whole" if w.whole_gpu else "fraction"]
         if w.multi_gpu:
@@ -189,15 +197,26 @@ def workloads_table(summary: Summary, top: int) -> Table:
         if w.shares_gpu:
             marks.append("shared")
         rows.append(
-            (w.namespace, w.pod, w.node, short_uuid(w.device_uuid), num(w.cores),
-             mib(w.mem_mib), ", ".join(marks))
+            (
+                w.namespace,
+                w.pod,
+                w.node,
+                short_uuid(w.device_uuid),
+                num(w.cores),
+                mib(w.mem_mib),
+                ", ".join(marks),
+            )
         )
     shown, omitted = _limit(rows, top)
-    title = "Workloads" if not omitted else f"Workloads ({len(shown)} of {len(rows)}, largest first)"
+    title = (
+        "Workloads" if not omitted else f"Workloads ({len(shown)} of {len(rows)}, largest first)"
+    )
     return Table(
         title,
         ("namespace", "pod", "node", "GPU", "cores", "memory", "marks"),
-        shown, omitted, "full list: --format csv",
+        shown,
+        omitted,
+        "full list: --format csv",
         "no per-pod allocation series (hami_vgpu_*) in the input",
         elastic=(1, 0, 2),
     )
@@ -205,13 +224,16 @@ def workloads_table(summary: Summary, top: int) -> Table:
 
 def namespaces_table(summary: Summary, top: int) -> Table:
     namespaces = sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace))
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for ns in namespaces:
-        quota = "; ".join(
-            f"{f.resource.split('/')[-1]} {num(f.used)}/"
-            + (num(f.limit) if f.limit is not None else "no limit")
-            for f in ns.quota
-        ) or "-"
+        quota = (
+            "; ".join(
+                f"{f.resource.split('/')[-1]} {num(f.used)}/"
+                + (num(f.limit) if f.limit is not None else "no limit")
+                for f in ns.quota
+            )
+            or "-"
+        )
         rows.append(
             (
                 ns.namespace,
@@ -227,9 +249,10 @@ def namespaces_table(summary: Summary, top: int) -> Table:
     shown, omitted = _limit(rows, top)
     return Table(
         "Namespaces" if not omitted else f"Namespaces ({len(shown)} of {len(rows)})",
-        ("namespace", "cores", "memory", "pods", "GPUs", "whole/frac", "class",
-         "quota used/limit"),
-        shown, omitted, "full table: --format csv",
+        ("namespace", "cores", "memory", "pods", "GPUs", "whole/frac", "class", "quota used/limit"),
+        shown,
+        omitted,
+        "full table: --format csv",
         "no per-pod allocation or quota series in the input",
         elastic=(0,),
     )
@@ -239,7 +262,7 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
     rt = summary.runtime
     if rt is None:
         return []
-    hosts = [
+    hosts: list[tuple[str, ...]] = [
         (
             h.node,
             str(h.device_index),
@@ -251,7 +274,7 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
         for h in rt.host_gpus
     ]
     host_rows, host_omitted = _limit(hosts, top)
-    containers = [
+    containers: list[tuple[str, ...]] = [
         (
             c.namespace,
             c.pod,
@@ -262,26 +285,44 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
             pct(c.mem_used_percent) if c.mem_used_percent is not None else "n/a",
             pct(c.sm_utilization_percent) if c.sm_utilization_percent is not None else "n/a",
             f"{c.seconds_since_last_kernel:,.0f} s"
-            if c.seconds_since_last_kernel is not None else "none yet",
+            if c.seconds_since_last_kernel is not None
+            else "none yet",
         )
         for c in rt.containers
     ]
     ctr_rows, ctr_omitted = _limit(containers, top)
     return [
-        Table("Host GPUs (vGPU monitor)",
-              ("node", "idx", "GPU", "memory used", "utilisation", "scheduled"),
-              host_rows, host_omitted, "", "no host GPU series from the vGPU monitor"),
-        Table("Containers (vGPU monitor)",
-              ("namespace", "pod", "container", "memory used / limit", "used", "SM util",
-               "last kernel"),
-              ctr_rows, ctr_omitted, "", "no container series from the vGPU monitor"),
+        Table(
+            "Host GPUs (vGPU monitor)",
+            ("node", "idx", "GPU", "memory used", "utilisation", "scheduled"),
+            host_rows,
+            host_omitted,
+            "",
+            "no host GPU series from the vGPU monitor",
+        ),
+        Table(
+            "Containers (vGPU monitor)",
+            (
+                "namespace",
+                "pod",
+                "container",
+                "memory used / limit",
+                "used",
+                "SM util",
+                "last kernel",
+            ),
+            ctr_rows,
+            ctr_omitted,
+            "",
+            "no container series from the vGPU monitor",
+        ),
     ]
 
 
 def real_usage_table(summary: Summary, top: int) -> Table | None:
     if summary.real_usage is None:
         return None
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for u in summary.real_usage:
         if u.failure is not None:
             rows.append((u.namespace, u.pod, u.container or "-", "-", "-", "-", u.failure))
@@ -301,14 +342,24 @@ def real_usage_table(summary: Summary, top: int) -> Table | None:
     shown, omitted = _limit(rows, top)
     return Table(
         "Real usage (nvidia-smi, point in time)",
-        ("namespace", "pod", "container", "utilisation", "memory used", "efficiency",
-         "class / problem"),
-        shown, omitted, "", "no pod could be read",
+        (
+            "namespace",
+            "pod",
+            "container",
+            "utilisation",
+            "memory used",
+            "efficiency",
+            "class / problem",
+        ),
+        shown,
+        omitted,
+        "",
+        "no pod could be read",
     )
 
 
 def capacity_table(summary: Summary) -> Table:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for s in summary.capacity:
         if s.mem_per_gpu_mib is None:
             shape = f"{s.gpus} GPU x {num(s.cores_per_gpu)} cores, " + (
@@ -321,5 +372,8 @@ def capacity_table(summary: Summary) -> Table:
     return Table(
         "Capacity outlook (which job shapes fit now)",
         ("job", "shape", "placements", "where (top nodes)"),
-        tuple(rows), 0, "", "no GPU device series in the input",
+        tuple(rows),
+        0,
+        "",
+        "no GPU device series in the input",
     )

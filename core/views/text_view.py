@@ -61,8 +61,9 @@ def format_table(table: Table, width: int = WIDTH) -> list[str]:
 
 
 def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
-    return textwrap.wrap(text, width=width, initial_indent=indent,
-                         subsequent_indent=" " * len(indent)) or [indent]
+    return textwrap.wrap(
+        text, width=width, initial_indent=indent, subsequent_indent=" " * len(indent)
+    ) or [indent]
 
 
 def render(summary: Summary, top: int = TOP_ROWS) -> str:
@@ -101,12 +102,17 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
             out.extend(format_table(table))
             out.append("")
         if summary.runtime and summary.runtime.missing_monitors:
-            out.extend(_wrap("vGPU monitors not reached: "
-                             + ", ".join(summary.runtime.missing_monitors)))
+            out.extend(
+                _wrap("vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors))
+            )
             out.append("")
     else:
-        out += ["Runtime usage", "-" * 13,
-                "(none: no vGPU monitor metrics in the input; allocation is not utilisation)", ""]
+        out += [
+            "Runtime usage",
+            "-" * 13,
+            "(none: no vGPU monitor metrics in the input; allocation is not utilisation)",
+            "",
+        ]
     usage = tables.real_usage_table(summary, top)
     if usage is not None:
         out.extend(format_table(usage))

@@ -6,8 +6,20 @@ import ast
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[2] / "core"
-FORBIDDEN = ("bot", "socket", "http", "urllib", "requests", "redis", "slack_sdk", "slack_bolt",
-             "kubernetes", "websocket", "websockets", "subprocess")
+FORBIDDEN = (
+    "bot",
+    "socket",
+    "http",
+    "urllib",
+    "requests",
+    "redis",
+    "slack_sdk",
+    "slack_bolt",
+    "kubernetes",
+    "websocket",
+    "websockets",
+    "subprocess",
+)
 
 
 def _imports(path: Path) -> set[str]:

@@ -1,0 +1,109 @@
+"""The bulk reader of Go-client text gives the same readings as the general parser, or declines."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.exposition import parse_exposition
+from core.fast_reader import read_go_exposition
+from core.readings import MetricsReadings, read_family_rows, read_samples
+from core.simulate import simulate_exposition
+from tests.conftest import read_fixture
+
+
+def general(text: str) -> MetricsReadings:
+    return read_samples(parse_exposition(text).samples)
+
+
+def fast(text: str) -> MetricsReadings | None:
+    rows = read_go_exposition(text)
+    return None if rows is None else read_family_rows(rows)
+
+
+@pytest.mark.parametrize(
+    "name", ["scheduler-small.prom", "scheduler-small-legacy.prom", "vgpumonitor-small.prom"]
+)
+def test_fixtures_read_in_bulk_equal_the_general_parser(name: str) -> None:
+    text = read_fixture(name)
+    readings = fast(text)
+    assert readings is not None, "Go-client fixtures must take the bulk route"
+    assert readings == general(text)
+
+
+@pytest.mark.parametrize(
+    ("seed", "legacy", "both"), [(1, False, False), (2, True, False), (3, False, True)]
+)
+def test_simulated_expositions_read_in_bulk_equal_the_general_parser(
+    seed: int, legacy: bool, both: bool
+) -> None:
+    text = simulate_exposition(12, 4, seed=seed, legacy=legacy, both=both)
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert readings.devices  # not a vacuous comparison
+
+
+SCHEDULER = read_fixture("scheduler-small.prom")
+SAMPLE_LINE = next(line for line in SCHEDULER.splitlines() if line.startswith("hami_gpu_shared"))
+
+
+@pytest.mark.parametrize(
+    ("what", "text"),
+    [
+        ("CRLF line ends", SCHEDULER.replace("\n", "\r\n")),
+        ("an escaped label value", SCHEDULER.replace('pod="notebook-0"', 'pod="note\\"book"')),
+        ("a timestamp", SCHEDULER.replace(SAMPLE_LINE, SAMPLE_LINE + " 1700000000000")),
+        ("a blank line", SCHEDULER.replace(SAMPLE_LINE, SAMPLE_LINE + "\n")),
+        (
+            "a counter family",
+            SCHEDULER.replace(
+                "# TYPE hami_gpu_shared_count gauge", "# TYPE hami_gpu_shared_count counter"
+            ),
+        ),
+        ("an underscore in a value", SCHEDULER.replace(SAMPLE_LINE, SAMPLE_LINE[:-1] + "1_0")),
+        ("a plain comment", SCHEDULER.replace(SAMPLE_LINE, "# pasted by someone\n" + SAMPLE_LINE)),
+        (
+            "no HELP/TYPE lines",
+            "\n".join(line for line in SCHEDULER.splitlines() if not line.startswith("#")),
+        ),
+        (
+            "a line with labels in another order",
+            SCHEDULER.replace(
+                SAMPLE_LINE,
+                SAMPLE_LINE.replace('device_index="0",device_type', "device_type").replace(
+                    "device_uuid=", 'device_index="0",device_uuid=', 1
+                ),
+            ),
+        ),
+        ("a truncated last line", SCHEDULER[: SCHEDULER.rfind('pod="')]),
+    ],
+)
+def test_bulk_route_declines_what_it_cannot_vouch_for(what: str, text: str) -> None:
+    assert read_go_exposition(text) is None, what
+
+
+def test_unrelated_families_are_counted_not_read() -> None:
+    text = SCHEDULER + (
+        "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 42\n"
+    )
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert readings.ignored_series == 1
+    assert readings.foreign_families == ("go_goroutines",)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    position=st.integers(min_value=0, max_value=len(SCHEDULER) - 1),
+    junk=st.text(
+        alphabet=st.sampled_from(list('{}",= \t\n#\\abc019.eE+-_')), min_size=1, max_size=6
+    ),
+)
+def test_any_corruption_is_either_declined_or_read_identically(position: int, junk: str) -> None:
+    text = SCHEDULER[:position] + junk + SCHEDULER[position:]
+    readings = fast(text)
+    if readings is not None:
+        assert readings == general(text)
