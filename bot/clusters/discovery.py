@@ -111,7 +111,7 @@ def check_context(kubeconfig: Path, context: str, timeout_seconds: float = 5.0) 
     try:
         version = k8s.VersionApi(api).get_code(_request_timeout=(timeout_seconds, timeout_seconds))
     except Exception as exc:  # classified into a message: unreachable, TLS, 401, ...
-        failure = classify(exc, target, call)
+        failure = classify(exc, target, call, timeout_seconds)
         return ContextCheck(context, False, failure.message)
     finally:
         api.close()  # type: ignore[no-untyped-call]

@@ -87,9 +87,13 @@ def _run_exec(
     timeout_seconds: float,
 ) -> _Exec:
     call = Call("create", "pods/exec", namespace, f"running nvidia-smi in {namespace}/{pod}")
+    # ``stream`` swaps ``call_api`` on the ApiClient it is given for the duration of the call,
+    # so a client shared between threads would send other threads' requests over websockets.
+    # Each exec gets its own ApiClient (same configuration).
+    exec_api = k8s.CoreV1Api(k8s.ApiClient(core.api_client.configuration))
     try:
         ws = stream(
-            core.connect_get_namespaced_pod_exec,
+            exec_api.connect_get_namespaced_pod_exec,
             pod,
             namespace,
             command=list(command),
@@ -101,6 +105,7 @@ def _run_exec(
             _preload_content=False,
         )
     except Exception as exc:  # classified: 403/404/400 handshakes, TLS, unreachable
+        exec_api.api_client.rest_client.close()
         raise classify(exc, target, call) from exc
     try:
         ws.run_forever(timeout=timeout_seconds)
@@ -111,6 +116,7 @@ def _run_exec(
         status_text = ws.read_channel(3) or ""
     finally:
         ws.close()
+        exec_api.api_client.rest_client.close()
     return _interpret_status(stdout, stderr, status_text)
 
 

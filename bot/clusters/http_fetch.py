@@ -87,7 +87,9 @@ def _transport(
     inner: BaseException = error
     if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
         inner = error.reason
-    if isinstance(inner, urllib3.exceptions.TimeoutError):
+    if isinstance(inner, urllib3.exceptions.TimeoutError) and not isinstance(
+        inner, urllib3.exceptions.NewConnectionError
+    ):
         return _timeout(label, what, url, deadline)
     if isinstance(inner, urllib3.exceptions.SSLError):
         return CollectionError(

@@ -110,8 +110,11 @@ def rbac_rule(call: Call) -> str:
     )
 
 
-def classify(error: BaseException, target: Target, call: Call) -> ApiFailure:
-    """Classify any exception raised by a client call made for ``call``."""
+def classify(
+    error: BaseException, target: Target, call: Call, budget_seconds: float | None = None
+) -> ApiFailure:
+    """Classify any exception raised by a client call made for ``call`` (within a time budget
+    of ``budget_seconds``, when there is one)."""
     if isinstance(error, ApiFailure):
         return error
     if isinstance(error, DeadlineExceeded):
@@ -122,11 +125,17 @@ def classify(error: BaseException, target: Target, call: Call) -> ApiFailure:
             return _http_failure(status, body, target, call)
         return _transport_failure(str(error.reason or ""), target, call)
     if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
-        return classify(error.reason, target, call)
+        return classify(error.reason, target, call, budget_seconds)
     if isinstance(error, urllib3.exceptions.ProtocolError) and error.args[1:]:
         inner = error.args[1]
         if isinstance(inner, BaseException):
-            return classify(inner, target, call)
+            return classify(inner, target, call, budget_seconds)
+    # NewConnectionError (and NameResolutionError) subclass ConnectTimeoutError in urllib3 2.x:
+    # test them first.
+    if isinstance(error, urllib3.exceptions.NameResolutionError):
+        return _unreachable("the host name does not resolve", target)
+    if isinstance(error, urllib3.exceptions.NewConnectionError):
+        return _transport_failure(str(error), target, call, budget_seconds)
     if isinstance(
         error,
         urllib3.exceptions.ConnectTimeoutError
@@ -134,13 +143,11 @@ def classify(error: BaseException, target: Target, call: Call) -> ApiFailure:
         | TimeoutError
         | socket.timeout,
     ):
-        return _timeout(target, call, None)
+        return _timeout(target, call, budget_seconds)
     if isinstance(error, urllib3.exceptions.SSLError | ssl.SSLError):
         return _tls(str(error), target)
-    if isinstance(error, urllib3.exceptions.NameResolutionError):
-        return _unreachable("the host name does not resolve", target)
-    if isinstance(error, urllib3.exceptions.NewConnectionError | ConnectionError | OSError):
-        return _transport_failure(str(error), target, call)
+    if isinstance(error, ConnectionError | OSError):
+        return _transport_failure(str(error), target, call, budget_seconds)
     return ApiFailure(
         "other",
         f"{target.label}: unexpected error while {call.doing}: {type(error).__name__}: "
@@ -239,12 +246,14 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
     )
 
 
-def _transport_failure(text: str, target: Target, call: Call) -> ApiFailure:
+def _transport_failure(
+    text: str, target: Target, call: Call, budget_seconds: float | None = None
+) -> ApiFailure:
     lowered = text.lower()
     if "certificate" in lowered or "ssl" in lowered or "tls" in lowered:
         return _tls(text, target)
     if "timed out" in lowered or "timeout" in lowered:
-        return _timeout(target, call, None)
+        return _timeout(target, call, budget_seconds)
     if (
         "name or service not known" in lowered
         or "nodename nor servname" in lowered

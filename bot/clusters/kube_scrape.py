@@ -79,7 +79,7 @@ def _call(
     try:
         return fn(*args, _request_timeout=deadline.request_timeout(call.doing), **kwargs)
     except Exception as exc:  # every client failure is classified, none escapes raw
-        raise classify(exc, target, call) from exc
+        raise classify(exc, target, call, deadline.budget_seconds) from exc
 
 
 def read_proxied_body(
@@ -117,7 +117,7 @@ def read_proxied_body(
     except ApiFailure:
         raise
     except (DeadlineExceeded, Exception) as exc:
-        raise classify(exc, target, call) from exc
+        raise classify(exc, target, call, deadline.budget_seconds) from exc
     finally:
         response.release_conn()
     content_type = str(response.headers.get("Content-Type", ""))
