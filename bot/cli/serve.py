@@ -105,15 +105,11 @@ def run(args: argparse.Namespace) -> int:
 
     from bot.clusters.errors import RegistryError
     from bot.clusters.registry import empty_registry, load_registry
-    from bot.conversation.service import Conversation
-    from bot.live import LiveLimits, RegistryLiveSource
     from bot.ops.endpoints import Readiness, ops_routes, start_ops_server
     from bot.ops.instrument import instrument_app
     from bot.ops.logging import configure_logging
-    from bot.slack.app import build_app, build_web_client
-    from bot.slack.services import SlackServices
+    from bot.slack.assembly import assemble_bot
     from bot.store.factory import StoreConfigError, redis_state, store_from_env
-    from bot.store.state import BotState
     from bot.web.server import BotHttpServer, slack_route
     from bot.web.socket_mode import SocketModeRunner
 
@@ -140,34 +136,10 @@ def run(args: argparse.Namespace) -> int:
 
     readiness = Readiness(redis_state=lambda: redis_state(store))
     readiness.registry_loaded(len(registry.entries), str(config.clusters_file or "none"))
-    state = BotState(
-        store,
-        thread_ttl_seconds=config.thread_ttl_seconds,
-        thread_max_bytes=config.thread_max_bytes,
-        dedupe_ttl_seconds=config.dedupe_ttl_seconds,
-        picker_ttl_seconds=config.picker_ttl_seconds,
-    )
-    live = RegistryLiveSource(
-        registry,
-        store,
-        limits=LiveLimits(per_user_per_minute=config.live_requests_per_minute),
-        timeout_seconds=config.scrape_timeout_seconds,
-    )
-    services = SlackServices(
-        conversation=Conversation(state, live),
-        state=state,
-        max_file_bytes=config.max_file_bytes,
-        api_base_url=config.slack_api_url,
-    )
-    client = build_web_client(mode.bot_token, config.slack_api_url)
     try:
         # Bolt calls auth.test here: a bad token fails now, not on the first request.
-        app = build_app(
-            client=client,
-            services=services,
-            signing_secret=mode.signing_secret,
-            worker_threads=config.worker_threads,
-        )
+        app = assemble_bot(config, store=store, registry=registry,
+                           socket_mode=mode.socket_mode).app
     except BoltError as error:
         readiness.slack_token_failed(str(error))
         return _fail(

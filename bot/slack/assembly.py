@@ -1,0 +1,76 @@
+"""One function that puts the bot together from its settings, for ``serve`` and for tests.
+
+Store -> bot state -> live clusters -> conversation -> Slack services -> Web API client ->
+Bolt app. Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.clusters.registry import ClusterRegistry
+from bot.config import BotConfig
+from bot.conversation.service import Conversation
+from bot.live import LiveLimits, RegistryLiveSource
+from bot.slack.app import build_app, build_web_client
+from bot.slack.services import SlackServices
+from bot.store.kv import KeyValueStore
+from bot.store.state import BotState
+
+
+@dataclass(frozen=True)
+class SlackBot:
+    app: App
+    client: WebClient
+    services: SlackServices
+
+
+def assemble_bot(
+    config: BotConfig,
+    *,
+    store: KeyValueStore,
+    registry: ClusterRegistry,
+    socket_mode: bool = False,
+    logger: logging.Logger | None = None,
+) -> SlackBot:
+    """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
+    Bolt's ``BoltError`` when Slack refuses the bot token."""
+    if config.slack_bot_token is None:
+        raise ValueError("SLACK_BOT_TOKEN is not set")
+    signing_secret = None
+    if not socket_mode:
+        if config.slack_signing_secret is None:
+            raise ValueError("SLACK_SIGNING_SECRET is not set")
+        signing_secret = config.slack_signing_secret.reveal()
+    state = BotState(
+        store,
+        thread_ttl_seconds=config.thread_ttl_seconds,
+        thread_max_bytes=config.thread_max_bytes,
+        dedupe_ttl_seconds=config.dedupe_ttl_seconds,
+        picker_ttl_seconds=config.picker_ttl_seconds,
+    )
+    live = RegistryLiveSource(
+        registry,
+        store,
+        limits=LiveLimits(per_user_per_minute=config.live_requests_per_minute),
+        timeout_seconds=config.scrape_timeout_seconds,
+    )
+    services = SlackServices(
+        conversation=Conversation(state, live),
+        state=state,
+        max_file_bytes=config.max_file_bytes,
+        api_base_url=config.slack_api_url,
+    )
+    client = build_web_client(config.slack_bot_token.reveal(), config.slack_api_url)
+    app = build_app(
+        client=client,
+        services=services,
+        signing_secret=signing_secret,
+        worker_threads=config.worker_threads,
+        logger=logger,
+    )
+    return SlackBot(app=app, client=client, services=services)

@@ -1,0 +1,459 @@
+"""The bot end to end in HTTP mode: signed requests in, Web API calls out (issue 3, "Tests")."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import time
+import zlib
+from typing import Any
+
+from tests.conftest import read_fixture
+from tests.slack.conftest import CHANNEL, USER, RunningBot
+from tests.support.slack_api import BOT_USER_ID, SlackWebApi, StoredMessage
+
+ACK_LIMIT_SECONDS = 3.0  # Slack's deadline for every acknowledgement
+
+
+def blocks_text(blocks: list[dict[str, Any]]) -> str:
+    """Every piece of text in a message's blocks, joined (for content assertions)."""
+    parts: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "text" and isinstance(value, str):
+                    parts.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(blocks)
+    return "\n".join(parts)
+
+
+def answer_in(api: SlackWebApi, channel: str, thread_ts: str | None) -> StoredMessage:
+    """The final answer: the working message posted in the thread, after its chat.update."""
+    posted = api.wait_for(
+        "chat.postMessage",
+        where=lambda c: c.params.get("channel") == channel
+        and c.params.get("thread_ts") == thread_ts,
+    )[0]
+    ts = None
+    deadline = time.monotonic() + 20
+    while ts is None and time.monotonic() < deadline:
+        for (chan, message_ts), message in list(api.messages.items()):
+            if chan == channel and message.thread_ts == thread_ts and message.updates:
+                ts = message_ts
+        time.sleep(0.02)
+    assert ts is not None, f"no chat.update of the working message {posted.params.get('text')}"
+    api.wait_for("chat.update", where=lambda c: c.params.get("ts") == ts)
+    return api.message(channel, ts)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG file"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def png_is_blank(data: bytes) -> bool:
+    # Decompress the image data (IDAT chunks) and check that more than one byte value occurs.
+    chunks, offset = [], 8
+    while offset < len(data):
+        length = struct.unpack(">I", data[offset:offset + 4])[0]
+        kind = data[offset + 4:offset + 8]
+        if kind == b"IDAT":
+            chunks.append(data[offset + 8:offset + 8 + length])
+        offset += 12 + length
+    raw = zlib.decompress(b"".join(chunks))
+    return len(set(raw[: 200_000])) <= 2
+
+
+def pasted(text: str) -> str:
+    return "```" + text + "```"
+
+
+# -- slash command ------------------------------------------------------------------------
+
+
+def test_slash_help_is_answered_in_the_acknowledgement(bot: RunningBot) -> None:
+    response = bot.sender.command("help", response_url=bot.api.response_url("help"))
+    assert response.status == 200
+    assert response.elapsed_seconds < ACK_LIMIT_SECONDS
+    body = response.json()
+    assert body["response_type"] == "ephemeral"
+    text = blocks_text(body["blocks"])
+    assert "/hami-summary clusters" in text
+    assert "Slash commands cannot be used inside threads" in text
+    assert "mention" in text
+    assert "not live GPU utilisation" in text
+
+
+def test_bad_command_arguments_get_a_specific_ephemeral_answer(bot: RunningBot) -> None:
+    response = bot.sender.command("demo ns=Team_A", response_url=bot.api.response_url("bad"))
+    body = response.json()
+    assert body["response_type"] == "ephemeral"
+    assert "'Team_A' is not a Kubernetes namespace name" in blocks_text(body["blocks"])
+    unknown = bot.sender.command("no-such-cluster", response_url=bot.api.response_url("u"))
+    text = blocks_text(unknown.json()["blocks"])
+    assert "'no-such-cluster' is not a cluster you may query here" in text
+    assert "`demo`" in text and "secret-lab" not in text  # other channels' clusters stay private
+    assert bot.api.calls_to("chat.postMessage") == []
+
+
+def test_clusters_lists_only_what_this_user_may_query_here(bot: RunningBot) -> None:
+    text = blocks_text(bot.sender.command(
+        "clusters", response_url=bot.api.response_url("c")).json()["blocks"])
+    assert "demo" in text and "prod" in text and "prod-readonly" in text
+    assert "secret-lab" not in text
+
+
+def test_cluster_command_posts_working_message_then_the_summary(
+    bot: RunningBot, metrics_server: Any
+) -> None:
+    response = bot.sender.command("demo ns=team-a", response_url=bot.api.response_url("demo"))
+    assert response.status == 200 and response.body == b""
+    assert response.elapsed_seconds < ACK_LIMIT_SECONDS
+    answer = answer_in(bot.api, CHANNEL, None)
+    working = bot.api.calls_to("chat.postMessage")[0]
+    assert "Working on it" in working.params["text"]
+    text = blocks_text(answer.blocks)
+    assert "cluster *demo*" in text and "filter `ns=team-a`" in text
+    assert "275 / 600 cores" in text  # cluster totals stay whole under a namespace filter
+    assert metrics_server.scrapes == 1
+    # The chart goes into the summary's own thread.
+    complete = bot.api.wait_for("files.completeUploadExternal")[0]
+    assert complete.params["thread_ts"] == answer.ts
+    # A second ask within the cache TTL is answered from the cache.
+    bot.sender.command("demo", response_url=bot.api.response_url("demo2"))
+    bot.api.wait_for("chat.update", 2)
+    assert metrics_server.scrapes == 1
+
+
+def test_picker_then_confirm_collects_only_after_confirm(
+    bot: RunningBot, metrics_server: Any
+) -> None:
+    response = bot.sender.command("", response_url=bot.api.response_url("pick"))
+    picker = response.json()
+    assert picker["response_type"] == "ephemeral"
+    selects = [b for b in picker["blocks"] if b.get("block_id") == "picker_cluster"]
+    options = [o["value"] for o in selects[0]["accessory"]["options"]]
+    assert options == ["demo", "prod"]  # secret-lab is for another channel
+    assert any(b["type"] == "input" and b["block_id"] == "picker_namespace"
+               for b in picker["blocks"])
+
+    base = {
+        "type": "block_actions",
+        "user": {"id": USER, "username": "alice"},
+        "channel": {"id": CHANNEL, "name": "gpu-team"},
+        "container": {"type": "message", "message_ts": "1710000000.000001",
+                      "is_ephemeral": True, "channel_id": CHANNEL},
+        "response_url": bot.api.response_url("picker"),
+    }
+    # Choosing prod (two contexts) re-renders the picker with a context choice.
+    bot.sender.interaction({**base, "actions": [{
+        "type": "static_select", "action_id": "picker_cluster", "block_id": "picker_cluster",
+        "selected_option": {"value": "prod", "text": {"type": "plain_text", "text": "Production"}},
+        "action_ts": "1710000001.1"}]})
+    bot.api.wait_for("response_url", where=lambda c: c.params.get("replace_original") is True)
+    rerendered = bot.api.response_posts["picker"][-1]["blocks"]
+    contexts = [b for b in rerendered if b.get("block_id") == "picker_context"]
+    assert [o["value"] for o in contexts[0]["accessory"]["options"]] == [
+        "prod-admin", "prod-readonly"]
+
+    # Changing to demo and confirming with a namespace collects once and posts the summary.
+    bot.sender.interaction({**base, "actions": [{
+        "type": "static_select", "action_id": "picker_cluster", "block_id": "picker_cluster",
+        "selected_option": {"value": "demo", "text": {"type": "plain_text", "text": "Demo"}},
+        "action_ts": "1710000002.1"}]})
+    bot.api.wait_for("response_url", 2)
+    assert metrics_server.scrapes == 0  # nothing collected before Confirm
+    state = {"values": {
+        "picker_cluster": {"picker_cluster": {"type": "static_select",
+                                              "selected_option": {"value": "demo"}}},
+        "picker_namespace": {"picker_namespace": {"type": "plain_text_input",
+                                                  "value": "team-b"}},
+    }}
+    confirm = bot.sender.interaction({**base, "state": state, "actions": [{
+        "type": "button", "action_id": "picker_confirm", "block_id": "picker_actions",
+        "value": "confirm", "action_ts": "1710000003.1"}]})
+    assert confirm.status == 200 and confirm.elapsed_seconds < ACK_LIMIT_SECONDS
+    answer = answer_in(bot.api, CHANNEL, None)
+    assert "filter `ns=team-b`" in blocks_text(answer.blocks)
+    assert metrics_server.scrapes == 1
+    assert any(p.get("delete_original") for p in bot.api.response_posts["picker"])
+
+
+def test_confirm_of_unreachable_cluster_tells_only_the_user(bot: RunningBot) -> None:
+    base = {
+        "type": "block_actions", "user": {"id": USER}, "channel": {"id": CHANNEL},
+        "container": {"type": "message", "is_ephemeral": True, "message_ts": "1.1"},
+        "response_url": bot.api.response_url("prod"),
+    }
+    state = {"values": {
+        "picker_cluster": {"picker_cluster": {"selected_option": {"value": "prod"}}},
+        "picker_context": {"picker_context": {"selected_option": {"value": "prod-readonly"}}},
+    }}
+    bot.sender.interaction({**base, "state": state, "actions": [{
+        "type": "button", "action_id": "picker_confirm", "value": "confirm",
+        "action_ts": "2.1"}]})
+    problem = bot.api.wait_for(
+        "response_url", where=lambda c: c.params.get("response_type") == "ephemeral"
+        and "prod" in json.dumps(c.params.get("blocks")) and not c.params.get("delete_original"),
+        timeout=30)[-1]
+    text = blocks_text(problem.params["blocks"])
+    assert "prod" in text and "kube-token" not in text
+    # The working message was removed rather than left hanging in the channel.
+    assert bot.api.wait_for("chat.delete")
+
+
+def test_picker_without_registered_clusters_says_how_to_register(
+    bot_without_clusters: RunningBot,
+) -> None:
+    body = bot_without_clusters.sender.command(
+        "", response_url=bot_without_clusters.api.response_url("p")).json()
+    assert "HAMI_CLUSTERS_FILE" in blocks_text(body["blocks"])
+
+
+# -- mentions, files, follow-ups ------------------------------------------------------------
+
+
+def test_mention_with_pasted_metrics_answers_in_thread_with_numbers_and_chart(
+    bot: RunningBot,
+) -> None:
+    metrics = pasted(read_fixture("scheduler-small.prom"))
+    response, ts = bot.sender.mention("here you go\n" + metrics)
+    assert response.status == 200 and response.elapsed_seconds < ACK_LIMIT_SECONDS
+    answer = answer_in(bot.api, CHANNEL, ts)
+    text = blocks_text(answer.blocks)
+    assert "275 / 600 cores (45.8%)" in text
+    assert "78,848 / 168,960 MiB (46.7%)" in text
+    assert "idle 2 · partial 3 · full 1 · inconsistent 0" in text
+    assert "2 whole GPUs · 325 cores · 90,112 MiB" in text
+    assert "gpu-node-1" in text and "team-a" in text
+    assert "allocation" in text and "not live GPU utilisation" in text
+    actions = next(b for b in answer.blocks if b["type"] == "actions")
+    assert [e["text"]["text"] for e in actions["elements"]] == [
+        "Refresh", "GPUs", "Workloads", "CSV"]
+    assert len(answer.blocks) <= 50
+    complete = bot.api.wait_for("files.completeUploadExternal")[0]
+    assert complete.params["channel_id"] == CHANNEL and complete.params["thread_ts"] == ts
+    chart = next(f for f in bot.api.uploaded_files() if f.filename.endswith(".png"))
+    assert chart.content is not None
+    width, height = png_size(chart.content)
+    assert width >= 400 and height >= 200
+    assert not png_is_blank(chart.content)
+
+
+def test_snippet_file_is_downloaded_with_the_bot_token(bot: RunningBot) -> None:
+    file = bot.api.add_private_file("scheduler.prom", read_fixture("scheduler-small.prom").encode(),
+                                    mode="snippet")
+    _, ts = bot.sender.mention("what about this one?", files=[file])
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "275 / 600 cores" in text and "scheduler.prom" in text
+    download = bot.api.calls_to("download")[0]
+    assert download.headers["authorization"] == f"Bearer {bot.api.bot_token}"
+
+
+def test_wrong_kind_of_file_is_refused_with_the_reason(bot: RunningBot) -> None:
+    file = bot.api.add_private_file("screenshot.png", b"\x89PNG....", mimetype="image/png",
+                                    filetype="png")
+    _, ts = bot.sender.mention("", files=[file])
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "screenshot.png" in text and "image/png" in text and ".prom or .txt" in text
+    assert bot.api.calls_to("download") == []
+
+
+def test_follow_ups_in_the_thread_use_the_metrics_given_there(bot: RunningBot) -> None:
+    _, root = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
+    answer_in(bot.api, CHANNEL, root)
+    bot.sender.mention("ns team-b", thread_ts=root)
+    bot.api.wait_for("chat.update", 2)
+    filtered = [m for m in bot.api.messages.values()
+                if m.thread_ts == root and "filter `ns=team-b`" in blocks_text(m.blocks)]
+    assert filtered, "no summary filtered to team-b in the thread"
+    assert "embed-svc-0" in blocks_text(filtered[0].blocks) or "team-b" in blocks_text(
+        filtered[0].blocks)
+
+    bot.sender.mention("workloads", thread_ts=root)
+    bot.api.wait_for("chat.update", 3)
+    workloads = [m for m in bot.api.messages.values() if "workload allocations" in m.text]
+    assert workloads and "train-full-0" in blocks_text(workloads[0].blocks)
+
+    bot.sender.mention("csv", thread_ts=root)
+    bot.api.wait_for("files.completeUploadExternal",
+                     where=lambda c: "CSV" in json.dumps(c.json_param("files")))
+    csv_file = next(f for f in bot.api.uploaded_files() if f.filename.endswith(".csv"))
+    assert csv_file.thread_ts == root
+    assert csv_file.content is not None and b"GPU-5f3c1a2e" in csv_file.content
+
+
+def test_follow_up_without_metrics_explains_what_to_paste(bot: RunningBot) -> None:
+    _, ts = bot.sender.mention("gpus")
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "I did not find HAMi metrics" in text or "none I remember" in text
+    assert "/metrics" in text
+
+
+def test_bad_pastes_are_answered_with_their_messages(bot: RunningBot) -> None:
+    dcgm = (
+        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+        "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1"} 42\n'
+    )
+    _, ts = bot.sender.mention(pasted(dcgm))
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert ":warning:" in text and "DCGM" in text
+    assert "Traceback" not in text
+
+
+def test_direct_message_answers_at_top_level_and_follow_ups_work(bot: RunningBot) -> None:
+    bot.sender.direct_message(read_fixture("scheduler-small.prom"), channel="D0ALICE1")
+    first = answer_in(bot.api, "D0ALICE1", None)
+    assert "275 / 600 cores" in blocks_text(first.blocks)
+    bot.sender.direct_message("gpus", channel="D0ALICE1")
+    bot.api.wait_for("chat.update", 2)
+    tables = [m for m in bot.api.messages.values() if m.channel == "D0ALICE1"
+              and "All 6 GPUs" in m.text]
+    assert tables, "no GPU table in the DM"
+    assert tables[0].thread_ts is None
+    assert "GPU-8a9b0c1d" in blocks_text(tables[0].blocks)
+
+
+def test_other_bots_are_ignored_unless_they_bring_metrics(bot: RunningBot) -> None:
+    response, _ = bot.sender.mention("hello there", bot_id="B0OTHER")
+    assert response.status == 200
+    time.sleep(0.5)
+    assert bot.api.calls_to("chat.postMessage") == []
+    _, ts = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")), bot_id="B0OTHER")
+    assert "275 / 600 cores" in blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+
+
+def test_message_shortcut_summarises_into_the_message_thread(bot: RunningBot) -> None:
+    message_ts = "1710000500.000100"
+    response = bot.sender.interaction({
+        "type": "message_action", "callback_id": "summarize_metrics",
+        "user": {"id": USER}, "channel": {"id": CHANNEL},
+        "message_ts": message_ts,
+        "message": {"type": "message", "user": "U0BOB", "ts": message_ts,
+                    "text": pasted(read_fixture("scheduler-small.prom"))},
+        "response_url": bot.api.response_url("shortcut"),
+    })
+    assert response.status == 200 and response.elapsed_seconds < ACK_LIMIT_SECONDS
+    answer = answer_in(bot.api, CHANNEL, message_ts)
+    assert "275 / 600 cores" in blocks_text(answer.blocks)
+
+
+def test_message_shortcut_on_a_message_without_metrics_tells_only_the_user(
+    bot: RunningBot,
+) -> None:
+    bot.sender.interaction({
+        "type": "message_action", "callback_id": "summarize_metrics",
+        "user": {"id": USER}, "channel": {"id": CHANNEL}, "message_ts": "1.2",
+        "message": {"type": "message", "user": "U0BOB", "ts": "1.2", "text": "lunch?"},
+        "response_url": bot.api.response_url("shortcut2"),
+    })
+    post = bot.api.wait_for("response_url")[0]
+    assert post.params["response_type"] == "ephemeral"
+    assert "no HAMi metrics" in blocks_text(post.params["blocks"])
+    assert bot.api.calls_to("chat.postMessage") == []
+
+
+# -- buttons --------------------------------------------------------------------------------
+
+
+def test_buttons_refresh_in_place_and_send_tables(bot: RunningBot) -> None:
+    _, ts = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
+    answer = answer_in(bot.api, CHANNEL, ts)
+    actions = next(b for b in answer.blocks if b["type"] == "actions")["elements"]
+    value = actions[0]["value"]
+    base = {
+        "type": "block_actions", "user": {"id": USER}, "channel": {"id": CHANNEL},
+        "container": {"type": "message", "message_ts": answer.ts, "channel_id": CHANNEL,
+                      "is_ephemeral": False},
+        "message": {"ts": answer.ts, "thread_ts": ts, "text": answer.text,
+                    "blocks": answer.blocks},
+        "response_url": bot.api.response_url("buttons"),
+    }
+    bot.sender.interaction({**base, "actions": [
+        {"type": "button", "action_id": "summary_refresh", "value": value, "action_ts": "9.1"}]})
+    bot.api.wait_for("chat.update", 3, where=lambda c: c.params.get("ts") == answer.ts)
+    refreshed = bot.api.message(CHANNEL, answer.ts)
+    assert "275 / 600 cores" in blocks_text(refreshed.blocks)
+
+    bot.sender.interaction({**base, "actions": [
+        {"type": "button", "action_id": "summary_gpus", "value": value, "action_ts": "9.2"}]})
+    bot.api.wait_for("chat.update", where=lambda c: "All 6 GPUs" in str(c.params.get("text")))
+
+
+# -- delivery guarantees --------------------------------------------------------------------
+
+
+def test_a_retried_event_is_answered_once(bot: RunningBot) -> None:
+    _, ts = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")),
+                               event_id="Ev0RETRY01", ts="1710000900.000001")
+    retry, _ = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")),
+                                  event_id="Ev0RETRY01", ts="1710000900.000001")
+    assert retry.status == 200
+    answer_in(bot.api, CHANNEL, ts)
+    bot.api.wait_for("files.completeUploadExternal")
+    time.sleep(0.5)
+    assert len(bot.api.calls_to("chat.postMessage")) == 1
+    # Slack's own retry header path: same event id, X-Slack-Retry-Num set.
+    again = bot.sender.event({"type": "app_mention", "user": USER, "channel": CHANNEL,
+                              "text": f"<@{BOT_USER_ID}> gpus", "ts": "1710000900.000001"},
+                             event_id="Ev0RETRY01", retry_num=1)
+    assert again.status == 200
+    time.sleep(0.3)
+    assert len(bot.api.calls_to("chat.postMessage")) == 1
+
+
+def test_rate_limited_web_api_call_is_retried_after_retry_after(bot: RunningBot) -> None:
+    bot.api.rate_limit_once("chat.update", retry_after_seconds=1)
+    _, ts = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
+    answer = answer_in(bot.api, CHANNEL, ts)
+    updates = [c for c in bot.api.calls if c.method == "chat.update"]
+    assert [c.status for c in updates[:2]] == [429, 200]
+    assert updates[1].at - updates[0].at >= 0.9
+    assert "275 / 600 cores" in blocks_text(answer.blocks)
+
+
+def test_requests_with_bad_signatures_are_refused(bot: RunningBot) -> None:
+    body = json.dumps({"type": "event_callback", "event_id": "Ev0BAD", "event": {
+        "type": "app_mention", "user": USER, "channel": CHANNEL, "text": "hi", "ts": "1.1"}})
+    unsigned = bot.sender.post(body, "application/json", signed=False)
+    wrong = bot.sender.post(body, "application/json", signature="v0=" + "0" * 64)
+    stale_stamp = int(time.time()) - 6 * 60
+    stale = bot.sender.post(body, "application/json", timestamp=stale_stamp)
+    assert (unsigned.status, wrong.status, stale.status) == (401, 401, 401)
+    time.sleep(0.3)
+    assert [c.method for c in bot.api.calls if c.method != "auth.test"] == []
+
+
+def test_a_reply_over_block_limits_is_split_into_blocks_and_files(bot: RunningBot) -> None:
+    from core.simulate import simulate_exposition
+
+    text = simulate_exposition(120, 8)
+    file = bot.api.add_private_file("big-cluster.prom", text.encode())
+    _, ts = bot.sender.mention("", files=[file])
+    answer = answer_in(bot.api, CHANNEL, ts)
+    assert len(answer.blocks) <= 50
+    for block in answer.blocks:
+        if block["type"] == "section" and "text" in block:
+            assert len(block["text"]["text"]) <= 3000
+    text_shown = blocks_text(answer.blocks)
+    assert "more nodes" in text_shown and "files attached in this thread" in text_shown
+    bot.api.wait_for("files.completeUploadExternal")
+    names = {f.filename for f in bot.api.uploaded_files()}
+    assert {"hami-allocation.png", "hami-summary-tables.txt", "hami-summary.csv"} <= names
+    tables = next(f for f in bot.api.uploaded_files()
+                  if f.filename == "hami-summary-tables.txt")
+    assert tables.content is not None
+    # Every node is in the tables file, none silently cut.
+    nodes = set(re.findall(r'node="([^"]+)"', text))
+    assert len(nodes) == 120
+    assert all(node.encode() in tables.content for node in nodes)

@@ -1,0 +1,87 @@
+"""Bot state over a real store: thread context, delivery dedupe, picker choices, versions."""
+
+from __future__ import annotations
+
+import threading
+
+from bot.store import codec
+from bot.store.memory import MemoryStore
+from bot.store.state import BotState, ClusterTarget, PastedMetrics, PickerChoice
+
+
+def test_thread_metrics_round_trip_and_expire() -> None:
+    now = [1000.0]
+    store = MemoryStore(clock=lambda: now[0])
+    state = BotState(store, thread_ttl_seconds=60, clock=lambda: now[0])
+    pasted = PastedMetrics("hami_gpu_core_limit_ratio{} 100\n" * 100, "pasted", "paste", 999.0)
+    assert state.remember_thread("C1", "1.1", pasted)
+    assert state.thread_subject("C1", "1.1") == pasted
+    assert state.thread_subject("C1", "2.2") is None
+    target = ClusterTarget("prod", "prod-admin", True)
+    state.remember_thread("C1", "3.3", target)
+    assert state.thread_subject("C1", "3.3") == target
+    now[0] += 61
+    assert state.thread_subject("C1", "1.1") is None
+
+
+def test_metrics_over_the_size_cap_are_not_kept_and_do_not_leave_old_ones() -> None:
+    state = BotState(MemoryStore(), thread_max_bytes=2048)
+    small = PastedMetrics("a 1\n", "small", "paste", 1.0)
+    assert state.remember_thread("C1", "1.1", small)
+    # Random-looking text does not compress below the cap.
+    big = PastedMetrics("".join(f"m{i * 7919 % 100003} {i}\n" for i in range(2000)), "big",
+                        "paste", 2.0)
+    assert not state.remember_thread("C1", "1.1", big)
+    assert state.thread_subject("C1", "1.1") is None
+
+
+def test_each_delivery_is_seen_first_exactly_once_across_threads() -> None:
+    state = BotState(MemoryStore())
+    results: list[bool] = []
+    lock = threading.Lock()
+
+    def claim() -> None:
+        first = state.first_sighting("event:Ev123")
+        with lock:
+            results.append(first)
+
+    threads = [threading.Thread(target=claim) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(True) == 1
+    assert state.first_sighting("event:Ev124")
+
+
+def test_picker_choices_are_per_user_and_channel() -> None:
+    state = BotState(MemoryStore())
+    state.remember_picker("U1", "C1", PickerChoice("prod", "ctx", "team-a"))
+    assert state.picker_choice("U1", "C1") == PickerChoice("prod", "ctx", "team-a")
+    assert state.picker_choice("U2", "C1") == PickerChoice()
+    state.forget_picker("U1", "C1")
+    assert state.picker_choice("U1", "C1") == PickerChoice()
+
+
+def test_every_key_has_the_prefix_and_a_ttl() -> None:
+    store = MemoryStore()
+    state = BotState(store, prefix="bot:")
+    state.remember_thread("C1", "1.1", ClusterTarget("prod", None))
+    state.first_sighting("event:Ev1")
+    state.remember_picker("U1", "C1", PickerChoice("prod"))
+    keys = list(store._data)
+    assert keys and all(key.startswith("bot:") for key in keys)
+    assert all(expiry != float("inf") for _, expiry in store._data.values())
+
+
+def test_values_of_another_version_or_kind_read_as_absent() -> None:
+    store = MemoryStore()
+    state = BotState(store)
+    key = state._thread_key("C1", "1.1")
+    store.put(key, b"hs\x02\x06thread" + b"j{}", 60)  # version 2: unknown to this release
+    assert state.thread_subject("C1", "1.1") is None
+    store.put(key, codec.encode("picker", {"cluster": "x"}), 60)  # another kind
+    assert state.thread_subject("C1", "1.1") is None
+    store.put(key, b"garbage", 60)
+    assert state.thread_subject("C1", "1.1") is None
+    assert codec.decode("k", codec.encode("k", {"a": 1}, compress=True)) == {"a": 1}
