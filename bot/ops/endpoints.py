@@ -67,10 +67,10 @@ class Readiness:
             self._slack = CheckResult("failed", f"auth.test refused the bot token: {reason}")
 
     def registry_loaded(self, clusters: int, source: str | None = None) -> None:
-        where = f" from {source}" if source else ""
-        if clusters == 0 and source is None:
-            result = CheckResult("ok", "no cluster registry configured: pasted metrics only")
+        if clusters == 0:
+            result = CheckResult("ok", "no clusters registered: pasted metrics only")
         else:
+            where = f" from {source}" if source else ""
             result = CheckResult("ok", f"{clusters} cluster(s) registered{where}")
         with self._lock:
             self._registry = result

@@ -1,9 +1,14 @@
 """Request ids, request counts and acknowledgement latency for every Slack request.
 
-``instrument_app(app)`` does two things to a Bolt ``App``:
+``instrument_app(app)`` does three things to a Bolt ``App``:
 
 * it registers a global middleware that logs each request that passed Bolt's signature check,
   with its surface and request id;
+* it replaces the app's lazy listener runner (Bolt's extension point for where lazy listeners
+  run) with one that runs each lazy listener inside the request's id, so every log line of the
+  slow part carries it too, and observes the reply latency when the lazy listener returns: the
+  lazy listeners post the "working on it" message, compute, update it in place and upload the
+  files, so their end is the moment the full reply is in Slack;
 * it wraps ``app.dispatch``, the one entry point both of Bolt's adapters call (HTTP:
   ``SlackRequestHandler``; Socket Mode: ``SocketModeHandler``). Bolt's global middleware runs
   *before* the listener and before the built-in signature check has been passed for refused
@@ -14,9 +19,7 @@
 
 Each request gets a request id (``context["request_id"]``, also in every log record of the
 request's thread) and its arrival time (``context["received_at"]``, monotonic seconds). Both
-are plain values, so Bolt copies them into the context of lazy listeners; a lazy listener calls
-``record_reply(context)`` once it has posted its final answer to feed the reply-latency
-histogram, and may wrap its work in ``request_context(context.get("request_id"))``.
+are plain values, so Bolt copies them into the context of lazy listeners.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from slack_bolt import App, BoltRequest, BoltResponse
+from slack_bolt.lazy_listener.thread_runner import ThreadLazyListenerRunner
 
 from bot.ops.logging import new_request_id, request_context
 from bot.ops.metrics import METRICS, OpsMetrics
@@ -79,6 +83,24 @@ def _retry_number(request: BoltRequest) -> str | None:
     return values[0] if values else None
 
 
+class InstrumentedLazyListenerRunner(ThreadLazyListenerRunner):
+    """Runs lazy listeners on Bolt's executor, inside their request id, timing the reply."""
+
+    def __init__(self, inner: ThreadLazyListenerRunner, metrics: OpsMetrics) -> None:
+        super().__init__(logger=inner.logger, executor=inner.executor)
+        self._metrics = metrics
+
+    def start(self, function: Callable[..., None], request: BoltRequest) -> None:
+        def run_and_time() -> None:
+            with request_context(request.context.get("request_id")):
+                try:
+                    self.run(function, request)
+                finally:
+                    record_reply(request.context, self._metrics)
+
+        self.executor.submit(run_and_time)
+
+
 def instrument_app(app: App, metrics: OpsMetrics = METRICS) -> App:
     """Count, time and tag every request ``app`` handles; returns ``app`` for chaining."""
     if getattr(app, "_hami_summary_instrumented", False):
@@ -121,6 +143,11 @@ def instrument_app(app: App, metrics: OpsMetrics = METRICS) -> App:
                 )
 
     app.dispatch = dispatch  # type: ignore[method-assign,assignment]
+    runner = app.listener_runner
+    if isinstance(runner.lazy_listener_runner, ThreadLazyListenerRunner):
+        runner.lazy_listener_runner = InstrumentedLazyListenerRunner(
+            runner.lazy_listener_runner, metrics
+        )
 
     def tag_request(context: Any, next: Callable[[], None]) -> None:
         log.debug("dispatching %s request", context.get("surface", "other"))
@@ -134,8 +161,8 @@ def instrument_app(app: App, metrics: OpsMetrics = METRICS) -> App:
 def record_reply(context: Mapping[str, Any], metrics: OpsMetrics = METRICS) -> float | None:
     """Observe the reply latency of the request ``context`` belongs to; returns it in seconds.
 
-    Call once the final answer is posted (``chat.update`` of the "working on it" message).
-    Returns None when the context did not come through ``instrument_app``.
+    Called for every lazy listener of an instrumented app when it returns. Returns None when
+    the context did not come through ``instrument_app``.
     """
     received_at = context.get("received_at")
     if not isinstance(received_at, float):

@@ -219,7 +219,7 @@ def test_socket_mode_with_redis_registry_and_kubeconfigs(chart: helm.Chart, tmp_
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     assert annotations["prometheus.io/port"] == "8080"
     env = env_of(deployment)
-    assert env["HAMI_SUMMARY_OPS_PORT"] == "8080"
+    assert env["OPS_PORT"] == "8080"
     assert env["SLACK_APP_TOKEN"]["secretKeyRef"]["key"] == "SLACK_APP_TOKEN"
     assert "SLACK_SIGNING_SECRET" not in env
     assert env["REDIS_URL"]["secretKeyRef"] == {"name": "hs-hami-summary-redis", "key": "REDIS_URL"}
