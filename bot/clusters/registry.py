@@ -214,8 +214,8 @@ class _Parser:
             if entry.name in seen:
                 raise self.error(
                     name_node,
-                    f'{label}: cluster name "{entry.name}" is already used at line '
-                    f"{seen[entry.name]}; names must be unique",
+                    f'{label} ("{entry.name}"): cluster name "{entry.name}" is already used at '
+                    f"line {seen[entry.name]}; names must be unique",
                 )
             seen[entry.name] = name_node.start_mark.line + 1 if name_node else 0
             entries.append(entry)
@@ -258,14 +258,6 @@ class _Parser:
         self, name_node: yaml.Node | None, key_name: str | None, body: yaml.MappingNode, label: str
     ) -> ClusterEntry:
         fields = self.mapping(body, label)
-        for key, (key_node, _) in fields.items():
-            if key not in _FIELDS:
-                close = difflib.get_close_matches(key, _FIELDS, n=1)
-                hint = f' (did you mean "{close[0]}"?)' if close else ""
-                raise self.error(
-                    key_node,
-                    f'{label}: unknown field "{key}"{hint}. Known fields: ' + ", ".join(_FIELDS),
-                )
         if key_name is not None:
             if "name" in fields:
                 raise self.error(
@@ -285,6 +277,14 @@ class _Parser:
                 "letters, digits, '.', '_' and '-' (up to 63 characters), e.g. prod-eu",
             )
         label = f'{label} ("{name}")'
+        for key, (key_node, _) in fields.items():
+            if key not in _FIELDS:
+                close = difflib.get_close_matches(key, _FIELDS, n=1)
+                hint = f' (did you mean "{close[0]}"?)' if close else ""
+                raise self.error(
+                    key_node,
+                    f'{label}: unknown field "{key}"{hint}. Known fields: ' + ", ".join(_FIELDS),
+                )
         given = [
             k
             for k in _SOURCE_FIELDS
