@@ -1,0 +1,106 @@
+"""``hami-summary summarize``: formats, stdin, chart, filters and every exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli.main import main
+from tests.conftest import FIXTURES
+
+SCHEDULER = str(FIXTURES / "scheduler-small.prom")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["summarize", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, SCHEDULER)
+    assert code == 0 and err == ""
+    assert "Cores allocated 275 / 600 (45.8%)" in out
+    assert "Source: file scheduler-small.prom; scraped" in out
+
+
+def test_json_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, SCHEDULER, "--format", "json", "--namespace", "team-a")
+    assert code == 0
+    doc = json.loads(out)
+    assert [ns["namespace"] for ns in doc["namespaces"]] == ["team-a"]
+    assert doc["filters"] == {"namespace": "team-a"}
+    assert doc["cluster"]["core_allocated"] == 275
+
+
+def test_csv_single_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, SCHEDULER, "--format", "csv", "--csv-table", "workloads")
+    assert code == 0
+    assert out.splitlines()[0].startswith("namespace,pod,container_index")
+    assert len(out.splitlines()) == 7
+
+
+def test_chart_is_written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    chart = tmp_path / "chart.png"
+    code, _, err = run(capsys, SCHEDULER, "--chart", str(chart))
+    assert code == 0
+    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert f"chart written to {chart}" in err
+
+
+def test_example_needs_no_input(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--example", "--format", "markdown")
+    assert code == 0 and "bundled example cluster" in out
+
+
+def test_missing_file_is_exit_2_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "/nonexistent/metrics.prom")
+    assert code == 2 and out == ""
+    assert err == (
+        "hami-summary summarize (/nonexistent/metrics.prom): cannot read "
+        "/nonexistent/metrics.prom: No such file or directory.\n"
+    )
+
+
+def test_unknown_namespace_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, SCHEDULER, "--namespace", "ghost")
+    assert code == 2
+    assert "No namespace named 'ghost' holds GPU allocations here" in err
+    assert "Traceback" not in err
+
+
+def test_stdin_through_the_installed_command(tmp_path: Path) -> None:
+    env = dict(os.environ, MPLCONFIGDIR=str(tmp_path))
+    command = [sys.executable, "-m", "bot.cli.main", "summarize", "-", "--format", "json"]
+    done = subprocess.run(
+        command,
+        input=Path(SCHEDULER).read_bytes(),
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["source"]["kind"] == "paste" and doc["cluster"]["gpus"] == 6
+
+
+def test_text_that_is_not_metrics_is_exit_2(tmp_path: Path) -> None:
+    env = dict(os.environ, MPLCONFIGDIR=str(tmp_path))
+    command = [sys.executable, "-m", "bot.cli.main", "summarize", "-"]
+    done = subprocess.run(
+        command,
+        input=b"hello, can you check the GPUs?\n",
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert b"No metrics found in that text" in done.stderr
+    assert b"Traceback" not in done.stderr

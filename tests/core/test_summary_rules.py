@@ -1,0 +1,221 @@
+"""SPEC.md rules on states, flags, verdicts, classes, checks and capacity, one case at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.api import summarize_text
+from core.errors import InputError
+from core.model import SourceInfo, Summary
+from tests.core.exposition_builder import Scheduler
+
+SOURCE = SourceInfo(kind="paste", label="test")
+
+
+def summarize(s: Scheduler, **kwargs: str) -> Summary:
+    return summarize_text(s.text(), SOURCE, **kwargs)  # type: ignore[arg-type]
+
+
+def gpu(summary: Summary, node: str, index: int):  # type: ignore[no-untyped-def]
+    return next(g for g in summary.gpus if g.node == node and g.device_index == index)
+
+
+def test_states_and_flags() -> None:
+    s = Scheduler()
+    s.device("n1", 0, cores=0, mem_mib=0, shared=0)
+    s.device("n1", 1, cores=100, mem_mib=40960 * 0.995, shared=1)
+    s.device("n1", 2, cores=0, mem_mib=8192, shared=1)  # memory-only
+    s.device("n1", 3, cores=30, mem_mib=0, shared=1)
+    s.device("n1", 4, cores=120, mem_mib=45000, shared=3)
+    s.device("n1", 5, cores=40, mem_mib=1000, shared=2)
+    summary = summarize(s)
+    assert gpu(summary, "n1", 0).state == "idle" and gpu(summary, "n1", 0).flags == ()
+    full = gpu(summary, "n1", 1)
+    assert full.state == "full"
+    assert full.flags == ("exclusive", "core-saturated", "memory-saturated")
+    memory_only = gpu(summary, "n1", 2)
+    assert memory_only.state == "inconsistent" and "investigate" in memory_only.flags
+    assert gpu(summary, "n1", 3).state == "inconsistent"
+    over = gpu(summary, "n1", 4)
+    assert over.state == "full"
+    assert over.flags == ("shared", "core-saturated", "memory-saturated", "overcommitted")
+    assert over.free_cores == 0 and over.free_mem_mib == 0
+    assert gpu(summary, "n1", 5).state == "partial"
+    kinds = {f.kind for f in summary.findings}
+    assert {"inconsistent", "overcommitted", "fully-occupied", "shared", "idle"} <= kinds
+    inconsistent = next(f for f in summary.findings if f.kind == "inconsistent")
+    assert "requested no core share" in inconsistent.message
+
+
+def test_node_verdicts() -> None:
+    s = Scheduler()
+    s.device("big", 0, cores=0, mem_mib=0)
+    s.device("frag", 0, cores=50, mem_mib=100)
+    s.device("frag", 1, cores=100, mem_mib=40960)
+    s.device("full", 0, cores=100, mem_mib=40960)
+    verdicts = {n.node: n.verdict for n in summarize(s).nodes}
+    assert verdicts == {"big": "fit-for-large-jobs", "frag": "fragmented", "full": "full"}
+
+
+def test_namespace_classes() -> None:
+    s = Scheduler()
+    uuids = [s.device("n1", i, cores=0, mem_mib=0) for i in range(8)]
+    # big: dominant tenant (>= 50 % of cores and memory)
+    s.pod("big", "trainer", "n1", uuids[0], cores=100, mem_mib=40960)
+    s.pod("big", "trainer2", "n1", uuids[1], cores=100, mem_mib=40960)
+    # infer: memory-heavy inference (cores < 10 %, memory 10-50 %)
+    s.pod("infer", "llm", "n1", uuids[2], cores=5, mem_mib=20000)
+    # tiny: small experimental (both < 10 %)
+    s.pod("tiny", "nb", "n1", uuids[3], cores=5, mem_mib=100)
+    # frag: >= 3 allocations below half a GPU on >= 3 GPUs
+    for i in (4, 5, 6):
+        s.pod("frag", f"w{i}", "n1", uuids[i], cores=10, mem_mib=100)
+    text = (
+        s.text()
+        .replace("hami_gpu_core_allocated_ratio", "ignored_core")
+        .replace("hami_gpu_memory_allocated_bytes", "ignored_mem")
+    )
+    summary = summarize_text(text, SOURCE)
+    classes = {ns.namespace: ns.usage_class for ns in summary.namespaces}
+    assert classes == {
+        "big": "dominant tenant",
+        "frag": "fragmented usage",
+        "infer": "memory-heavy inference",
+        "tiny": "small experimental",
+    }
+    assert summary.cluster.distribution == "concentrated"
+    assert any(f.kind == "dominant-tenant" and "big" in f.subjects for f in summary.findings)
+
+
+def test_dedicated_slice_needs_unshared_gpus() -> None:
+    s = Scheduler()
+    a = s.device("n1", 0, cores=30, mem_mib=8000, shared=1)
+    b = s.device("n1", 1, cores=70, mem_mib=30000, shared=2)
+    s.pod("alone", "p", "n1", a, cores=30, mem_mib=8000)
+    s.pod("x", "p", "n1", b, cores=40, mem_mib=15000)
+    s.pod("y", "p", "n1", b, cores=30, mem_mib=15000)
+    classes = {ns.namespace: ns.usage_class for ns in summarize(s).namespaces}
+    assert classes["alone"] == "dedicated slice"
+    assert classes["x"] == "regular" and classes["y"] == "regular"
+
+
+def test_fragmented_distribution_and_risk_finding() -> None:
+    s = Scheduler()
+    for i in range(4):
+        uuid = s.device("n1", i, cores=60, mem_mib=20000, shared=1)
+        s.pod(f"ns{i}", f"p{i}", "n1", uuid, cores=60, mem_mib=20000)
+    summary = summarize(s)
+    assert summary.cluster.distribution == "fragmented"
+    risk = next(f for f in summary.findings if f.kind == "fragmentation-risk")
+    assert "whole-GPU jobs may not" in risk.message
+    whole = next(c for c in summary.capacity if c.name == "1 whole GPU")
+    assert whole.placements == 0
+    assert "Only fractional jobs" not in summary.cluster.capacity_answer  # no half slice fits
+    quarter = next(c for c in summary.capacity if c.name == "quarter GPU")
+    assert quarter.placements == 4  # 40 free cores and 20960 MiB free on each GPU
+
+
+def test_capacity_shapes_count_placements_per_node() -> None:
+    s = Scheduler()
+    for i in range(4):
+        s.device("a", i, cores=0, mem_mib=0)
+    for i in range(2):
+        s.device("b", i, cores=0, mem_mib=0)
+    s.device("b", 2, cores=50, mem_mib=20480)
+    shapes = {c.name: c for c in summarize(s).capacity}
+    assert shapes["1 whole GPU"].placements == 6
+    assert shapes["2 whole GPUs"].placements == 3
+    assert shapes["2 whole GPUs"].nodes == (("a", 2), ("b", 1))
+    assert shapes["4 whole GPUs"].placements == 1 and shapes["4 whole GPUs"].nodes == (("a", 1),)
+    assert shapes["8 whole GPUs"].placements == 0
+    assert shapes["half GPU"].placements == 6 * 2 + 1
+    assert shapes["memory-only 40960 MiB"].placements == 6
+
+
+def test_checks_warn_with_numbers_on_both_sides() -> None:
+    s = Scheduler()
+    uuid = s.device("n1", 0, cores=50, mem_mib=10000, shared=3, ratio=0.5)
+    s.pod("ns", "p", "n1", uuid, cores=30, mem_mib=10000)
+    s.quota("ns", "nvidia.com/gpucores", 80)
+    s.quota("ns", "nvidia.com/gpumem", 10000, limit=20000)
+    checks = {c.name: c for c in summarize(s).checks}
+    ratio = checks["device memory ratio"]
+    assert ratio.status == "warn"
+    assert "allocated/limit = 0.2441" in ratio.message and "ratio series = 0.5000" in ratio.message
+    sums = checks["device vs container sums"]
+    assert sums.status == "warn" and "device 50 cores" in sums.message
+    assert "containers 30 cores" in sums.message and "stale scheduler cache" in sums.message
+    shared = checks["shared count vs allocations"]
+    assert shared.status == "warn" and "shared count 3, 1 distinct allocations" in shared.message
+    quota = checks["namespace sums vs quota used"]
+    assert quota.status == "warn" and "pods 30 cores, quota used 80 cores" in quota.message
+
+
+def test_checks_are_skipped_when_their_input_is_missing() -> None:
+    s = Scheduler()
+    s.device("n1", 0, cores=50, mem_mib=10000)
+    checks = {c.name: c.status for c in summarize(s).checks}
+    assert checks == {
+        "device memory ratio": "skip",
+        "device vs container sums": "skip",
+        "shared count vs allocations": "skip",
+        "namespace sums vs quota used": "skip",
+    }
+
+
+def test_quota_only_input_gives_namespace_totals_and_says_so() -> None:
+    s = Scheduler()
+    s.device("n1", 0, cores=50, mem_mib=10000)
+    s.quota("team", "nvidia.com/gpucores", 50, limit=40)
+    s.quota("team", "nvidia.com/gpumem", 10000)
+    summary = summarize(s)
+    (ns,) = summary.namespaces
+    assert (ns.cores, ns.mem_mib, ns.totals_from) == (50, 10000, "quota")
+    assert any("namespace totals come from the quota metrics" in n for n in summary.notes)
+    exceeded = [f for f in summary.findings if f.kind == "quota-exceeded"]
+    assert len(exceeded) == 1 and "against a quota limit of 40" in exceeded[0].message
+
+
+def test_zero_or_missing_quota_limit_is_never_a_violation() -> None:
+    s = Scheduler()
+    uuid = s.device("n1", 0, cores=50, mem_mib=10000)
+    s.pod("team", "p", "n1", uuid, cores=50, mem_mib=10000)
+    s.quota("team", "nvidia.com/gpucores", 50, limit=0)
+    s.quota("team", "nvidia.com/gpumem", 10000)
+    summary = summarize(s)
+    assert all(f.limit is None for f in summary.namespaces[0].quota)
+    assert not [f for f in summary.findings if f.kind == "quota-exceeded"]
+
+
+def test_filters_narrow_tables_but_not_the_overview() -> None:
+    s = Scheduler()
+    a = s.device("n1", 0, cores=50, mem_mib=10000)
+    b = s.device("n2", 0, cores=20, mem_mib=1000)
+    s.pod("team-a", "p", "n1", a, cores=50, mem_mib=10000)
+    s.pod("team-b", "q", "n2", b, cores=20, mem_mib=1000)
+    summary = summarize(s, namespace="team-b")
+    assert [ns.namespace for ns in summary.namespaces] == ["team-b"]
+    assert [g.node for g in summary.gpus] == ["n2"]
+    assert summary.cluster.core_allocated == 70
+    assert summary.filters == (("namespace", "team-b"),)
+    by_node = summarize(s, node="n1")
+    assert [w.pod for w in by_node.workloads] == ["p"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"namespace": "nope"},
+            "No namespace named 'nope' holds GPU allocations here. Namespaces present: team-a.",
+        ),
+        ({"node": "nope"}, "No node named 'nope' in these metrics. Nodes present: n1."),
+    ],
+)
+def test_unknown_filter_values_are_named(kwargs: dict[str, str], message: str) -> None:
+    s = Scheduler()
+    uuid = s.device("n1", 0, cores=50, mem_mib=10000)
+    s.pod("team-a", "p", "n1", uuid, cores=50, mem_mib=10000)
+    with pytest.raises(InputError) as error:
+        summarize(s, **kwargs)
+    assert error.value.message == message
