@@ -147,7 +147,7 @@ def test_mapping_form_and_empty_files(folder: Path) -> None:
         ),
         (
             "clusters:\n  - name: Prod EU\n    metrics_url: http://h/metrics\n",
-            "FILE:2: clusters[0]: field \"name\": \"Prod EU\" is not a valid cluster name; use "
+            'FILE:2: clusters[0]: field "name": "Prod EU" is not a valid cluster name; use '
             "lower-case letters, digits, '.', '_' and '-' (up to 63 characters), e.g. prod-eu",
         ),
         (
@@ -187,8 +187,7 @@ def test_mapping_form_and_empty_files(folder: Path) -> None:
         ),
         (
             "clusters:\n  - name: a\n    metrics_url: http://h/m\n    runtime_allowed: 'yes'\n",
-            'FILE:4: clusters[0] ("a"): field "runtime_allowed" must be true or false, '
-            "got 'yes'",
+            'FILE:4: clusters[0] ("a"): field "runtime_allowed" must be true or false, got \'yes\'',
         ),
         (
             "clusters:\n  - name: a\n    metrics_url: http://h/m\n    allowed_users: {U1: x}\n",
@@ -249,7 +248,7 @@ def test_kubeconfig_problems(folder: Path) -> None:
     )
     assert unknown == (
         f'FILE:5: clusters[0] ("a"): field "contexts": context "prod-typo" is not in '
-        f'{(folder / "kubeconfigs" / "prod.yaml").resolve()} (it has: prod-admin, prod-readonly)'
+        f"{(folder / 'kubeconfigs' / 'prod.yaml').resolve()} (it has: prod-admin, prod-readonly)"
     )
     both = _error(
         folder,
