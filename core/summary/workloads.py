@@ -109,21 +109,41 @@ def build_namespaces(
     gpus_by_uuid: Mapping[str, GpuSummary],
     t: Thresholds,
 ) -> list[NamespaceSummary]:
-    by_ns: dict[str, list[Workload]] = defaultdict(list)
-    for w in workloads:
-        by_ns[w.namespace].append(w)
     quota_by_ns: dict[str, list[QuotaFigure]] = defaultdict(list)
     for q in quotas:
         quota_by_ns[q.namespace].append(
             QuotaFigure(q.resource, q.used or 0.0, quota_limit(q, quota_limit_family_seen))
         )
-    namespaces_per_device: dict[str, set[str]] = defaultdict(set)
-    for w in workloads:
-        namespaces_per_device[w.device_uuid].add(w.namespace)
-
     # "below half a GPU" is relative to each device's own core limit (100 for NVIDIA).
     slice_share = t.fragmented_slice_cores / 100.0
     core_limits = {u: g.core_limit for u, g in gpus_by_uuid.items() if g.core_limit > 0}
+
+    # One pass over the workloads: per namespace, per pod totals and the devices touched.
+    per_ns: dict[str, _NamespaceTally] = {}
+    namespaces_per_device: dict[str, set[str]] = defaultdict(set)
+    # (Inlined rather than a method per workload: a large cluster has tens of thousands.)
+    for w in workloads:
+        uuid = w.device_uuid
+        tally = per_ns.get(w.namespace)
+        if tally is None:
+            tally = per_ns[w.namespace] = _NamespaceTally()
+        tally.cores += w.cores
+        tally.mem_mib += w.mem_mib
+        tally.allocations += 1
+        if w.whole_gpu:
+            tally.whole += 1
+        pod = tally.pods.get(w.pod)
+        if pod is None:
+            tally.pods[w.pod] = [w.cores, w.mem_mib]
+        else:
+            pod[0] += w.cores
+            pod[1] += w.mem_mib
+        tally.devices.add(uuid)
+        if w.cores < slice_share * core_limits.get(uuid, 100.0):
+            tally.small_slices += 1
+            tally.small_slice_devices.add(uuid)
+        namespaces_per_device[uuid].add(w.namespace)
+
     from_quota = not workloads
     totals: dict[str, tuple[float, float]] = {}
     if from_quota:
@@ -133,28 +153,29 @@ def build_namespaces(
             mem = sum(f.used for f in figures if is_memory_resource(f.resource))
             totals[ns] = (cores, mem)
     else:
-        for ns, rows in by_ns.items():
-            totals[ns] = (sum(w.cores for w in rows), sum(w.mem_mib for w in rows))
+        totals = {ns: (tally.cores, tally.mem_mib) for ns, tally in per_ns.items()}
     total_cores = sum(c for c, _ in totals.values())
     total_mem = sum(m for _, m in totals.values())
 
     result: list[NamespaceSummary] = []
+    empty = _NamespaceTally()
     for ns in sorted(set(totals) | set(quota_by_ns)):
         cores, mem = totals.get(ns, (0.0, 0.0))
-        rows = by_ns.get(ns, [])
-        pod_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-        for w in rows:
-            pod_totals[w.pod][0] += w.cores
-            pod_totals[w.pod][1] += w.mem_mib
-        top = sorted(pod_totals.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
-        touched = {w.device_uuid for w in rows}
-        small = [w for w in rows if w.cores < slice_share * core_limits.get(w.device_uuid, 100.0)]
-        dedicated = bool(touched) and all(namespaces_per_device[u] == {ns} for u in touched)
+        tally = per_ns.get(ns, empty)
+        top = sorted(tally.pods.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
+        dedicated = bool(tally.devices) and all(
+            namespaces_per_device[u] == {ns} for u in tally.devices
+        )
         core_share = percent(cores, total_cores)
         mem_share = percent(mem, total_mem)
         usage_class = (
             _classify(
-                core_share, mem_share, len(small), len({w.device_uuid for w in small}), dedicated, t
+                core_share,
+                mem_share,
+                tally.small_slices,
+                len(tally.small_slice_devices),
+                dedicated,
+                t,
             )
             if cores > 0 or mem > 0
             else "no allocation"
@@ -166,15 +187,40 @@ def build_namespaces(
                 mem_mib=mem,
                 core_share_percent=core_share,
                 mem_share_percent=mem_share,
-                pods=tuple(sorted(pod_totals)),
+                pods=tuple(sorted(tally.pods)),
                 top_pods=tuple((pod, v[0], v[1]) for pod, v in top),
-                gpus_touched=len(touched),
-                allocations=len(rows),
-                whole_gpu_allocations=sum(1 for w in rows if w.whole_gpu),
-                fractional_allocations=sum(1 for w in rows if not w.whole_gpu),
+                gpus_touched=len(tally.devices),
+                allocations=tally.allocations,
+                whole_gpu_allocations=tally.whole,
+                fractional_allocations=tally.allocations - tally.whole,
                 quota=tuple(sorted(quota_by_ns.get(ns, []), key=lambda f: f.resource)),
                 usage_class=usage_class,
                 totals_from="quota" if from_quota else "workloads",
             )
         )
     return result
+
+
+class _NamespaceTally:
+    """Running totals of one namespace's workloads."""
+
+    __slots__ = (
+        "allocations",
+        "cores",
+        "devices",
+        "mem_mib",
+        "pods",
+        "small_slice_devices",
+        "small_slices",
+        "whole",
+    )
+
+    def __init__(self) -> None:
+        self.cores = 0.0
+        self.mem_mib = 0.0
+        self.allocations = 0
+        self.whole = 0
+        self.small_slices = 0
+        self.pods: dict[str, list[float]] = {}
+        self.devices: set[str] = set()
+        self.small_slice_devices: set[str] = set()
