@@ -58,7 +58,8 @@ _SELECTOR_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"')
 
 
 def build_query(selector: str | None) -> str:
-    names = "|".join(re.escape(name) for name in QUERIED_FAMILIES)
+    # Family names are [a-zA-Z0-9_] only, so they need no escaping inside the PromQL string.
+    names = "|".join(QUERIED_FAMILIES)
     extra = f",{selector}" if selector else ""
     return f'{{__name__=~"{names}"{extra}}}'
 

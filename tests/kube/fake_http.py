@@ -1,0 +1,138 @@
+"""Local HTTP servers for the non-Kubernetes sources: a plain ``/metrics`` endpoint and a
+Prometheus-compatible ``/api/v1/query`` that evaluates ``{__name__=~"...",label="..."}`` selectors
+over series built from the fixtures, with the target labels a prometheus-operator scrape adds."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from prometheus_client.parser import text_string_to_metric_families
+
+# Labels a ServiceMonitor scrape of the scheduler Service attaches (honorLabels: false).
+SCRAPE_TARGET_LABELS = {
+    "container": "vgpu-scheduler-extender",
+    "endpoint": "monitor",
+    "instance": "10.244.1.17:9395",
+    "job": "hami-scheduler",
+    "namespace": "kube-system",
+    "pod": "hami-scheduler-5d8f7c9b6-x2kqp",
+    "service": "hami-scheduler",
+}
+_MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+
+
+def series_from_exposition(
+    text: str, extra: dict[str, str], timestamp: float
+) -> list[dict[str, Any]]:
+    """Instant-vector items for every sample of ``text`` as Prometheus stores them: target
+    labels added, and scraped labels that collide with them renamed ``exported_<name>``."""
+    items = []
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            metric = {"__name__": sample.name}
+            for key, value in sample.labels.items():
+                metric[f"exported_{key}" if key in extra else key] = value
+            metric.update(extra)
+            items.append({"metric": metric, "value": [timestamp, repr(float(sample.value))]})
+    return items
+
+
+def _matches(selector: str, metric: dict[str, str]) -> bool:
+    for name, op, raw in _MATCHER.findall(selector):
+        value = raw.replace('\\"', '"').replace("\\\\", "\\")
+        have = metric.get(name, "")
+        if op == "=" and have != value:
+            return False
+        if op == "!=" and have == value:
+            return False
+        if op == "=~" and re.fullmatch(value, have) is None:
+            return False
+        if op == "!~" and re.fullmatch(value, have) is not None:
+            return False
+    return True
+
+
+@dataclass
+class HttpState:
+    metrics_body: bytes = b""
+    metrics_status: int = 200
+    metrics_content_type: str = "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+    series: list[dict[str, Any]] = field(default_factory=list)
+    query_override: tuple[int, bytes] | None = None  # (status, body) for /api/v1/query
+    queries: list[str] = field(default_factory=list)
+    accept_encodings: list[str] = field(default_factory=list)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def reply(self, status: int, body: bytes, content_type: str) -> None:
+        gzipped = "gzip" in self.headers.get("Accept-Encoding", "")
+        if gzipped:
+            body = gzip.compress(body)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        if gzipped:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        state = self.server.state
+        parts = urlsplit(self.path)
+        state.accept_encodings.append(self.headers.get("Accept-Encoding", ""))
+        if parts.path == "/metrics":
+            self.reply(state.metrics_status, state.metrics_body, state.metrics_content_type)
+            return
+        if parts.path == "/api/v1/query":
+            query = parse_qs(parts.query).get("query", [""])[0]
+            state.queries.append(query)
+            if state.query_override is not None:
+                status, body = state.query_override
+                self.reply(status, body, "application/json")
+                return
+            result = [item for item in state.series if _matches(query, item["metric"])]
+            body = json.dumps(
+                {"status": "success", "data": {"resultType": "vector", "result": result}}
+            ).encode()
+            self.reply(200, body, "application/json")
+            return
+        self.reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, state: HttpState) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+
+
+@contextmanager
+def http_server(state: HttpState) -> Iterator[str]:
+    """Serve ``state`` on a loopback port; yields the base URL."""
+    server = _Server(state)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
