@@ -712,3 +712,32 @@ def parse_exposition(text: str, *, strict: bool = False) -> Exposition:
     rejected = sorted(parser.rejected, key=lambda r: r.line_no)
     truncated = bool(rejected) and rejected[-1].line_no == len(lines) and lines[-1].strip() != ""
     return Exposition(parser.samples, parser.types, rejected, truncated)
+
+
+def line_problem(line: str) -> str | None:
+    """Why one line on its own is not valid exposition text, or None when it is.
+
+    A sample line, a comment (HELP/TYPE lines with their names checked) or a blank line is
+    valid. What depends on other lines (a TYPE's family closing, counter renaming) is not
+    judged here. Used to decide which lines of a messy paste are already metrics.
+    """
+    stripped = line.strip()
+    if not stripped:
+        return None
+    try:
+        if stripped.startswith("#"):
+            parts = _split_comment(stripped)
+            if len(parts) > 2 and parts[1] in ("TYPE", "HELP"):
+                name, quoted = _unquote(parts[2], f"the metric name in the {parts[1]} line")
+                if not quoted and not _is_legacy_name(name):
+                    return f"the metric name {name[:60]!r} in the {parts[1]} line is not valid"
+            if len(parts) > 1 and parts[1] == "TYPE":
+                if len(parts) < 4:
+                    return "a TYPE line needs a metric name and a type"
+                if parts[3] != "untyped" and parts[3] not in _METRIC_TYPES:
+                    return f"unknown metric type {parts[3][:40]!r}"
+            return None
+        name = _parse_sample_line(stripped)[0]
+    except _LineError as error:
+        return error.reason
+    return _metric_name_problem(name)
