@@ -221,7 +221,9 @@ def _try_container(
     for command in (QUERY_COMMAND, TABLE_COMMAND):
         timeout = min(PER_EXEC_SECONDS, max(deadline.remaining(), 0.1))
         result = _run_exec(core, target, namespace, pod, container, command, timeout)
-        if result.missing_binary:
+        # Exit code 127 is what runtimes that start the process through a shell report instead
+        # of an InternalError status.
+        if result.missing_binary or result.exit_code == 127:
             return None, _Attempt(container, "unavailable", "nvidia-smi not found in the image")
         output = result.stdout if result.stdout.strip() else result.stderr
         parsed = parse_nvidia_smi(output)
