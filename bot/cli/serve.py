@@ -106,7 +106,6 @@ def run(args: argparse.Namespace) -> int:
     from bot.clusters.errors import RegistryError
     from bot.clusters.registry import empty_registry, load_registry
     from bot.ops.endpoints import Readiness, ops_routes, start_ops_server
-    from bot.ops.instrument import instrument_app
     from bot.ops.logging import configure_logging
     from bot.slack.assembly import assemble_bot
     from bot.store.factory import StoreConfigError, redis_state, store_from_env
@@ -149,7 +148,6 @@ def run(args: argparse.Namespace) -> int:
     except (SlackApiError, OSError) as error:
         return _fail(f"cannot reach the Slack Web API at {config.slack_api_url}: {error}")
     readiness.slack_token_verified()
-    instrument_app(app)
     log.info("starting with settings %s", config.redacted())
 
     stop = threading.Event()

@@ -56,8 +56,10 @@ def fixed_width(header: Sequence[str], rows: Sequence[Sequence[str]], right: set
     return "\n".join([line(header), *(line(row) for row in rows)])
 
 
-def _whole(table: tables.Table) -> str:
-    return "\n".join(format_table(table, width=_NO_WRAP_WIDTH))
+def _whole(table: tables.Table, *, titled: bool = False) -> str:
+    lines = format_table(table, width=_NO_WRAP_WIDTH)
+    # format_table starts with the title and its underline; a reply has its own title.
+    return "\n".join(lines if titled else lines[2:])
 
 
 def gpu_table(summary: Summary) -> str:
@@ -79,7 +81,7 @@ def all_tables(summary: Summary) -> str:
         tables.workloads_table(summary, top=len(summary.workloads)),
     ]
     header = "\n".join(tables.header_lines(summary))
-    return header + "\n\n" + "\n\n".join(_whole(table) for table in parts) + "\n"
+    return header + "\n\n" + "\n\n".join(_whole(table, titled=True) for table in parts) + "\n"
 
 
 def filter_text(summary: Summary) -> str:

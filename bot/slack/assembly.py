@@ -1,7 +1,8 @@
 """One function that puts the bot together from its settings, for ``serve`` and for tests.
 
 Store -> bot state -> live clusters -> conversation -> Slack services -> Web API client ->
-Bolt app. Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
+Bolt app (instrumented by ``bot.ops``). Building the app calls ``auth.test`` (Bolt verifies
+the token eagerly).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.service import Conversation
 from bot.live import LiveLimits, RegistryLiveSource
+from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
 from bot.store.kv import KeyValueStore
@@ -73,4 +75,6 @@ def assemble_bot(
         worker_threads=config.worker_threads,
         logger=logger,
     )
+    # Request ids in every log line, request counts, acknowledgement and reply latencies.
+    instrument_app(app)
     return SlackBot(app=app, client=client, services=services)

@@ -241,17 +241,23 @@ def start_bot(api: SlackWebApi, registry: ClusterRegistry,
     return RunningBot(api, SlackSender(url), slack, url), server
 
 
+def stop_bot(running: RunningBot, server: BotHttpServer) -> None:
+    """Stop taking requests, then let answers in progress finish before Slack goes away."""
+    server.stop()
+    running.slack.app.listener_runner.listener_executor.shutdown(wait=True)
+
+
 @pytest.fixture
 def bot(slack_api: SlackWebApi, metrics_server: MetricsServer,
         tmp_path: Path) -> Iterator[RunningBot]:
     registry = load_registry(write_registry(tmp_path, metrics_server.url))
     running, server = start_bot(slack_api, registry)
     yield running
-    server.stop()
+    stop_bot(running, server)
 
 
 @pytest.fixture
 def bot_without_clusters(slack_api: SlackWebApi) -> Iterator[RunningBot]:
     running, server = start_bot(slack_api, empty_registry())
     yield running
-    server.stop()
+    stop_bot(running, server)

@@ -1,0 +1,101 @@
+"""``hami-summary chat`` driven through piped stdin, as a script would (issue 3, "Running it")."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import FIXTURES, read_fixture
+from tests.slack.conftest import MetricsServer
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def chat(*args: str, stdin: str, tmp_path: Path,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "MPLBACKEND": "Agg", **(env or {})}
+    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN",
+                 "HAMI_CLUSTERS_FILE"):
+        if env is None or name not in env:
+            full_env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "chat", "--out-dir", str(tmp_path / "out"), *args],
+        input=stdin, capture_output=True, text=True, timeout=120, env=full_env,
+    )
+
+
+def saved_paths(output: str) -> list[Path]:
+    return [Path(p) for p in re.findall(r"saved to (\S+)", output)]
+
+
+def test_example_gives_a_full_answer_and_a_chart_at_once(tmp_path: Path) -> None:
+    result = chat("--example", stdin="", tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Cores allocated" in result.stdout and "Capacity outlook" in result.stdout
+    assert "you>" not in result.stdout  # no prompts when stdin is not a terminal
+    charts = [p for p in saved_paths(result.stdout) if p.suffix == ".png"]
+    assert charts and charts[0].read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_file_then_follow_ups_use_the_same_metrics(tmp_path: Path) -> None:
+    script = "\n".join([
+        "ns team-a",
+        "@bot gpus",
+        "workloads",
+        "csv",
+        "/hami-summary help",
+        "quit",
+        "ns never-reached",
+    ]) + "\n"
+    result = chat(str(FIXTURES / "scheduler-small.prom"), stdin=script, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Cores allocated 275 / 600 (45.8%)" in out
+    assert "Filter: namespace=team-a" in out or "namespace=team-a" in out
+    assert "All 6 GPUs" in out and "GPU-8a9b0c1d" in out
+    assert "workload allocations" in out and "train-full-0" in out
+    assert "Slash commands cannot be used inside threads" in out
+    assert "never-reached" not in out
+    csv_files = [p for p in saved_paths(out) if p.suffix == ".csv"]
+    assert csv_files and "GPU-5f3c1a2e" in csv_files[0].read_text()
+
+
+def test_pasted_metrics_end_at_an_empty_line(tmp_path: Path) -> None:
+    script = read_fixture("scheduler-small.prom").rstrip("\n") + "\n\nnode gpu-node-2\n"
+    result = chat(stdin=script, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("Cores allocated 275 / 600") == 2
+    assert "node=gpu-node-2" in result.stdout
+
+
+def test_bad_paste_and_follow_up_without_metrics_are_explained(tmp_path: Path) -> None:
+    dcgm = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 42\n'
+    result = chat(stdin="gpus\n" + dcgm + "\n", tmp_path=tmp_path)
+    assert result.returncode == 0
+    assert "I did not find HAMi metrics" in result.stdout
+    assert "DCGM" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_registered_cluster_is_summarised_live(tmp_path: Path) -> None:
+    server = MetricsServer(read_fixture("scheduler-small.prom"))
+    try:
+        registry = tmp_path / "clusters.yaml"
+        registry.write_text(f"clusters:\n  - name: demo\n    metrics_url: {server.url}\n")
+        result = chat(stdin="/hami-summary\n/hami-summary demo ns=team-b\n",
+                      tmp_path=tmp_path, env={"HAMI_CLUSTERS_FILE": str(registry)})
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr
+    assert "1. demo" in result.stdout
+    assert "cluster demo" in result.stdout and "Cores allocated 275 / 600" in result.stdout
+    assert server.scrapes == 1
+
+
+def test_unreadable_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = chat(str(tmp_path / "missing.prom"), stdin="", tmp_path=tmp_path)
+    assert result.returncode == 2
+    assert "cannot read" in result.stderr and "Traceback" not in result.stderr

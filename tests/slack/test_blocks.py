@@ -1,0 +1,142 @@
+"""Every message the bot can build passes slack_sdk's Block Kit validation and Slack's limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from slack_sdk.models.blocks import Block
+
+from bot.conversation.formatting import gpu_table, workload_table
+from bot.conversation.help import follow_up_help_reply, help_reply, no_metrics_reply
+from bot.conversation.replies import (
+    Attachment,
+    ClusterOption,
+    ClustersReply,
+    FilesReply,
+    MessageReply,
+    PickerReply,
+    Reply,
+    SummaryRef,
+    SummaryReply,
+    TableReply,
+    internal_error_reply,
+)
+from bot.slack.blocks import summary_blocks, summary_message
+from bot.slack.messages import slack_message, working_message
+from bot.store.state import ClusterTarget
+from core.api import summarize_text
+from core.model import SourceInfo, Summary
+from core.simulate import simulate_exposition
+from tests.conftest import read_fixture
+
+MAX_BLOCKS = 50
+
+
+def summary_of(text: str, **filters: str) -> Summary:
+    return summarize_text(text, SourceInfo("paste", "pasted metrics"), **filters)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def summaries() -> dict[str, Summary]:
+    small = read_fixture("scheduler-small.prom")
+    return {
+        "small": summary_of(small),
+        "legacy": summary_of(read_fixture("scheduler-small-legacy.prom")),
+        "filtered": summary_of(small, namespace="team-a"),
+        "runtime": summary_of(small + "\n" + read_fixture("vgpumonitor-small.prom")),
+        "monitor-only": summary_of(read_fixture("vgpumonitor-small.prom")),
+        "large": summary_of(simulate_exposition(300, 8)),
+    }
+
+
+def assert_valid(blocks: list[dict[str, Any]]) -> None:
+    assert 0 < len(blocks) <= MAX_BLOCKS
+    for data in blocks:
+        block = Block.parse(data)
+        assert block is not None, f"unknown block {data}"
+        block.validate_json()
+        if data["type"] == "section":
+            assert len(data.get("text", {}).get("text", "")) <= 3000
+            assert len(data.get("fields", [])) <= 10
+            assert all(len(field["text"]) <= 2000 for field in data.get("fields", []))
+        if data["type"] == "header":
+            assert len(data["text"]["text"]) <= 150
+        if data["type"] == "actions":
+            assert all(len(e.get("value", "")) <= 2000 for e in data["elements"])
+
+
+def all_replies(summaries: dict[str, Summary]) -> list[Reply]:
+    options = tuple(
+        ClusterOption(f"cluster-{i}", f"Cluster number {i} " + "x" * 80, ("a", "b"), i % 2 == 0)
+        for i in range(130)
+    )
+    replies: list[Reply] = [
+        help_reply(),
+        follow_up_help_reply(),
+        no_metrics_reply(),
+        internal_error_reply("abcd1234"),
+        MessageReply("x" * 7000, "A long problem", "problem"),
+        PickerReply(()),
+        PickerReply(options[:3]),
+        PickerReply(options, cluster="cluster-4", context="b", namespace="team-a"),
+        ClustersReply(()),
+        ClustersReply(options[:20]),
+        FilesReply("CSV of the tables.", (Attachment("a.csv", "A", lambda: b"x"),)),
+    ]
+    for name, summary in summaries.items():
+        ref = SummaryRef(channel="C1", thread_ts="1.1", namespace="team-a")
+        if name == "large":
+            ref = SummaryRef(cluster=ClusterTarget("prod", "prod-admin", True))
+        replies.append(SummaryReply(summary, ref, 42.0, notes=("a note",)))
+        replies.append(TableReply("GPUs", gpu_table(summary), "g.txt", len(summary.gpus)))
+        replies.append(TableReply("Workloads", workload_table(summary), "w.txt",
+                                  len(summary.workloads)))
+    return replies
+
+
+def test_every_reply_is_valid_block_kit(summaries: dict[str, Summary]) -> None:
+    replies = all_replies(summaries)
+    for reply in replies:
+        for files_possible in (True, False):
+            message = slack_message(reply, files_possible=files_possible)
+            assert_valid(message.blocks)
+            assert message.text
+    assert_valid(working_message("collecting HAMi metrics from *prod*").blocks)
+
+
+def test_summary_blocks_carry_the_numbers_and_the_disclaimer(
+    summaries: dict[str, Summary],
+) -> None:
+    blocks = summary_blocks(summaries["small"], button_value="{}")
+    text = str(blocks)
+    assert "275 / 600 cores (45.8%)" in text
+    assert "78,848 / 168,960 MiB (46.7%)" in text
+    assert "not live GPU utilisation" in text
+    assert blocks[0]["type"] == "header"
+
+
+def test_large_summary_is_cut_with_counts_and_lists_what_was_left_out(
+    summaries: dict[str, Summary],
+) -> None:
+    built = summary_message(summaries["large"], button_value="{}")
+    assert_valid(built.blocks)
+    assert any("nodes" in item for item in built.omitted)
+    assert "more nodes" in str(built.blocks)
+    message = slack_message(SummaryReply(summaries["large"], SummaryRef(), None))
+    names = [a.filename for a in message.attachments]
+    assert "hami-summary-tables.txt" in names and "hami-summary.csv" in names
+
+
+def test_small_summary_fits_without_files(summaries: dict[str, Summary]) -> None:
+    assert summary_message(summaries["small"]).omitted == ()
+    message = slack_message(SummaryReply(summaries["small"], SummaryRef(), None))
+    assert message.attachments == ()
+
+
+def test_picker_offers_at_most_100_clusters_and_says_so() -> None:
+    options = tuple(ClusterOption(f"c{i}", f"c{i}", ("ctx",)) for i in range(120))
+    blocks = slack_message(PickerReply(options)).blocks
+    select = next(b for b in blocks if b.get("block_id") == "picker_cluster")
+    assert len(select["accessory"]["options"]) == 100
+    assert "20 more clusters" in str(blocks)
