@@ -51,6 +51,11 @@ SUMMARY_BUTTONS = (
 DEFAULT_OVERFLOW_HINT = "full tables in the files attached in this thread"
 
 
+def count(number: int, noun: str, plural_noun: str | None = None) -> str:
+    """``1 pod`` / ``2 pods``."""
+    return f"{number:,} {noun if number == 1 else plural_noun or noun + 's'}"
+
+
 def clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, marking the cut with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -140,7 +145,7 @@ def _source_line(summary: Summary, age_seconds: float | None) -> str:
 def _overview_fields(summary: Summary) -> list[MarkdownTextObject]:
     c = summary.cluster
     values = [
-        ("Nodes · GPUs", f"{c.nodes:,} nodes · {c.gpus:,} GPUs"),
+        ("Nodes · GPUs", f"{count(c.nodes, 'node')} · {count(c.gpus, 'GPU')}"),
         (
             "Cores allocated",
             f"{num(c.core_allocated)} / {num(c.core_limit)} cores "
@@ -159,11 +164,11 @@ def _overview_fields(summary: Summary) -> list[MarkdownTextObject]:
         ("Sharing", f"{c.shared_gpus} shared · {c.exclusive_gpus} exclusive"),
         (
             "Free",
-            f"{c.free_whole_gpus} whole GPUs · {num(c.free_cores)} cores · "
+            f"{count(c.free_whole_gpus, 'whole GPU')} · {num(c.free_cores)} cores · "
             f"{num(c.free_mem_mib)} MiB",
         ),
         ("Distribution", c.distribution),
-        ("Workloads", f"{c.pods:,} pods in {c.namespaces:,} namespaces"),
+        ("Workloads", f"{count(c.pods, 'pod')} in {count(c.namespaces, 'namespace')}"),
     ]
     return [
         MarkdownTextObject(text=clip(f"*{name}*\n{value}", FIELD_TEXT_MAX))
@@ -235,7 +240,8 @@ def _namespace_lines(summary: Summary) -> list[str]:
         line = (
             f"• *{mrkdwn_escape(ns.namespace)}* — {num(ns.cores)} cores "
             f"({percent(ns.core_share_percent)}), {num(ns.mem_mib)} MiB "
-            f"({percent(ns.mem_share_percent)}), {len(ns.pods)} pods on {ns.gpus_touched} GPUs"
+            f"({percent(ns.mem_share_percent)}), {count(len(ns.pods), 'pod')} on "
+            f"{count(ns.gpus_touched, 'GPU')}"
             f" · _{ns.usage_class}_"
         )
         if quota:
@@ -253,10 +259,13 @@ def _capacity_lines(summary: Summary) -> list[str]:
         more = len(shape.nodes) - 3
         if more > 0:
             where += f" +{more} nodes"
-        lines.append(
-            f"• {mrkdwn_escape(shape.name)}: *{shape.placements:,}* placements"
-            + (f" ({where})" if where else "")
-        )
+        if shape.placements:
+            lines.append(
+                f"• {mrkdwn_escape(shape.name)}: *{count(shape.placements, 'placement')}* "
+                f"({where})"
+            )
+        else:
+            lines.append(f"• {mrkdwn_escape(shape.name)}: does not fit anywhere now")
     return lines
 
 
@@ -320,9 +329,9 @@ def summary_message(
         blocks.append(_section(gpu_title + "\nNone: no GPU is full, shared or inconsistent."))
     if summary.gpus:
         partial_exclusive = others - c.idle_gpus
-        rest = [f"{c.idle_gpus} idle GPUs (free for whole-GPU jobs)"]
+        rest = [f"{count(c.idle_gpus, 'idle GPU')} (free for whole-GPU jobs)"]
         if partial_exclusive > 0:
-            rest.append(f"{partial_exclusive} partial GPUs with one container")
+            rest.append(f"{count(partial_exclusive, 'partial GPU')} with one container")
         blocks.append(_context("Not listed above: " + ", ".join(rest) + ". The *GPUs* button "
                                "lists every GPU."))
     if summary.namespaces:
@@ -386,7 +395,8 @@ def summary_message(
     if all_notes:
         blocks.append(_context(clip(" ".join(mrkdwn_escape(n) for n in all_notes),
                                     CONTEXT_TEXT_MAX)))
-    if runtime is None:
+    if runtime is None and not any("utilisation" in note for note in all_notes):
+        # core's notes usually say it already (SPEC 12.1); never say it twice.
         blocks.append(_context(ALLOCATION_NOTE))
     if button_value is not None and len(button_value) <= BUTTON_VALUE_MAX:
         blocks.append(

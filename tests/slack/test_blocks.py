@@ -112,7 +112,7 @@ def test_summary_blocks_carry_the_numbers_and_the_disclaimer(
     text = str(blocks)
     assert "275 / 600 cores (45.8%)" in text
     assert "78,848 / 168,960 MiB (46.7%)" in text
-    assert "not live GPU utilisation" in text
+    assert "allocation state" in text and "utilisation" in text
     assert blocks[0]["type"] == "header"
 
 

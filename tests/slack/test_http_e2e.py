@@ -235,7 +235,7 @@ def test_mention_with_pasted_metrics_answers_in_thread_with_numbers_and_chart(
     assert "idle 2 · partial 3 · full 1 · inconsistent 0" in text
     assert "2 whole GPUs · 325 cores · 90,112 MiB" in text
     assert "gpu-node-1" in text and "team-a" in text
-    assert "allocation" in text and "not live GPU utilisation" in text
+    assert "allocation state" in text and "utilisation" in text
     actions = next(b for b in answer.blocks if b["type"] == "actions")
     assert [e["text"]["text"] for e in actions["elements"]] == [
         "Refresh", "GPUs", "Workloads", "CSV"]

@@ -1,0 +1,109 @@
+"""``hami-summary serve`` as a process: HTTP mode on a loopback port, stops on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.slack.conftest import SIGNING_SECRET, SlackSender
+from tests.slack.test_http_e2e import blocks_text
+from tests.support.slack_api import SlackWebApi
+
+
+def serve_env(api: SlackWebApi, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLACK_", "HAMI_", "REDIS_"))}
+    env.update({"SLACK_API_URL": api.base_url, "MPLBACKEND": "Agg", **extra})
+    return env
+
+
+@dataclass
+class ServeProcess:
+    process: subprocess.Popen[str]
+    url: str
+
+
+@pytest.fixture
+def served(slack_api: SlackWebApi) -> Iterator[ServeProcess]:
+    env = serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token,
+                    SLACK_SIGNING_SECRET=SIGNING_SECRET)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli.main", "--log-level", "INFO", "serve",
+         "--host", "127.0.0.1", "--port", "0"],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stderr is not None
+    url = None
+    for line in process.stderr:
+        found = re.search(r"listening on (http://\S+)", line)
+        if found:
+            url = found.group(1)
+            break
+    assert url is not None, "serve never said where it listens"
+    yield ServeProcess(process, url)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def test_serve_answers_signed_requests_and_health_and_stops_on_sigterm(
+    slack_api: SlackWebApi, served: ServeProcess
+) -> None:
+    sender = SlackSender(served.url)
+    response = sender.command("help", response_url=slack_api.response_url("cli"))
+    assert response.status == 200
+    assert "/hami-summary clusters" in blocks_text(response.json()["blocks"])
+    unsigned = sender.post("command=%2Fhami-summary&text=help",
+                           "application/x-www-form-urlencoded", signed=False)
+    assert unsigned.status == 401
+    root = served.url.removesuffix("/slack/events")
+    with urllib.request.urlopen(root + "/healthz", timeout=5) as health:
+        assert health.status == 200
+    with urllib.request.urlopen(root + "/readyz", timeout=5) as ready:
+        assert ready.status == 200
+    served.process.send_signal(signal.SIGTERM)
+    assert served.process.wait(timeout=15) == 0
+    assert served.process.stderr is not None
+    logs = served.process.stderr.read()
+    assert slack_api.bot_token not in logs and SIGNING_SECRET not in logs
+
+
+def test_serve_without_credentials_says_what_to_set(slack_api: SlackWebApi) -> None:
+    result = subprocess.run([sys.executable, "-m", "bot.cli.main", "serve"],
+                            env=serve_env(slack_api), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "SLACK_BOT_TOKEN is not set" in result.stderr
+    assert "hami-summary chat --example" in result.stderr
+
+
+def test_serve_with_a_rejected_token_fails_clearly_without_echoing_it(
+    slack_api: SlackWebApi,
+) -> None:
+    wrong = "xoxb-9999-wrong-token"
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "serve", "--port", "0"],
+        env=serve_env(slack_api, SLACK_BOT_TOKEN=wrong, SLACK_SIGNING_SECRET=SIGNING_SECRET),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2
+    assert "did not accept SLACK_BOT_TOKEN" in result.stderr
+    assert wrong not in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_socket_mode_needs_an_app_token(slack_api: SlackWebApi) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "serve", "--socket-mode"],
+        env=serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2
+    assert "SLACK_APP_TOKEN" in result.stderr and "connections:write" in result.stderr
