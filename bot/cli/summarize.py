@@ -13,6 +13,7 @@ from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS
+from core.summary.build import human_size
 from core.views import render
 from core.views.csv_view import TABLES, table_csv
 
@@ -79,7 +80,7 @@ def read_input(file: str | None, use_example: bool, max_bytes: int) -> tuple[str
         source = SourceInfo(kind="file", label=f"file {path.name}", fetched_at=modified)
     if len(data) > max_bytes:
         raise UsageProblem(
-            f"the input is over the {max_bytes // 1048576} MiB limit. Send the scheduler's "
+            f"the input is over the {human_size(max_bytes)} limit. Send the scheduler's "
             "/metrics only, or filter it to the hami_* families first."
         )
     return data.decode("utf-8-sig", errors="replace"), source

@@ -56,10 +56,18 @@ def _check_size(text: str, settings: Settings, what: str) -> None:
     # len() counts characters; a str over the limit in characters is over it in bytes too.
     if len(text) > limit:
         raise InputError(
-            f"The {what} is {len(text) / 1048576:.1f} MiB, over the {limit / 1048576:.0f} MiB "
-            "limit. Send the scheduler's /metrics only (not a whole Prometheus dump), or filter "
-            "it to the hami_* families first."
+            f"The {what} is {human_size(len(text))}, over the {human_size(limit)} limit. Send "
+            "the scheduler's /metrics only (not a whole Prometheus dump), or filter it to the "
+            "hami_* families first."
         )
+
+
+def human_size(size_bytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB"):
+        if size_bytes < 1024 or unit == "MiB":
+            return f"{size_bytes:.0f} {unit}" if unit == "bytes" else f"{size_bytes:.1f} {unit}"
+        size_bytes /= 1024
+    raise AssertionError("unreachable")
 
 
 def _surface(readings: MetricsReadings) -> Surface:

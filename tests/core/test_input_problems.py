@@ -1,0 +1,81 @@
+"""Unusable input is refused with a message that says what it is and what to paste instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.api import summarize_text
+from core.errors import InputError
+from core.model import SourceInfo
+from core.settings import Limits, Settings
+from tests.conftest import read_fixture
+
+SOURCE = SourceInfo(kind="paste", label="pasted text")
+HOW_TO = "port 'monitor' (default 31993 -> 9395), path /metrics"
+
+
+def refusal(text: str, **kwargs: object) -> str:
+    with pytest.raises(InputError) as error:
+        summarize_text(text, SOURCE, **kwargs)  # type: ignore[arg-type]
+    return error.value.message
+
+
+def test_chat_text_is_not_metrics() -> None:
+    message = refusal("hey, are the A100s on gpu-node-1 free?\nthanks!\n")
+    assert message.startswith("No metrics found in that text")
+    assert HOW_TO in message
+
+
+def test_dcgm_exporter_metrics_are_named() -> None:
+    text = (
+        "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n"
+        "# TYPE DCGM_FI_DEV_FB_USED gauge\n"
+        'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-1",modelName="NVIDIA A100"} 1024\n'
+    )
+    message = refusal(text)
+    assert message.startswith("No HAMi scheduler or vGPU monitor metrics in that text.")
+    assert "DCGM" in message
+    assert "monitor" in message
+
+
+def test_hami_webui_families_are_not_taken_for_hami() -> None:
+    text = (
+        'hami_vgpu_count{node="n1",provider="NVIDIA",device_uuid="GPU-1"} 10\n'
+        'hami_core_size{node="n1",provider="NVIDIA",device_uuid="GPU-1"} 100\n'
+    )
+    assert "HAMi-WebUI" in refusal(text)
+
+
+def test_build_info_alone_is_not_enough() -> None:
+    text = read_fixture("scheduler-small.prom").split("\n# HELP hami_gpu_core_allocated")[0]
+    message = refusal(text + "\n")
+    assert message.startswith("Only hami_build_info was found")
+
+
+def test_input_over_the_size_limit_is_refused_before_parsing() -> None:
+    small_limit = Settings(limits=Limits(max_input_bytes=1024))
+    message = refusal(read_fixture("scheduler-small.prom"), settings=small_limit)
+    assert message.startswith("The metrics text is 12.0 KiB, over the 1.0 KiB limit. Send the")
+
+
+def test_a_messy_slack_paste_gives_the_same_numbers_and_says_what_was_cleaned() -> None:
+    clean = read_fixture("scheduler-small.prom")
+    messy = (
+        "here you go\n```\n$ curl -s http://10.0.0.1:31993/metrics\n"
+        + clean.replace('"', "\u201c", 0).replace(">", "&gt;")
+        + "```\n"
+    )
+    summary = summarize_text(messy, SOURCE)
+    reference = summarize_text(clean, SOURCE)
+    assert summary.cluster == reference.cluster
+    assert summary.gpus == reference.gpus
+    assert summary.input.cleaning_notes  # what was removed is said
+    assert any("code-fence" in note or "fence" in note for note in summary.input.cleaning_notes)
+
+
+def test_a_truncated_last_line_is_dropped_and_noted() -> None:
+    clean = read_fixture("scheduler-small.prom")
+    cut = clean[: clean.rfind('pod="notebook-0"') + 8]
+    summary = summarize_text(cut, SOURCE)
+    assert summary.cluster.gpus == 6
+    assert any("truncated" in note or "cut off" in note for note in summary.notes)
