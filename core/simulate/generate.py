@@ -181,7 +181,7 @@ def _fractional_request(rng: random.Random, mem_limit_mib: int) -> tuple[int, in
     if rng.random() < 0.4:
         pct = rng.choice((10, 20, 25, 30, 50))
         mem = mem_limit_mib * pct // 100
-        cores = pct if rng.random() < 0.8 else 0
+        cores = pct if rng.random() < 0.9 else 0
     else:
         sizes = [
             m
@@ -189,7 +189,7 @@ def _fractional_request(rng: random.Random, mem_limit_mib: int) -> tuple[int, in
             if m <= mem_limit_mib // 2
         ]
         mem = rng.choice(sizes or [max(1, mem_limit_mib // 4)])
-        cores = rng.choice((10, 15, 20, 25, 30, 40, 50)) if rng.random() < 0.85 else 0
+        cores = rng.choice((10, 15, 20, 25, 30, 40, 50)) if rng.random() < 0.92 else 0
     return cores, mem
 
 
@@ -274,7 +274,7 @@ def _populate(rng: random.Random, state: _State, namer: _Namer, nodes: int) -> N
             elif r < 0.82:
                 for _ in range(rng.choice((2, 2, 3, 3, 4))):  # shared by 2-4 pods
                     _try_fractional(rng, state, namer, pool, d)
-            elif r < 0.93:
+            elif r < 0.96:
                 _try_fractional(rng, state, namer, pool, d)  # one fractional pod
             else:
                 # A memory-only allocation: gpumem set, gpucores not (reference 2.2).

@@ -50,27 +50,12 @@ LABEL_PT: Final = 7.5
 # Average glyph width of DejaVu Sans, as a share of the font size (for label room estimates).
 GLYPH_EM: Final = 0.62
 
-# tab20 without its two greys: grey is kept for "free", "other" and "not attributed".
+# Sixteen distinct hues (tab10 without its grey, plus seven from tab20b/c and ColorBrewer);
+# grey is kept for "free", "other namespaces" and "allocated, no pod series".
 PALETTE: Final[tuple[str, ...]] = (
-    "#1f77b4",
-    "#aec7e8",
-    "#ff7f0e",
-    "#ffbb78",
-    "#2ca02c",
-    "#98df8a",
-    "#d62728",
-    "#ff9896",
-    "#9467bd",
-    "#c5b0d5",
-    "#8c564b",
-    "#c49c94",
-    "#e377c2",
-    "#f7b6d2",
-    "#bcbd22",
-    "#dbdb8d",
-    "#17becf",
-    "#9edae5",
-)
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+    "#17becf", "#393b79", "#e7ba52", "#843c39", "#7b4173", "#a1d76a", "#fdd0a2", "#9ecae1",
+)  # fmt: skip
 HATCHES: Final = ("", "//", "..", "xx", "\\\\", "oo")
 FREE_COLOUR: Final = "#ececec"
 OTHER_COLOUR: Final = "#9e9e9e"
