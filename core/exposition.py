@@ -163,6 +163,10 @@ class _LabelSets:
         self.by_text: dict[str, dict[str, str]] = {}
         # ',name=' -> 'name' for every label name already checked.
         self.name_of_part: dict[str, str] = {}
+        # The name parts of the last plain label set parsed, and its names: the label sets of
+        # one family share them, so the hot loop only compares lists to trust a new label set.
+        self.layout: list[str] = []
+        self.layout_names: list[str] = []
 
     def parse(self, block: str) -> dict[str, str] | None:
         if "\\" in block:
@@ -177,16 +181,15 @@ class _LabelSets:
         if not count % 2 or (parts[-1] != "" and parts[-1] != ","):
             return None
         name_parts = parts[0:-1:2]
-        name_of_part = self.name_of_part
-        try:
-            labels = dict(zip(map(name_of_part.__getitem__, name_parts), parts[1::2], strict=True))
-        except KeyError:
-            if not self._learn_names(name_parts):
-                return None
-            labels = dict(zip(map(name_of_part.__getitem__, name_parts), parts[1::2], strict=True))
-        if len(labels) != count // 2:
+        if not self._learn_names(name_parts):
+            return None
+        names = [self.name_of_part[part] for part in name_parts]
+        if len(set(names)) != len(names):
             return None  # a duplicate name
+        labels = dict(zip(names, parts[1::2], strict=True))
         self.by_text[block] = labels
+        self.layout = parts[0::2]
+        self.layout_names = names
         return labels
 
     def _learn_names(self, name_parts: list[str]) -> bool:
@@ -425,6 +428,10 @@ def _parse_sample_line(line: str) -> tuple[str, dict[str, str], float, float | N
     name = line[:label_start].strip()
     label_end = _next_unquoted(line, "}", label_start)
     if label_end == -1:
+        if "}" in line[label_start:]:
+            raise _LineError(
+                "a label value has no closing double quote, so the label set never ends"
+            )
         raise _LineError("the label set is not closed: no '}' after '{'")
     labels = _parse_labels(line[label_start + 1 : label_end])
     if not name:
@@ -595,7 +602,8 @@ class _Parser:
         """
         label_sets = self.label_sets
         label_cache = label_sets.by_text
-        name_of = label_sets.name_of_part.__getitem__
+        layout = label_sets.layout
+        layout_names = label_sets.layout_names
         append = self.samples.append
         name = self.hot_name
         prefix = self.hot_prefix
@@ -607,23 +615,17 @@ class _Parser:
                     block = raw[start:close]
                     labels = label_cache.get(block)
                     if labels is None:
-                        # First sight of this label text: the common case, inlined; anything
-                        # unusual (new label names, escapes, bad syntax) goes to parse().
+                        # First sight of this label text. Within a family the label names
+                        # repeat, so when the names (and the final '' or ',') equal those of
+                        # the last label set parse() vouched for, only the values are new.
                         parts = ("," + block).split('"')
-                        names = map(name_of, parts[0:-1:2])
-                        try:
-                            labels = dict(zip(names, parts[1::2], strict=False))
-                        except KeyError:
-                            labels = None
-                        if (
-                            labels is None
-                            or len(labels) * 2 + 1 != len(parts)
-                            or (parts[-1] != "" and parts[-1] != ",")
-                            or "\\" in block
-                        ):
-                            labels = label_sets.parse(block)
-                        else:
+                        if parts[0::2] == layout and "\\" not in block:
+                            labels = dict(zip(layout_names, parts[1::2], strict=True))
                             label_cache[block] = labels
+                        else:
+                            labels = label_sets.parse(block)
+                            layout = label_sets.layout
+                            layout_names = label_sets.layout_names
                     if labels is not None:
                         rest = raw[close + 1 :]
                         if "_" not in rest:
