@@ -203,11 +203,11 @@ def test_device_series_agree_with_the_container_series(
     nodes: int, gpus: int, seed: int, t: int
 ) -> None:
     fam = samples_by_family(simulate_exposition(nodes, gpus, seed=seed, t=t))
-    per_device_cores: Counter[tuple[str, str]] = Counter()
-    per_device_mem: Counter[tuple[str, str]] = Counter()
+    per_device_cores: defaultdict[tuple[str, str], float] = defaultdict(float)
+    per_device_mem: defaultdict[tuple[str, str], float] = defaultdict(float)
     per_device_pods: Counter[tuple[str, str]] = Counter()
-    ns_cores: Counter[str] = Counter()
-    ns_mem: Counter[str] = Counter()
+    ns_cores: defaultdict[str, float] = defaultdict(float)
+    ns_mem: defaultdict[str, float] = defaultdict(float)
     for labels, value in fam["hami_vgpu_core_allocated_ratio"]:
         assert labels["container_index"] == "0"
         per_device_cores[_device_key(labels)] += value
