@@ -16,7 +16,8 @@ from slack_sdk import WebClient
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.service import Conversation
-from bot.live import LiveLimits, RegistryLiveSource
+from bot.clusters.collect import collect_metrics
+from bot.live import Collect, LiveLimits, RegistryLiveSource
 from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
@@ -38,9 +39,11 @@ def assemble_bot(
     registry: ClusterRegistry,
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
+    collect: Collect = collect_metrics,
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
-    Bolt's ``BoltError`` when Slack refuses the bot token."""
+    Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
+    (``bot.clusters.collect.collect_metrics`` unless another collector is given)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -60,6 +63,7 @@ def assemble_bot(
         store,
         limits=LiveLimits(per_user_per_minute=config.live_requests_per_minute),
         timeout_seconds=config.scrape_timeout_seconds,
+        collect=collect,
     )
     services = SlackServices(
         conversation=Conversation(state, live),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -120,18 +121,23 @@ def _lines_section(
 
 def _source_line(summary: Summary, age_seconds: float | None) -> str:
     src = summary.source
+    if age_seconds is None and src.fetched_at is not None:
+        fetched = src.fetched_at if src.fetched_at.tzinfo else src.fetched_at.replace(tzinfo=UTC)
+        age_seconds = (datetime.now(UTC) - fetched).total_seconds()
+    when: str | None = None
     if src.kind == "cluster":
         where = f"cluster *{mrkdwn_escape(src.cluster or src.label)}*"
         if src.context:
             where += f" (context `{mrkdwn_escape(src.context)}`)"
-        when = f"scraped {age_text(age_seconds)}" if age_seconds is not None else "just scraped"
+        when = f"scraped {age_text(age_seconds)}" if age_seconds is not None else None
     else:
         where = mrkdwn_escape(src.label)
-        when = f"given {age_text(age_seconds)}" if age_seconds else "given just now"
+        # A paste has no scrape time; its age only matters for follow-ups answered later.
+        when = f"given {age_text(age_seconds)}" if age_seconds else None
     inp = summary.input
     parts = [
         f"Source: {where}",
-        when,
+        *([when] if when else []),
         f"{inp.surface} metric names from {', '.join(inp.components) or 'no HAMi exporter'}",
     ]
     if inp.hami_version:

@@ -228,14 +228,15 @@ def metrics_server() -> Iterator[MetricsServer]:
 
 
 def start_bot(api: SlackWebApi, registry: ClusterRegistry,
-              extra_env: dict[str, str] | None = None) -> tuple[RunningBot, BotHttpServer]:
+              extra_env: dict[str, str] | None = None,
+              **assembly: Any) -> tuple[RunningBot, BotHttpServer]:
     env = {
         "SLACK_BOT_TOKEN": api.bot_token,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": api.base_url,
         **(extra_env or {}),
     }
-    slack = assemble_bot(load_config(env), store=MemoryStore(), registry=registry)
+    slack = assemble_bot(load_config(env), store=MemoryStore(), registry=registry, **assembly)
     server = BotHttpServer(slack_route(slack.app), host="127.0.0.1", port=0).start()
     url = f"http://127.0.0.1:{server.port}/slack/events"
     return RunningBot(api, SlackSender(url), slack, url), server

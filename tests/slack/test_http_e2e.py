@@ -7,11 +7,22 @@ import re
 import struct
 import time
 import zlib
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from bot.clusters.registry import load_registry
 from tests.conftest import read_fixture
-from tests.slack.conftest import CHANNEL, USER, RunningBot
-from tests.support.slack_api import BOT_USER_ID, SlackWebApi, StoredMessage
+from tests.slack.conftest import (
+    CHANNEL,
+    USER,
+    RunningBot,
+    start_bot,
+    stop_bot,
+    write_registry,
+)
+from tests.support.slack_api import BOT_ID, BOT_USER_ID, SlackWebApi, StoredMessage
 
 ACK_LIMIT_SECONDS = 3.0  # Slack's deadline for every acknowledgement
 
@@ -458,3 +469,37 @@ def test_a_reply_over_block_limits_is_split_into_blocks_and_files(bot: RunningBo
     nodes = set(re.findall(r'node="([^"]+)"', text))
     assert len(nodes) == 120
     assert all(node.encode() in tables.content for node in nodes)
+
+
+def test_own_messages_are_never_answered(bot: RunningBot) -> None:
+    metrics = pasted(read_fixture("scheduler-small.prom"))
+    response, _ = bot.sender.mention(metrics, user=BOT_USER_ID)
+    assert response.status == 200
+    bot.sender.event({"type": "message", "channel_type": "im", "channel": "D0ALICE1",
+                      "bot_id": BOT_ID, "text": metrics, "ts": "1710000950.000001"})
+    time.sleep(0.5)
+    assert bot.api.calls_to("chat.postMessage") == []
+
+
+def test_internal_errors_get_an_apology_with_an_id_and_a_log_entry(
+    slack_api: SlackWebApi, metrics_server: Any, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def collector_with_a_bug(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("unexpected state in the collector")
+
+    registry = load_registry(write_registry(tmp_path, metrics_server.url))
+    running, server = start_bot(slack_api, registry, collect=collector_with_a_bug)
+    try:
+        running.sender.command("demo", response_url=slack_api.response_url("bug"))
+        post = slack_api.wait_for("response_url")[0]
+    finally:
+        stop_bot(running, server)
+    text = blocks_text(post.params["blocks"])
+    assert post.params["response_type"] == "ephemeral"
+    error_id = re.search(r"error id `([0-9a-f]{8})`", text)
+    assert error_id, text
+    assert "unexpected state" not in text and "Traceback" not in text
+    logged = [r for r in caplog.records if error_id.group(1) in r.getMessage()]
+    assert logged and logged[0].exc_info is not None
+    assert "channel C0TEAM01" in logged[0].getMessage()
