@@ -171,9 +171,12 @@ class _Cleaner:
         brace = line.find("{")
         where = "mid-label" if brace >= 0 and "}" not in line[brace:] else "mid-value"
         ending = "" if text_ends_with_newline else " (the text ends without a newline)"
+        # Show where it stops: the end of the line, not its start.
+        shown = line.strip()
+        if len(shown) > _EXAMPLE_CHARS:
+            shown = "…" + shown[-(_EXAMPLE_CHARS - 1) :]
         self.examples["truncated"] = (
-            f"dropped the last line, which is cut off {where}{ending}: "
-            f"`{shorten_line(line.strip(), _EXAMPLE_CHARS)}`"
+            f"dropped the last line, which is cut off {where}{ending}: `{shown}`"
         )
         lines[last] = ""
 
