@@ -5,10 +5,13 @@
 * it registers a global middleware that logs each request that passed Bolt's signature check,
   with its surface and request id;
 * it replaces the app's lazy listener runner (Bolt's extension point for where lazy listeners
-  run) with one that runs each lazy listener inside the request's id, so every log line of the
-  slow part carries it too, and observes the reply latency when the lazy listener returns: the
-  lazy listeners post the "working on it" message, compute, update it in place and upload the
-  files, so their end is the moment the full reply is in Slack;
+  run) with one that runs each lazy listener on a thread pool of its own, inside the request's
+  id, and observes the reply latency when the lazy listener returns: the lazy listeners post
+  the "working on it" message, compute, update it in place and upload the files, so their end
+  is the moment the full reply is in Slack. The pool of its own matters under load: Bolt runs
+  acknowledgements and lazy listeners on one executor, first come first served, so a burst of
+  slow replies (scrapes, summaries, charts) would queue the next requests' ``ack()`` behind
+  them past Slack's 3 seconds (Bolt then answers 404 and Slack retries);
 * it wraps ``app.dispatch``, the one entry point both of Bolt's adapters call (HTTP:
   ``SlackRequestHandler``; Socket Mode: ``SocketModeHandler``). Bolt's global middleware runs
   *before* the listener and before the built-in signature check has been passed for refused
@@ -27,6 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 from slack_bolt import App, BoltRequest, BoltResponse
@@ -84,10 +88,10 @@ def _retry_number(request: BoltRequest) -> str | None:
 
 
 class InstrumentedLazyListenerRunner(ThreadLazyListenerRunner):
-    """Runs lazy listeners on Bolt's executor, inside their request id, timing the reply."""
+    """Runs lazy listeners on ``executor``, inside their request id, timing the reply."""
 
-    def __init__(self, inner: ThreadLazyListenerRunner, metrics: OpsMetrics) -> None:
-        super().__init__(logger=inner.logger, executor=inner.executor)
+    def __init__(self, logger: logging.Logger, executor: Executor, metrics: OpsMetrics) -> None:
+        super().__init__(logger=logger, executor=executor)
         self._metrics = metrics
 
     def start(self, function: Callable[..., None], request: BoltRequest) -> None:
@@ -101,8 +105,22 @@ class InstrumentedLazyListenerRunner(ThreadLazyListenerRunner):
         self.executor.submit(run_and_time)
 
 
-def instrument_app(app: App, metrics: OpsMetrics = METRICS) -> App:
-    """Count, time and tag every request ``app`` handles; returns ``app`` for chaining."""
+DEFAULT_REPLY_WORKERS = 16
+
+
+def _pool_size(executor: Executor) -> int:
+    workers = getattr(executor, "_max_workers", None)
+    return workers if isinstance(workers, int) and workers > 0 else DEFAULT_REPLY_WORKERS
+
+
+def instrument_app(
+    app: App, metrics: OpsMetrics = METRICS, *, reply_workers: int | None = None
+) -> App:
+    """Count, time and tag every request ``app`` handles; returns ``app`` for chaining.
+
+    Lazy listeners (the replies) move to a pool of ``reply_workers`` threads of their own
+    (default: as many as the app's listener executor), leaving Bolt's executor to the acks.
+    """
     if getattr(app, "_hami_summary_instrumented", False):
         return app
     original_dispatch: Callable[[BoltRequest], BoltResponse] = app.dispatch
@@ -144,10 +162,12 @@ def instrument_app(app: App, metrics: OpsMetrics = METRICS) -> App:
 
     app.dispatch = dispatch  # type: ignore[method-assign,assignment]
     runner = app.listener_runner
-    if isinstance(runner.lazy_listener_runner, ThreadLazyListenerRunner):
-        runner.lazy_listener_runner = InstrumentedLazyListenerRunner(
-            runner.lazy_listener_runner, metrics
-        )
+    workers = reply_workers or _pool_size(runner.listener_executor)
+    runner.lazy_listener_runner = InstrumentedLazyListenerRunner(
+        runner.lazy_listener_runner.logger,
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hami-reply"),
+        metrics,
+    )
 
     def tag_request(context: Any, next: Callable[[], None]) -> None:
         log.debug("dispatching %s request", context.get("surface", "other"))

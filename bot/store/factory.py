@@ -74,6 +74,9 @@ def store_from_env(env: Mapping[str, str] | None = None) -> KeyValueStore:
 def redis_state(store: KeyValueStore) -> RedisState:
     """``ok`` / ``degraded`` for a Redis-backed store, ``disabled`` for the in-process one."""
     if isinstance(store, ResilientStore):
+        # A readiness probe is a chance to notice that Redis is back even when no request
+        # comes in (still at most one Redis probe per retry interval).
+        store.ping()
         return store.redis_state()
     if isinstance(store, RedisStore):
         return "ok" if store.ping() else "degraded"
