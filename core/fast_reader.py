@@ -16,10 +16,11 @@ the general parser (``core.exposition``). Tests check that both routes give equa
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from operator import itemgetter
 
 from core.families import FAMILIES
-from core.readings import FamilyRows, FieldRow
+from core.readings import Columns, FamilyRows
 
 # Go strconv 'g' output, and Prometheus' special values.
 _VALUE = r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]Inf|NaN)"
@@ -44,11 +45,28 @@ def _label_names(block: str) -> list[str] | None:
     return names
 
 
-def _block_rows(name: str, block: str, line_count: int) -> list[FieldRow] | None:
-    """All rows of one family block, as canonical field tuples, or None if any line is odd."""
+@lru_cache(maxsize=256)
+def _row_pattern(name: str, labels: tuple[str, ...]) -> re.Pattern[str]:
+    # A literal "\n" + name prefix lets the engine skip ahead with a fast substring search; the
+    # empty group at the end gives every row a "" to stand for labels a family does not have.
+    if not labels:
+        return re.compile("\n" + re.escape(name) + r" ([^\n]*)()")
+    return re.compile(
+        "\n"
+        + re.escape(name)
+        + r"\{"
+        + ",".join(re.escape(label) + '="([^"\\n]*)"' for label in labels)
+        + r"\} ([^\n]*)()"
+    )
+
+
+def _block_rows(name: str, text: str, start: int, end: int) -> Columns | None:
+    """All rows of the family block ``text[start:end]``, or None if any line is odd."""
     spec = FAMILIES[name]
-    first = block[: block.find("\n")] if "\n" in block else block
+    first_end = text.find("\n", start, end)
+    first = text[start : end if first_end == -1 else first_end]
     rest = first[len(name) :]
+    labels: list[str] | None = []
     if rest.startswith("{"):
         close = rest.find("}")
         labels = _label_names(rest[1:close]) if close > 0 else None
@@ -56,26 +74,17 @@ def _block_rows(name: str, block: str, line_count: int) -> list[FieldRow] | None
             return None
         if any(label.startswith("__") for label in labels):
             return None
-        # A literal "\n" + name prefix lets the engine skip ahead with a fast substring search.
-        pattern = (
-            "\n"
-            + re.escape(name)
-            + r"\{"
-            + ",".join(re.escape(label) + '="([^"\\n]*)"' for label in labels)
-            + r"\} ([^\n]*)()"
-        )
-    else:
-        labels = []
-        pattern = "\n" + re.escape(name) + r" ([^\n]*)()"
-    rows = re.findall(pattern, "\n" + block)
-    if len(rows) != line_count:
+    assert labels is not None
+    # The block always follows a comment line, so text[start - 1] is the "\n" the pattern wants.
+    rows = _row_pattern(name, tuple(labels)).findall(text, start - 1, end)
+    if len(rows) != text.count("\n", start, end) + 1:
         return None
     value_at = len(labels)
-    missing_at = value_at + 1  # the empty group at the end of every row
-    positions = []
-    for canonical in spec.fields:
-        own = spec.own_label_for(canonical)
-        positions.append(labels.index(own) if own in labels else missing_at)
+    missing_at = value_at + 1
+    positions = [
+        labels.index(own) if (own := spec.own_label_for(canonical)) in labels else missing_at
+        for canonical in spec.fields
+    ]
     if len(positions) == 1:
         only = positions[0]
         fields: list[tuple[str, ...]] = [(row[only],) for row in rows]
@@ -90,10 +99,10 @@ def _block_rows(name: str, block: str, line_count: int) -> list[FieldRow] | None
         values = list(map(float, tokens))
     except ValueError:
         return None
-    return list(zip(fields, values, strict=True))
+    return fields, values
 
 
-def _is_family_block(name: str, block: str, line_count: int) -> bool:
+def _is_family_block(name: str, text: str, start: int, end: int) -> bool:
     """True when every line of a family we do not read is a plainly formed sample of it."""
     pattern = (
         "^"
@@ -103,26 +112,26 @@ def _is_family_block(name: str, block: str, line_count: int) -> bool:
         + _VALUE
         + r"[ \t]*$"
     )
-    return len(re.findall(pattern, block, re.M)) == line_count
+    matches = re.compile(pattern, re.M).findall(text, start, end)
+    return len(matches) == text.count("\n", start, end) + 1
 
 
 def read_go_exposition(text: str) -> FamilyRows | None:
     """Family rows of a Go-client exposition, or None when the text is not plainly one."""
     if "\\" in text or "\r" in text or not text.startswith("#"):
         return None
-    body = text[:-1] if text.endswith("\n") else text
-    if "\n\n" in body:
+    length = len(text) - 1 if text.endswith("\n") else len(text)
+    if text.find("\n\n", 0, length) != -1:
         return None
     out = FamilyRows()
     position = 0
-    length = len(body)
     while position < length:
         # A run of comment lines, then a block of sample lines up to the next comment line.
         typed = ""
-        while position < length and body.startswith("#", position):
-            end = body.find("\n", position)
+        while position < length and text.startswith("#", position):
+            end = text.find("\n", position, length)
             end = length if end == -1 else end
-            comment = _COMMENT.fullmatch(body, position, end)
+            comment = _COMMENT.fullmatch(text, position, end)
             if comment is None:
                 return None
             if comment.group(1) == "TYPE":
@@ -132,26 +141,22 @@ def read_go_exposition(text: str) -> FamilyRows | None:
             position = end + 1
         if position >= length:
             break
-        next_comment = body.find("\n#", position)
+        next_comment = text.find("\n#", position, length)
         block_end = length if next_comment == -1 else next_comment
-        block = body[position:block_end]
-        position = block_end + 1
-        match = _NAME.match(block)
-        if match is None:
-            return None
-        name = match.group(0)
-        if name != typed:
+        match = _NAME.match(text, position, block_end)
+        if match is None or match.group(0) != typed:
             # Go writes HELP and TYPE before every family; anything else is not its output.
             return None
-        line_count = block.count("\n") + 1
+        name = typed
         if name in FAMILIES:
-            rows = _block_rows(name, block, line_count)
-            if rows is None:
+            columns = _block_rows(name, text, position, block_end)
+            if columns is None:
                 return None
-            out.add_family(name, rows)
+            out.add_family(name, *columns)
         else:
-            if not _is_family_block(name, block, line_count):
+            if not _is_family_block(name, text, position, block_end):
                 return None
-            out.counts[name] = out.counts.get(name, 0) + line_count
+            out.counts[name] = out.counts.get(name, 0) + text.count("\n", position, block_end) + 1
             out.foreign[name] = None
+        position = block_end + 1
     return out

@@ -134,24 +134,33 @@ class _SampleLike(Protocol):
     def value(self) -> float: ...
 
 
-FieldRow = tuple[tuple[str, ...], float]
+# One family's samples as two parallel columns: canonical field tuples, and values.
+Columns = tuple[list[tuple[str, ...]], list[float]]
 
 
 @dataclass(slots=True)
 class FamilyRows:
     """The samples of the HAMi families of one or more texts, as canonical field tuples."""
 
-    rows: dict[str, list[FieldRow]] = field(default_factory=dict)
+    rows: dict[str, Columns] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     foreign: dict[str, None] = field(default_factory=dict)
 
-    def add_family(self, name: str, rows: list[FieldRow]) -> None:
-        self.rows.setdefault(name, []).extend(rows)
-        self.counts[name] = self.counts.get(name, 0) + len(rows)
+    def add_family(self, name: str, fields: list[tuple[str, ...]], values: list[float]) -> None:
+        have = self.rows.get(name)
+        if have is None:
+            self.rows[name] = (fields, values)
+        else:
+            have[0].extend(fields)
+            have[1].extend(values)
+        self.counts[name] = self.counts.get(name, 0) + len(values)
 
     def merge(self, other: FamilyRows) -> None:
-        for name, rows in other.rows.items():
-            self.rows.setdefault(name, []).extend(rows)
+        """Add another text's rows (e.g. one vGPU monitor per node) to these."""
+        for name, (fields, values) in other.rows.items():
+            have = self.rows.setdefault(name, ([], []))
+            have[0].extend(fields)
+            have[1].extend(values)
         for name, count in other.counts.items():
             self.counts[name] = self.counts.get(name, 0) + count
         self.foreign.update(other.foreign)
@@ -167,7 +176,8 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
     getters: dict[str, tuple[str | None, ...]] = {}
     last_name = ""
     spec: FamilySpec | None = None
-    bucket: list[FieldRow] = []
+    fields_column: list[tuple[str, ...]] = []
+    values_column: list[float] = []
     for sample in samples:
         name = sample.name
         out.counts[name] = out.counts.get(name, 0) + 1
@@ -177,7 +187,7 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
             if spec is None:
                 out.foreign[name] = None
                 continue
-            bucket = out.rows.setdefault(name, [])
+            fields_column, values_column = out.rows.setdefault(name, ([], []))
             if name not in getters:
                 getters[name] = tuple(spec.own_label_for(f) for f in spec.fields)
         if spec is None:
@@ -190,13 +200,14 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
         else:
             fields = tuple(labels.get(own, "") if own else "" for own in getters[name])
             cache[key] = (labels, fields)
-        bucket.append((fields, sample.value))
+        fields_column.append(fields)
+        values_column.append(sample.value)
     return out
 
 
-def _devices(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     devices = surface.devices
-    for (node, uuid, index, dtype, memlimit), value in rows:
+    for (node, uuid, index, dtype, memlimit), value in zip(*rows, strict=True):
         dev = devices.get((node, uuid))
         if dev is None:
             dev = devices[(node, uuid)] = DeviceReading(node, uuid, index, dtype)
@@ -212,18 +223,18 @@ def _devices(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
                 dev.overview_mem_limit_mib = float(memlimit)
 
 
-def _hosts(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     hosts = surface.host_gpus
-    for (node, uuid, index, dtype, _), value in rows:
+    for (node, uuid, index, dtype, _), value in zip(*rows, strict=True):
         host = hosts.get((node, uuid))
         if host is None:
             host = hosts[(node, uuid)] = HostGpuReading(node, uuid, index, dtype)
         setattr(host, attr, value)
 
 
-def _allocations(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+def _allocations(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     allocations = surface.allocations
-    for (namespace, pod, index, uuid, node), value in rows:
+    for (namespace, pod, index, uuid, node), value in zip(*rows, strict=True):
         key = (namespace, pod, index or "0", uuid)
         alloc = allocations.get(key)
         if alloc is None:
@@ -231,9 +242,9 @@ def _allocations(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> N
         setattr(alloc, attr, value)
 
 
-def _quotas(surface: SurfaceReadings, rows: list[FieldRow], role: str) -> None:
+def _quotas(surface: SurfaceReadings, rows: Columns, role: str) -> None:
     quotas = surface.quotas
-    for (namespace, resource, limit), value in rows:
+    for (namespace, resource, limit), value in zip(*rows, strict=True):
         quota = quotas.get((namespace, resource))
         if quota is None:
             quota = quotas[(namespace, resource)] = QuotaReading(namespace, resource)
@@ -244,9 +255,9 @@ def _quotas(surface: SurfaceReadings, rows: list[FieldRow], role: str) -> None:
             quota.limit_metric = value
 
 
-def _containers(surface: SurfaceReadings, rows: list[FieldRow], attr: str) -> None:
+def _containers(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     containers = surface.containers
-    for fields, value in rows:
+    for fields, value in zip(*rows, strict=True):
         key = _container_key(fields)
         row = containers.get(key)
         if row is None:
@@ -306,7 +317,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     # Legacy first, current last: nothing depends on the order, the merge below decides.
     for name, rows in family_rows.rows.items():
         spec = FAMILIES[name]
-        if not rows:
+        if not rows[1]:
             continue
         if spec.component == "build":
             hami_version = hami_version or rows[0][0][0] or None
@@ -329,13 +340,13 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
             _hosts(surface, rows, _HOST_ATTRS[role])
         elif role == "host_memctl_utilization":
             # This family has no node label (HAMi #2616): joined on device UUID below.
-            for fields, value in rows:
+            for fields, value in zip(*rows, strict=True):
                 surface.memctl_by_uuid[fields[1]] = value
         elif role in _CONTAINER_ATTRS:
             _containers(surface, rows, _CONTAINER_ATTRS[role])
         elif role == "container_mem_desc_bytes":
             # Same number as hami_vgpu_memory_used_bytes (reference 3.1): only fills a gap.
-            for fields, value in rows:
+            for fields, value in zip(*rows, strict=True):
                 key = _container_key(fields)
                 row = surface.containers.get(key)
                 if row is None:
@@ -343,7 +354,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
                 if row.mem_used_bytes is None:
                     row.mem_used_bytes = value
         elif role == "mig_instance":
-            mig_instances += len(rows)
+            mig_instances += len(rows[1])
         elif role not in _NOT_SUMMED_ROLES:
             raise AssertionError(f"family {name} has no reader for role {role}")
 
