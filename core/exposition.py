@@ -201,6 +201,7 @@ class _LabelSets:
                     return False
                 self.name_of_part[part] = match.group(1)
         return True
+
     @staticmethod
     def _parse_escaped(block: str) -> dict[str, str] | None:
         if _BLOCK_RE.fullmatch(block) is None:

@@ -80,8 +80,7 @@ def _needs_cleaning(text: str) -> bool:
     first_line_end = text.find("\n")
     first_line = text if first_line_end < 0 else text[:first_line_end]
     return (
-        _SUSPECT_LINE.match("\n" + first_line) is not None
-        or _SUSPECT_LINE.search(text) is not None
+        _SUSPECT_LINE.match("\n" + first_line) is not None or _SUSPECT_LINE.search(text) is not None
     )
 
 

@@ -124,8 +124,7 @@ _KINDS = (
         "kube-state-metrics",
         _starts("kube_"),
         "kube-state-metrics",
-        "Kubernetes object state (pods, nodes, resource requests), not HAMi's per-GPU "
-        "allocation",
+        "Kubernetes object state (pods, nodes, resource requests), not HAMi's per-GPU allocation",
     ),
     _Kind(
         "cadvisor",

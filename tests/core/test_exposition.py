@@ -85,7 +85,7 @@ def test_counter_without_total_suffix_gets_it_as_in_prometheus_client() -> None:
 
 
 def test_crlf_blank_lines_and_trailing_blanks_are_ignored() -> None:
-    text = "# TYPE a gauge\r\n\r\na{x=\"1\"} 1 \t\r\n  a 2\r\n"
+    text = '# TYPE a gauge\r\n\r\na{x="1"} 1 \t\r\n  a 2\r\n'
     exposition = parse_exposition(text, strict=True)
     assert [(s.name, s.value) for s in exposition.samples] == [("a", 1.0), ("a", 2.0)]
 
@@ -143,8 +143,7 @@ def test_unknown_type_is_blamed_on_the_type_line() -> None:
     assert rejected == RejectedLine(
         2,
         "# TYPE foo blah",
-        "unknown metric type 'blah' (expected one of counter, gauge, histogram, summary, "
-        "untyped)",
+        "unknown metric type 'blah' (expected one of counter, gauge, histogram, summary, untyped)",
     )
 
 

@@ -173,8 +173,26 @@ numbers = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f"{f:e}"),
     st.sampled_from(
         [
-            "NaN", "nan", "+Inf", "-Inf", "inf", "Infinity", "-0", "+5", ".5", "5.", "1E3",
-            "1.9327352832e+10", "1e-07", "0x10", "1_000", "abc", "", "--1", "1e", "9" * 400,
+            "NaN",
+            "nan",
+            "+Inf",
+            "-Inf",
+            "inf",
+            "Infinity",
+            "-0",
+            "+5",
+            ".5",
+            "5.",
+            "1E3",
+            "1.9327352832e+10",
+            "1e-07",
+            "0x10",
+            "1_000",
+            "abc",
+            "",
+            "--1",
+            "1e",
+            "9" * 400,
         ]
     ),
 )
@@ -191,7 +209,7 @@ def label_sets(draw: st.DrawFn) -> str:
     pairs = draw(st.lists(st.tuples(label_names, label_values), max_size=4))
     around = draw(st.sampled_from(["", " "]))
     parts = [
-        f"{around}{name}{around}={around}\"{value}\"{around}" if around else f'{name}="{value}"'
+        f'{around}{name}{around}={around}"{value}"{around}' if around else f'{name}="{value}"'
         for name, value in pairs
     ]
     trailing = draw(st.sampled_from(["", ",", "", ""]))
@@ -226,7 +244,7 @@ def comment_lines(draw: st.DrawFn) -> str:
         )
         return f"# TYPE {name} {metric_type}"
     if kind == "other":
-        return "# " + draw(st.text(st.sampled_from("ab HELPTYPE{}\""), max_size=12))
+        return "# " + draw(st.text(st.sampled_from('ab HELPTYPE{}"'), max_size=12))
     return "#"
 
 
@@ -277,7 +295,7 @@ _SETTINGS = settings(
 @given(expositions())
 @example("inf\n")  # prometheus_client reads metric "in" with value +Inf
 @example('# TYPE foo counter\nfoo 1\nfoo{a="b"} 2\n')  # counters gain _total
-@example('# TYPE foo blah\n# TYPE foo gauge\nfoo 1\n')  # only the last TYPE counts
+@example("# TYPE foo blah\n# TYPE foo gauge\nfoo 1\n")  # only the last TYPE counts
 @example('# HELP foo x\n# HELP\n{__name__=""} 2\nbar 1\n')  # nameless family: dropped
 @example('foo{a=,b="x"} 1\n')  # an empty label term is skipped
 @example('foo{a="b"}1\n')  # no blank needed after the label set

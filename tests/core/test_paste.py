@@ -163,7 +163,7 @@ def test_slack_link_markup_is_unwrapped() -> None:
     )
     cleaned = clean_paste(paste)
     assert cleaned.text == (
-        "# HELP m see the HAMi repo\nm{url=\"http://10.0.0.12:31993/metrics\"} 1\n"
+        '# HELP m see the HAMi repo\nm{url="http://10.0.0.12:31993/metrics"} 1\n'
     )
     assert cleaned.notes == ("unwrapped 2 Slack links (<url|text>)",)
 
@@ -180,7 +180,7 @@ def test_a_last_line_cut_off_mid_label_is_dropped_and_noted() -> None:
 
 
 def test_a_last_line_cut_off_mid_value_inside_a_fence_is_dropped() -> None:
-    paste = "```\nok 1\nhami_gpu_memory_limit_bytes{node=\"n\"} 4.29e+\n```"
+    paste = '```\nok 1\nhami_gpu_memory_limit_bytes{node="n"} 4.29e+\n```'
     cleaned = clean_paste(paste)
     assert cleaned.text == "\nok 1\n\n"
     assert cleaned.notes == (
@@ -191,7 +191,7 @@ def test_a_last_line_cut_off_mid_value_inside_a_fence_is_dropped() -> None:
 
 
 def test_a_broken_metric_line_in_the_middle_is_left_for_the_parser_to_explain() -> None:
-    paste = 'ok 1\nhami_gpu_shared_count{node=gpu-node-1} 2\nok 2\n'
+    paste = "ok 1\nhami_gpu_shared_count{node=gpu-node-1} 2\nok 2\n"
     cleaned = clean_paste(paste)
     assert cleaned.text == paste
     assert cleaned.notes == ()
