@@ -281,6 +281,8 @@ def _unquote(text: str, what: str) -> tuple[str, bool]:
         return text, False
     quoted = False
     text = text.strip()
+    if not text:  # prometheus_client fails here with an IndexError: refused all the same
+        raise _LineError(f"{what} is missing")
     if text[0] == '"':
         if len(text) == 1 or text[-1] != '"':
             raise _LineError(f"{what} {text} has no closing double quote")

@@ -302,6 +302,7 @@ _SETTINGS = settings(
 @example("foo 1 2 3\n")  # middle tokens ignored, the last one is the timestamp
 @example('foo{a="\\t"} 1\n')  # unknown escapes stay as they are
 @example('{"my.metric",a="b"} 1\n')  # a quoted name inside the braces
+@example('m{a="1",\t="2"} 1\n')  # prometheus_client fails with an IndexError: refused
 def test_generated_expositions_match_prometheus_client(text: str) -> None:
     event("accepted" if assert_same_as_reference(text) else "refused")
 
