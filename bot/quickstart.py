@@ -1,6 +1,6 @@
 """The README's two commands, runnable with nothing but Python 3.11+.
 
-    python3 -m bot.quickstart run    # set up .venv, then show a full answer on a bundled example
+    python3 -m bot.quickstart run    # set up .venv, then the bot in this terminal, example loaded
     python3 -m bot.quickstart test   # set up .venv with the dev extra, then lint, type-check, test
 
 Standard library only: this runs before any dependency is installed. The virtual environment is
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -60,23 +61,73 @@ def _run(*args: str, env: dict[str, str] | None = None) -> int:
     return subprocess.run(list(args), cwd=ROOT, env=env).returncode
 
 
+DEMO_REGISTRY = """\
+# Written by `python3 -m bot.quickstart run`: the local simulated cluster, for /hami-summary demo.
+clusters:
+  - name: demo
+    display_name: Simulated demo cluster (this machine)
+    metrics_url: {url}
+    cache_ttl_seconds: 15
+"""
+
+
+def _start_demo_exporter(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """Serve a slowly changing simulated HAMi scheduler on a free loopback port."""
+    command = [
+        str(BIN / "hami-summary"),
+        "simulate",
+        "--nodes",
+        "6",
+        "--gpus-per-node",
+        "4",
+        "--seed",
+        "7",
+        "--serve",
+        "0",
+        "--drift-seconds",
+        "20",
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    first_line = process.stderr.readline()
+    match = re.search(r"(http://\S+/metrics)", first_line)
+    if match is None:
+        process.terminate()
+        raise RuntimeError(f"the demo exporter did not start: {first_line.strip()}")
+    return process, match.group(1)
+
+
 def run_main_job(extra_args: list[str]) -> int:
-    """The main job on embedded defaults: no Slack token, Redis or cluster needed."""
+    """The main job on embedded defaults: no Slack token, Redis or cluster needed.
+
+    The bot's own conversation runs in this terminal (``hami-summary chat``) with the bundled
+    example already loaded, and a simulated cluster registered as ``demo`` so that
+    ``/hami-summary demo`` answers live. Charts and files land in ``hami-summary-output/``.
+    """
     ensure_environment()
     env = dict(os.environ)
-    env.setdefault("MPLCONFIGDIR", str(ROOT / ".venv" / "mplconfig"))
+    env.setdefault("MPLCONFIGDIR", str(VENV / "mplconfig"))
     out_dir = ROOT / "hami-summary-output"
     out_dir.mkdir(exist_ok=True)
-    chart = out_dir / "example-chart.png"
-    return _run(
-        str(BIN / "hami-summary"),
-        "summarize",
-        "--example",
-        "--chart",
-        str(chart),
-        *extra_args,
-        env=env,
-    )
+    exporter, url = _start_demo_exporter(env)
+    try:
+        if "HAMI_CLUSTERS_FILE" not in env:
+            registry = out_dir / "demo-clusters.yaml"
+            registry.write_text(DEMO_REGISTRY.format(url=url))
+            env["HAMI_CLUSTERS_FILE"] = str(registry)
+        _say(f"demo cluster 'demo' serving at {url}; try: /hami-summary demo")
+        return _run(
+            str(BIN / "hami-summary"),
+            "chat",
+            "--example",
+            "--out-dir",
+            str(out_dir),
+            *extra_args,
+            env=env,
+        )
+    finally:
+        exporter.terminate()
+        exporter.wait(timeout=10)
 
 
 def run_tests(extra_args: list[str]) -> int:

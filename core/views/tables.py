@@ -129,8 +129,8 @@ def nodes_table(summary: Summary, top: int) -> Table:
             f"{n.mem_allocated_mib / 1024:,.0f}/{n.mem_limit_mib / 1024:,.0f} "
             f"{pct0(n.mem_allocated_percent)}",
             f"{n.idle_gpus}/{n.partial_gpus}/{n.full_gpus}/{n.inconsistent_gpus}",
-            f"{num(n.free_cores)}c {n.free_mem_mib / 1024:,.1f}GiB",
-            f"{num(n.largest_free_cores)}c {n.largest_free_mem_mib / 1024:,.1f}GiB",
+            f"{num(n.free_cores)}c {n.free_mem_mib / 1024:,.0f}GiB",
+            f"{num(n.largest_free_cores)}c {n.largest_free_mem_mib / 1024:,.0f}GiB",
         )
         for n in ordered
     ]
@@ -143,8 +143,15 @@ def nodes_table(summary: Summary, top: int) -> Table:
         omitted,
         "full table: --format csv",
         "no GPU device series in the input",
-        elastic=(0,),
     )
+
+
+def short_type(device_type: str) -> str:
+    """ "NVIDIA A100-PCIE-40GB" -> "A100-PCIE-40GB": the vendor word adds nothing in a table."""
+    for prefix in ("NVIDIA-", "NVIDIA "):
+        if device_type.startswith(prefix) and len(device_type) > len(prefix):
+            return device_type[len(prefix) :]
+    return device_type
 
 
 def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:
@@ -159,9 +166,8 @@ def gpus_table(summary: Summary, top: int) -> Table:
     ordered = gpus if len(gpus) <= top else sorted(gpus, key=_gpu_order)
     rows: list[tuple[str, ...]] = [
         (
-            g.node,
-            str(g.device_index),
-            g.device_type,
+            f"{g.node}/{g.device_index}",
+            short_type(g.device_type),
             f"{num(g.core_allocated)}/{num(g.core_limit)} {pct0(g.core_allocated_percent)}",
             f"{num(g.mem_allocated_mib)}/{num(g.mem_limit_mib)} {pct0(g.mem_allocated_percent)}",
             str(g.shared_count),
@@ -178,47 +184,51 @@ def gpus_table(summary: Summary, top: int) -> Table:
     )
     return Table(
         title,
-        ("node", "idx", "type", "cores", "memory MiB", "shared", "state", "flags"),
+        ("node/GPU", "type", "cores", "memory MiB", "shared", "state", "flags"),
         shown,
         omitted,
         "full table: --format csv",
         "no GPU device series in the input",
-        elastic=(2, 0),
+        elastic=(1,),
     )
 
 
 def workloads_table(summary: Summary, top: int) -> Table:
     workloads = sorted(summary.workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod))
+    # A GPU is easier to find by node and index than by its 40-character UUID.
+    index_of = {g.device_uuid: g.device_index for g in summary.gpus}
     rows: list[tuple[str, ...]] = []
-    for w in workloads:
+    for w in workloads[:top]:
         marks = ["whole" if w.whole_gpu else "fraction"]
         if w.multi_gpu:
             marks.append("multi-GPU")
         if w.shares_gpu:
             marks.append("shared")
+        index = index_of.get(w.device_uuid)
         rows.append(
             (
                 w.namespace,
                 w.pod,
-                w.node,
-                short_uuid(w.device_uuid),
+                f"{w.node}/{index}" if index is not None else short_uuid(w.device_uuid),
                 num(w.cores),
                 mib(w.mem_mib),
                 ", ".join(marks),
             )
         )
-    shown, omitted = _limit(rows, top)
+    omitted = len(workloads) - len(rows)
     title = (
-        "Workloads" if not omitted else f"Workloads ({len(shown)} of {len(rows)}, largest first)"
+        "Workloads"
+        if not omitted
+        else f"Workloads ({len(rows)} of {len(workloads)}, largest first)"
     )
     return Table(
         title,
-        ("namespace", "pod", "node", "GPU", "cores", "memory", "marks"),
-        shown,
+        ("namespace", "pod", "node/GPU", "cores", "memory", "marks"),
+        tuple(rows),
         omitted,
         "full list: --format csv",
         "no per-pod allocation series (hami_vgpu_*) in the input",
-        elastic=(1, 0, 2),
+        elastic=(0, 2, 1),
     )
 
 

@@ -25,7 +25,7 @@ def _fit_widths(widths: list[int], width: int, elastic: tuple[int, ...]) -> list
         excess = sum(widths) + gap - width
         if excess <= 0:
             break
-        widths[column] = max(widths[column] - excess, 10)
+        widths[column] = max(widths[column] - excess, 8)
     while sum(widths) + gap > width:
         widest = max(range(len(widths) - 1), key=lambda i: widths[i])
         if widths[widest] <= 8:

@@ -83,7 +83,7 @@ def test_markdown_has_the_same_sections(small: Summary) -> None:
         "## Namespaces",
         "## Findings",
     ]
-    assert "| gpu-node-1 | 1 | NVIDIA A100-PCIE-40GB | 100/100 100% |" in md
+    assert "| gpu-node-1/1 | A100-PCIE-40GB | 100/100 100% |" in md
 
 
 def test_json_contract(small: Summary) -> None:
