@@ -8,7 +8,7 @@ and ``core.api.summarize_text`` on what was collected.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.clusters.collect import CollectedMetrics, collect_metrics
@@ -89,42 +89,64 @@ class RegistryLiveSource:
         )
 
     def summarize(self, request: LiveRequest) -> LiveResult:
-        return live_summary(self, request)
+        entry = next(
+            (e for e in self._visible(request.user, request.channel)
+             if e.name == request.cluster),
+            None,
+        )
+        if entry is None:
+            raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
+        limits: list[tuple[RateLimiter, str]] = []
+        if request.user is not None:  # the local operator in chat mode is not limited
+            limits.append((self._user_limit, request.user))
+            if request.channel:
+                limits.append((self._channel_limit, request.channel))
+        return live_summary(
+            request,
+            entry=entry,
+            cache=self.cache,
+            limits=limits,
+            collect=self._collect,
+            timeout_seconds=self.timeout_seconds,
+            settings=self.settings,
+        )
 
 
-def live_summary(source: RegistryLiveSource, request: LiveRequest) -> LiveResult:
-    """Rate limit -> cache / single-flight -> collect -> ``core.api.summarize_text``.
+def live_summary(
+    request: LiveRequest,
+    *,
+    entry: ClusterEntry,
+    cache: ScrapeCache,
+    limits: Sequence[tuple[RateLimiter, str]],
+    collect: Collect,
+    timeout_seconds: float | None,
+    settings: Settings,
+) -> LiveResult:
+    """Cache / single-flight -> rate limit -> collect -> ``core.api.summarize_text``.
 
     Every refusal or failure is an ``InputError`` whose message names the cluster and what to do.
     """
-    entry = next(
-        (e for e in source._visible(request.user, request.channel) if e.name == request.cluster),
-        None,
-    )
-    if entry is None:
-        raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
-    if request.user is not None:
-        subjects = [(source._user_limit, request.user)]
-        if request.channel:
-            subjects.append((source._channel_limit, request.channel))
-        decision = check_all(subjects)
+
+    def scrape() -> CollectedMetrics:
+        # Only real scrapes count against the limits ("10 live scrapes a minute"): an answer
+        # from the cache or from another request's scrape costs the cluster nothing. The
+        # refusal is this requester's alone, so the cache does not share it with others.
+        decision = check_all(limits)
         if not decision.allowed:
             raise InputError(rate_limit_message(decision))
-
-    def collect() -> CollectedMetrics:
-        return source._collect(
+        return collect(
             entry,
             request.context,
             runtime=request.runtime,
             nvidia_smi=False,
-            timeout_seconds=source.timeout_seconds,
+            timeout_seconds=timeout_seconds,
         )
 
     try:
-        collected, age_seconds = source.cache.get_or_collect(
+        collected, age_seconds = cache.get_or_collect(
             entry.name,
             request.context,
-            collect,
+            scrape,
             entry.cache_ttl_seconds,
             fresh=request.fresh,
             # A runtime request needs the vGPU monitors too: never answered from a cached
@@ -141,6 +163,6 @@ def live_summary(source: RegistryLiveSource, request: LiveRequest) -> LiveResult
         real_usage=collected.real_usage,
         namespace=request.namespace,
         node=request.node,
-        settings=source.settings,
+        settings=settings,
     )
     return LiveResult(summary, age_seconds, collected.context, notes=collected.notes)

@@ -24,6 +24,9 @@ from bot.config import BotConfig, ConfigError, load_config
 log = logging.getLogger("hami_summary.serve")
 
 DEFAULT_OPS_PORT = 8080
+# On SIGTERM, answers in progress get this long to finish (Kubernetes waits 30 s by default
+# before it kills the pod).
+DRAIN_SECONDS = 20
 
 
 def register(subparsers: Any) -> None:
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.clusters.registry import empty_registry, load_registry
     from bot.ops.endpoints import Readiness, ops_routes, start_ops_server
     from bot.ops.logging import configure_logging
+    from bot.slack.app import drain
     from bot.slack.assembly import assemble_bot
     from bot.store.factory import StoreConfigError, redis_state, store_from_env
     from bot.web.server import BotHttpServer, slack_route
@@ -169,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
             stop.wait()
         finally:
             runner.close()
+            drain(app, DRAIN_SECONDS)
             if ops is not None:
                 ops.stop()
         return EXIT_OK
@@ -180,4 +185,6 @@ def run(args: argparse.Namespace) -> int:
           file=sys.stderr, flush=True)
     stop.wait()
     server.stop()
+    if not drain(app, DRAIN_SECONDS):
+        log.warning("stopped with answers still in progress after %d s", DRAIN_SECONDS)
     return EXIT_OK

@@ -80,10 +80,11 @@ def answer_in_thread(
         else:
             delivery.ephemeral(channel, user, thread_ts, message)
         return
-    delivery.finish(channel, ts, thread_ts, message)
     if isinstance(reply, SummaryReply) and reply.ref.cluster is not None:
-        # Follow-ups mentioning the bot in this summary's thread ask the same cluster again.
+        # Follow-ups mentioning the bot in this summary's thread ask the same cluster again;
+        # remembered before the answer shows, so an immediate follow-up finds it.
         services.state.remember_thread(channel, thread_ts or ts, reply.ref.cluster)
+    delivery.finish(channel, ts, thread_ts, message)
 
 
 def run_guarded(logger: logging.Logger, what: str, body: Callable[[], None],

@@ -9,6 +9,7 @@ bot's own events. Ours follows: the services are put in the request context, and
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -92,6 +93,28 @@ def report_unhandled_error(error: Exception, body: dict[str, Any], logger: loggi
     # Listener errors are caught and answered in the listeners; this is the last resort, and
     # the body is not logged because it may hold message text.
     logger.error("unhandled error in a listener for a %s request: %r", body.get("type"), error)
+
+
+def drain(app: App, timeout_seconds: float) -> bool:
+    """Let acknowledgements and answers in progress finish (at most ``timeout_seconds``).
+
+    Called on shutdown after the server stopped taking requests, so a SIGTERM during a reply
+    does not leave a "working on it" message behind. True when everything finished.
+    """
+    runner = app.listener_runner
+    executors = [runner.listener_executor]
+    lazy_executor = getattr(runner.lazy_listener_runner, "executor", None)
+    if lazy_executor is not None and lazy_executor is not runner.listener_executor:
+        executors.append(lazy_executor)
+
+    def shut_down() -> None:
+        for executor in executors:
+            executor.shutdown(wait=True)
+
+    waiter = threading.Thread(target=shut_down, name="hami-slack-drain", daemon=True)
+    waiter.start()
+    waiter.join(timeout_seconds)
+    return not waiter.is_alive()
 
 
 def build_app(

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from slack_bolt import App
 from slack_sdk import WebClient
 
+from bot.clusters.collect import collect_metrics
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.service import Conversation
-from bot.clusters.collect import collect_metrics
 from bot.live import Collect, LiveLimits, RegistryLiveSource
 from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client

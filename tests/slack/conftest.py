@@ -26,6 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.clusters.registry import ClusterRegistry, empty_registry, load_registry
 from bot.config import load_config
+from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.memory import MemoryStore
 from bot.web.server import BotHttpServer, slack_route
@@ -245,7 +246,7 @@ def start_bot(api: SlackWebApi, registry: ClusterRegistry,
 def stop_bot(running: RunningBot, server: BotHttpServer) -> None:
     """Stop taking requests, then let answers in progress finish before Slack goes away."""
     server.stop()
-    running.slack.app.listener_runner.listener_executor.shutdown(wait=True)
+    assert drain(running.slack.app, timeout_seconds=60), "answers still running after 60 s"
 
 
 @pytest.fixture

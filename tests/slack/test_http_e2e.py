@@ -503,3 +503,33 @@ def test_internal_errors_get_an_apology_with_an_id_and_a_log_entry(
     logged = [r for r in caplog.records if error_id.group(1) in r.getMessage()]
     assert logged and logged[0].exc_info is not None
     assert "channel C0TEAM01" in logged[0].getMessage()
+
+
+def test_follow_ups_in_a_cluster_summary_thread_ask_the_cluster_again(
+    bot: RunningBot, metrics_server: Any
+) -> None:
+    bot.sender.command("demo", response_url=bot.api.response_url("demo"))
+    summary = answer_in(bot.api, CHANNEL, None)
+    bot.sender.mention("ns team-a", thread_ts=summary.ts)
+    answer = answer_in(bot.api, CHANNEL, summary.ts)
+    text = blocks_text(answer.blocks)
+    assert "cluster *demo*" in text and "filter `namespace=team-a`" in text
+    assert metrics_server.scrapes == 1  # answered from the scrape cache
+
+
+def test_live_scrapes_over_the_limit_get_a_polite_refusal(
+    slack_api: SlackWebApi, metrics_server: Any, tmp_path: Path
+) -> None:
+    registry = load_registry(write_registry(tmp_path, metrics_server.url))
+    running, server = start_bot(slack_api, registry, {"HAMI_SUMMARY_LIVE_PER_MINUTE": "1"})
+    try:
+        running.sender.command("demo fresh", response_url=slack_api.response_url("one"))
+        slack_api.wait_for("chat.update")
+        running.sender.command("demo fresh", response_url=slack_api.response_url("two"))
+        refusal = slack_api.wait_for("response_url")[0]
+    finally:
+        stop_bot(running, server)
+    text = blocks_text(refusal.params["blocks"])
+    assert refusal.params["response_type"] == "ephemeral"
+    assert "limit of 1 live cluster scrapes per minute" in text and "try again in" in text
+    assert metrics_server.scrapes == 1
