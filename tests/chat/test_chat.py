@@ -55,7 +55,7 @@ def test_file_then_follow_ups_use_the_same_metrics(tmp_path: Path) -> None:
     out = result.stdout
     assert "Cores allocated 275 / 600 (45.8%)" in out
     assert "Filter: namespace=team-a" in out or "namespace=team-a" in out
-    assert "All 6 GPUs" in out and "GPU-8a9b0c1d" in out
+    assert "All 6 GPUs" in out and "gpu-node-2/1" in out
     assert "workload allocations" in out and "train-full-0" in out
     assert "Slash commands cannot be used inside threads" in out
     assert "never-reached" not in out
