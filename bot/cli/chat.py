@@ -59,11 +59,25 @@ EXAMPLE_RESOURCE = "example-scheduler.prom"
 _MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")
 
 
+DESCRIPTION = """\
+The Slack bot's conversation in this terminal, one thread, no Slack needed. Type:
+
+  /hami-summary ...     the slash command: help, clusters, <cluster> [ns=NS] [node=NODE]
+  @bot ...              a mention: ns team-a, node gpu-node-1, gpus, workloads, csv, chart, help
+  metrics text          pasted over several lines, ended by an empty line
+  quit                  leave
+
+Replies print as text; charts and files are saved and their paths printed. Registered
+clusters come from HAMI_CLUSTERS_FILE. Piped input works for scripts, e.g.
+  printf 'ns team-a\\n' | hami-summary chat --example
+"""
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "chat",
         help="talk to the bot in this terminal (no Slack needed)",
-        description=__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", nargs="?", type=Path, help="a metrics file to load first")

@@ -29,11 +29,26 @@ DEFAULT_OPS_PORT = 8080
 DRAIN_SECONDS = 20
 
 
+DESCRIPTION = """\
+Run the Slack bot. Settings come from the environment:
+
+  SLACK_BOT_TOKEN       bot token (xoxb-...), always
+  SLACK_SIGNING_SECRET  HTTP mode: requests arrive at http://HOST:$PORT/slack/events
+  SLACK_APP_TOKEN       Socket Mode (xapp-..., with --socket-mode or without a signing secret)
+  SLACK_API_URL         Web API base URL (default https://slack.com/api/)
+  PORT, OPS_PORT        HTTP port (default 3000); Socket Mode health port (default 8080, 0: off)
+  REDIS_URL             shared state for several replicas (default: in process)
+  HAMI_CLUSTERS_FILE    the cluster registry (YAML)
+
+HTTP mode also serves /healthz, /readyz and /metrics on $PORT.
+"""
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="run the Slack bot (HTTP mode or Socket Mode)",
-        description=__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(

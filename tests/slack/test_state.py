@@ -85,3 +85,25 @@ def test_values_of_another_version_or_kind_read_as_absent() -> None:
     store.put(key, b"garbage", 60)
     assert state.thread_subject("C1", "1.1") is None
     assert codec.decode("k", codec.encode("k", {"a": 1}, compress=True)) == {"a": 1}
+
+
+def test_two_replicas_sharing_redis_agree_on_deliveries_and_threads(
+    redis_url: str, redis_key_prefix: str
+) -> None:
+    import redis
+
+    from bot.store.redis_store import RedisStore
+
+    replica_a = BotState(RedisStore(redis_url, redis_key_prefix))
+    replica_b = BotState(RedisStore(redis_url, redis_key_prefix))
+    assert replica_a.first_sighting("event:Ev777")
+    assert not replica_b.first_sighting("event:Ev777")
+    pasted = PastedMetrics("hami_gpu_shared_count{} 2\n", "pasted", "paste", 5.0)
+    assert replica_a.remember_thread("C1", "9.9", pasted)
+    assert replica_b.thread_subject("C1", "9.9") == pasted
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match=f"{redis_key_prefix}:*"))
+        assert keys and all(0 < client.ttl(key) <= 24 * 3600 for key in keys)
+    finally:
+        client.close()
