@@ -12,6 +12,13 @@ rather than leave a Slack user without an answer. A holder that dies (OOM-killed
 never releases its lock, so the lock's TTL frees it; a holder releases only its own lock
 (``delete_if_equals`` with its token), never one a later holder took after its own expired.
 
+Reading a large cached collection costs more than its transfer: a 1,000-node exposition is
+about 15 MB of text once decompressed. Each entry therefore has a small companion key
+(``scrape-meta``) with the collection's id and time; a replica that already decoded that
+collection (kept in a small in-process memo) answers from memory after reading only the
+companion, and hands out the *same* ``CollectedMetrics`` object, so whatever is derived from it
+(the summary, the chart) can be memoised by identity too.
+
 A collection that fails with a message for the user (a ``ClusterError`` such as "no HAMi
 scheduler found") is shared the same way for ``failure_ttl_seconds``, so fifty people asking
 about an unreachable cluster cause one failed attempt, not fifty in a row.
@@ -21,8 +28,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("hami_summary.scrape_cache")
 
 ENTRY_KIND = "scrape"
+META_KIND = "scrape-meta"
+# Decoded collections kept per process: each may hold tens of MB of text.
+DEFAULT_MEMO_ENTRIES = 4
 
 
 class ScrapeFailedError(CollectionError):
@@ -51,6 +63,15 @@ class _Entry:
     stored_at: float  # Unix time the collection finished
     metrics: dict[str, Any] | None
     error: str | None
+    collection_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Keys:
+    entry: str
+    meta: str
+    failure: str
+    lock: str
 
 
 def _key_part(value: str | None) -> str:
@@ -97,6 +118,7 @@ class ScrapeCache:
         failure_ttl_seconds: float = 10.0,
         clock: Callable[[], float] = time.time,
         decode: Callable[[Mapping[str, Any]], CollectedMetrics] = _decode_collected,
+        memo_entries: int = DEFAULT_MEMO_ENTRIES,
     ) -> None:
         self._kv = kv
         self._prefix = prefix.rstrip(":")
@@ -105,6 +127,9 @@ class ScrapeCache:
         self.failure_ttl_seconds = failure_ttl_seconds
         self._clock = clock
         self._decode = decode
+        self._memo: OrderedDict[str, CollectedMetrics] = OrderedDict()
+        self._memo_entries = memo_entries
+        self._memo_lock = threading.Lock()
 
     # -- keys and entries ------------------------------------------------------------------
 
@@ -115,6 +140,9 @@ class ScrapeCache:
     def entry_key(self, cluster: str, context: str | None, variant: str = "") -> str:
         return f"{self._prefix}:scrape:{self._suffix(cluster, context, variant)}"
 
+    def meta_key(self, cluster: str, context: str | None, variant: str = "") -> str:
+        return f"{self._prefix}:scrape-meta:{self._suffix(cluster, context, variant)}"
+
     def failure_key(self, cluster: str, context: str | None, variant: str = "") -> str:
         # Failures sit beside, not over, the last good entry: a failed Refresh must not hide
         # data that is still within its TTL from the next ordinary request.
@@ -123,8 +151,16 @@ class ScrapeCache:
     def lock_key(self, cluster: str, context: str | None, variant: str = "") -> str:
         return f"{self._prefix}:scrape-lock:{self._suffix(cluster, context, variant)}"
 
-    def _read(self, key: str) -> _Entry | None:
-        payload = codec.decode(ENTRY_KIND, self._kv.get(key))
+    def _keys(self, cluster: str, context: str | None, variant: str) -> _Keys:
+        return _Keys(
+            entry=self.entry_key(cluster, context, variant),
+            meta=self.meta_key(cluster, context, variant),
+            failure=self.failure_key(cluster, context, variant),
+            lock=self.lock_key(cluster, context, variant),
+        )
+
+    def _read(self, key: str, kind: str = ENTRY_KIND) -> _Entry | None:
+        payload = codec.decode(kind, self._kv.get(key))
         if payload is None:
             return None
         stored_at = payload.get("stored_at")
@@ -136,18 +172,42 @@ class ScrapeCache:
             return None
         if error is not None and not isinstance(error, str):
             return None
-        return _Entry(float(stored_at), metrics, error)
+        collection_id = payload.get("collection_id")
+        if not isinstance(collection_id, str):
+            collection_id = None
+        return _Entry(float(stored_at), metrics, error, collection_id)
 
-    def _write(self, key: str, entry: _Entry, ttl_seconds: float) -> None:
+    def _write(self, key: str, entry: _Entry, ttl_seconds: float, kind: str = ENTRY_KIND) -> None:
         value = codec.encode(
-            ENTRY_KIND,
-            {"stored_at": entry.stored_at, "metrics": entry.metrics, "error": entry.error},
-            compress=True,
+            kind,
+            {
+                "stored_at": entry.stored_at,
+                "metrics": entry.metrics,
+                "error": entry.error,
+                "collection_id": entry.collection_id,
+            },
+            compress=entry.metrics is not None,
         )
         self._kv.put(key, value, ttl_seconds)
 
+    def _remember(self, collection_id: str | None, metrics: CollectedMetrics) -> None:
+        if collection_id is None or self._memo_entries <= 0:
+            return
+        with self._memo_lock:
+            self._memo[collection_id] = metrics
+            self._memo.move_to_end(collection_id)
+            while len(self._memo) > self._memo_entries:
+                self._memo.popitem(last=False)
+
+    def _recall(self, collection_id: str) -> CollectedMetrics | None:
+        with self._memo_lock:
+            found = self._memo.get(collection_id)
+            if found is not None:
+                self._memo.move_to_end(collection_id)
+            return found
+
     def _ready(
-        self, keys: tuple[str, str], ttl_seconds: float, not_before: float
+        self, keys: _Keys, ttl_seconds: float, not_before: float
     ) -> tuple[CollectedMetrics, float] | None:
         """A stored result this request may use: data within its TTL, else a recent failure.
 
@@ -155,21 +215,27 @@ class ScrapeCache:
         time they were asked so that they only take part in a collection that ends later.
         Raises ``ScrapeFailedError`` for a shared failure.
         """
-        entry_key, failure_key = keys
         now = self._clock()
-        entry = self._read(entry_key)
-        if (
-            entry is not None
-            and entry.metrics is not None
-            and entry.stored_at >= not_before
-            and now - entry.stored_at <= ttl_seconds
-        ):
+
+        def usable(stored_at: float) -> bool:
+            return stored_at >= not_before and now - stored_at <= ttl_seconds
+
+        meta = self._read(keys.meta, META_KIND)
+        if meta is not None and meta.collection_id is not None and usable(meta.stored_at):
+            known = self._recall(meta.collection_id)
+            if known is not None:
+                return known, max(0.0, now - meta.stored_at)
+        entry = self._read(keys.entry)
+        if entry is not None and entry.metrics is not None and usable(entry.stored_at):
             try:
-                return self._decode(entry.metrics), max(0.0, now - entry.stored_at)
+                metrics = self._decode(entry.metrics)
             except (KeyError, TypeError, ValueError) as error:
                 # Written by a release with another CollectedMetrics shape: a miss.
                 log.info("ignoring a cached scrape this release cannot read: %s", error)
-        failure = self._read(failure_key)
+            else:
+                self._remember(entry.collection_id, metrics)
+                return metrics, max(0.0, now - entry.stored_at)
+        failure = self._read(keys.failure)
         if (
             failure is not None
             and failure.error is not None
@@ -198,10 +264,7 @@ class ScrapeCache:
         collections of one cluster that differ in content (e.g. ``"runtime"`` when the vGPU
         monitors are scraped too), so a request never gets less than it asked for.
         """
-        keys = (
-            self.entry_key(cluster, context, variant),
-            self.failure_key(cluster, context, variant),
-        )
+        keys = self._keys(cluster, context, variant)
         # A fresh request accepts only results stored after it was asked for.
         not_before = self._clock() if fresh else float("-inf")
         if not fresh:
@@ -211,7 +274,7 @@ class ScrapeCache:
                 return found
         _record_cache("miss")
 
-        lock_key = self.lock_key(cluster, context, variant)
+        lock_key = keys.lock
         token = uuid.uuid4().hex.encode("ascii")
         deadline = time.monotonic() + self.wait_seconds
         pause_seconds = 0.02
@@ -245,11 +308,10 @@ class ScrapeCache:
     def _collect_and_store(
         self,
         cluster: str,
-        keys: tuple[str, str],
+        keys: _Keys,
         collect: Callable[[], CollectedMetrics],
         ttl_seconds: float,
     ) -> tuple[CollectedMetrics, float]:
-        entry_key, failure_key = keys
         started = time.monotonic()
         try:
             metrics = collect()
@@ -260,8 +322,14 @@ class ScrapeCache:
                 # on it. Anything else (a bug, or a refusal meant for this requester alone,
                 # such as a rate limit) is not: the next request tries by itself.
                 failure = _Entry(self._clock(), None, error.message)
-                self._write(failure_key, failure, self.failure_ttl_seconds)
+                self._write(keys.failure, failure, self.failure_ttl_seconds)
             raise
         _record_scrape(cluster, "ok", time.monotonic() - started)
-        self._write(entry_key, _Entry(self._clock(), metrics.to_json(), None), ttl_seconds)
+        stored_at, collection_id = self._clock(), uuid.uuid4().hex
+        entry = _Entry(stored_at, metrics.to_json(), None, collection_id)
+        self._write(keys.entry, entry, ttl_seconds)
+        # The companion goes second: whoever sees it finds the entry already there.
+        meta = _Entry(stored_at, None, None, collection_id)
+        self._write(keys.meta, meta, ttl_seconds, META_KIND)
+        self._remember(collection_id, metrics)
         return metrics, 0.0

@@ -358,3 +358,46 @@ def test_metrics_of_another_release_are_a_miss(kv: RedisStore, exporter: Countin
     kv.put(cache.entry_key("gpu-prod", "ctx-a"), stored, 30)
     metrics, age = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
     assert exporter.scrapes == 1 and age == 0.0 and "# scrape 1" in metrics.text
+
+
+def test_a_replica_reuses_the_collection_it_already_decoded(
+    kv: RedisStore, exporter: CountingExporter
+) -> None:
+    replica_a, replica_b = _cache(kv), _cache(kv)
+    first, _ = replica_a.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    from_b, _ = replica_b.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30
+    )
+    again_b, _ = replica_b.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30
+    )
+    assert exporter.scrapes == 1
+    assert from_b == first and from_b is not first  # decoded from Redis by replica B
+    assert again_b is from_b  # then the same object: summaries can be memoised by identity
+
+    # The companion key is small and expires with the entry.
+    meta = kv.get(replica_a.meta_key("gpu-prod", "ctx-a"))
+    assert meta is not None and len(meta) < 200
+    assert kv.ttl_seconds(replica_a.meta_key("gpu-prod", "ctx-a")) is not None
+
+    # With only the companion left, a replica that knows the collection still answers from
+    # memory; one that does not (a new replica) misses and collects.
+    kv.delete(replica_a.entry_key("gpu-prod", "ctx-a"))
+    known, _ = replica_b.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    assert known is from_b and exporter.scrapes == 1
+    _cache(kv).get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    assert exporter.scrapes == 2
+
+
+def test_a_new_collection_replaces_the_remembered_one(
+    kv: RedisStore, exporter: CountingExporter
+) -> None:
+    replica_a, replica_b = _cache(kv), _cache(kv)
+    old, _ = replica_b.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
+    new, _ = replica_a.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30, fresh=True
+    )
+    seen_by_b, _ = replica_b.get_or_collect(
+        "gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30
+    )
+    assert "# scrape 2" in new.text and seen_by_b.text == new.text and seen_by_b != old
