@@ -6,8 +6,9 @@ capacity, runtime, real usage -> notes. Every number of SPEC.md is computed here
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
+from operator import attrgetter
 
 from core.errors import InputError
 from core.exposition import RejectedLine, parse_exposition
@@ -33,6 +34,8 @@ from core.summary.devices import build_gpus, build_nodes, percent
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
 from core.summary.workloads import build_namespaces, build_workloads
+
+_DEVICE_UUID = attrgetter("device_uuid")
 
 ALLOCATION_ONLY_NOTE = (
     "This report reflects scheduler allocation state for vGPU share and GPU memory, not "
@@ -191,8 +194,16 @@ def build_summary_from_text(
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Summary:
     _check_size(text, settings, "metrics text")
-    cleaned = clean_paste(text)
-    rows, rejected_lines = _family_rows(cleaned.text)
+    # Text exactly as the Go client writes it needs no cleaning: read it in bulk at once. The
+    # bulk reader refuses anything a paste leaves behind (fences, prompts, quote markers, cut
+    # lines), and ASCII without "&" rules out smart quotes and Slack's entities.
+    direct = read_go_exposition(text) if text.isascii() and "&" not in text else None
+    if direct is not None:
+        rows, rejected_lines, paste_notes = direct, [], ()
+    else:
+        cleaned = clean_paste(text)
+        rows, rejected_lines = _family_rows(cleaned.text)
+        paste_notes = cleaned.notes
     for extra in monitor_texts:
         _check_size(extra, settings, "vGPU monitor text")
         more, more_rejected = _family_rows(extra)
@@ -204,7 +215,7 @@ def build_summary_from_text(
     return summarize_readings(
         readings,
         source,
-        cleaning_notes=_cleaning_notes(cleaned.notes, rejected_lines),
+        cleaning_notes=_cleaning_notes(paste_notes, rejected_lines),
         missing_monitors=missing_monitors,
         real_usage=real_usage,
         namespace=namespace,
@@ -247,20 +258,22 @@ def summarize_readings(
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Summary:
     t = settings.thresholds
-    pods_per_device: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
+    allocations = readings.allocations.values()
+    # Allocation keys are unique per (namespace, pod, container index, device): the number of
+    # allocations on a device is its number of distinct containers.
+    containers_per_device = Counter(map(_DEVICE_UUID, allocations))
     ns_per_device: dict[str, set[str]] = defaultdict(set)
-    pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for a in readings.allocations.values():
-        pods_per_device[a.device_uuid].add((a.namespace, a.pod, a.container_index))
+    for a in allocations:
         ns_per_device[a.device_uuid].add(a.namespace)
     gpus = build_gpus(
         readings.devices.values(),
-        {uuid: len(p) for uuid, p in pods_per_device.items()},
+        containers_per_device,
         {uuid: tuple(sorted(ns)) for uuid, ns in ns_per_device.items()},
         t,
     )
     gpus_by_uuid = {g.device_uuid: g for g in gpus}
-    workloads = build_workloads(readings.allocations.values(), gpus_by_uuid)
+    workloads = build_workloads(allocations, gpus_by_uuid)
+    pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for w in workloads:
         pods_per_node[w.node].add((w.namespace, w.pod))
     nodes = build_nodes(gpus, {n: len(p) for n, p in pods_per_node.items()})

@@ -37,11 +37,25 @@ def _ranked(per_node: dict[str, int]) -> tuple[tuple[str, int], ...]:
 
 
 def build_capacity(gpus: Sequence[GpuSummary]) -> list[ShapeFit]:
-    shapes: list[ShapeFit] = []
     whole_per_node: dict[str, int] = defaultdict(int)
+    half_per_node: dict[str, int] = defaultdict(int)
+    quarter_per_node: dict[str, int] = defaultdict(int)
+    largest_mem = 0.0
+    # One pass over the GPUs for every shape (a large cluster has thousands of them).
     for g in gpus:
+        if g.free_cores <= 0:
+            largest_mem = max(largest_mem, g.free_mem_mib)
+            continue
         if _fits_whole(g):
             whole_per_node[g.node] += 1
+        half = _slices(g, 0.5)
+        if half:
+            half_per_node[g.node] += half
+        quarter = _slices(g, 0.25)
+        if quarter:
+            quarter_per_node[g.node] += quarter
+        largest_mem = max(largest_mem, g.free_mem_mib)
+    shapes: list[ShapeFit] = []
     for count in (1, 2, 4, 8):
         per_node = {node: free // count for node, free in whole_per_node.items()}
         shapes.append(
@@ -54,11 +68,10 @@ def build_capacity(gpus: Sequence[GpuSummary]) -> list[ShapeFit]:
                 nodes=_ranked(per_node),
             )
         )
-    for name, fraction in (("half GPU", 0.5), ("quarter GPU", 0.25)):
-        per_node_slices: dict[str, int] = defaultdict(int)
-        for g in gpus:
-            if g.free_cores > 0:
-                per_node_slices[g.node] += _slices(g, fraction)
+    for name, fraction, per_node_slices in (
+        ("half GPU", 0.5, half_per_node),
+        ("quarter GPU", 0.25, quarter_per_node),
+    ):
         shapes.append(
             ShapeFit(
                 name=name,
@@ -69,7 +82,6 @@ def build_capacity(gpus: Sequence[GpuSummary]) -> list[ShapeFit]:
                 nodes=_ranked(per_node_slices),
             )
         )
-    largest_mem = max((g.free_mem_mib for g in gpus), default=0.0)
     per_node_mem: dict[str, int] = defaultdict(int)
     if largest_mem > 0:
         for g in gpus:

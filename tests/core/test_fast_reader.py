@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from core.exposition import parse_exposition
 from core.fast_reader import read_go_exposition
+from core.paste import clean_paste
 from core.readings import MetricsReadings, read_family_rows, read_samples
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
@@ -107,3 +108,27 @@ def test_any_corruption_is_either_declined_or_read_identically(position: int, ju
     readings = fast(text)
     if readings is not None:
         assert readings == general(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    position=st.integers(min_value=0, max_value=len(SCHEDULER) - 1),
+    junk=st.text(
+        alphabet=st.sampled_from(list('{}",= \t\n#`>$&abc019.eE+-_')), min_size=1, max_size=6
+    ),
+)
+def test_text_read_in_bulk_would_come_out_of_paste_cleaning_unchanged(
+    position: int, junk: str
+) -> None:
+    # The summary skips paste cleaning for ASCII text without "&" that the bulk reader accepts;
+    # that is only right if cleaning would have left such text as it is.
+    text = SCHEDULER[:position] + junk + SCHEDULER[position:]
+    if text.isascii() and "&" not in text and read_go_exposition(text) is not None:
+        cleaned = clean_paste(text)
+        assert (cleaned.text, cleaned.notes) == (text, ())
+
+
+def test_clean_go_output_is_left_alone_by_paste_cleaning() -> None:
+    for text in (SCHEDULER, simulate_exposition(5, 2, seed=4, both=True)):
+        assert read_go_exposition(text) is not None
+        assert clean_paste(text).text == text
