@@ -198,8 +198,10 @@ def build_summary_from_text(
     # bulk reader refuses anything a paste leaves behind (fences, prompts, quote markers, cut
     # lines), and ASCII without "&" rules out smart quotes and Slack's entities.
     direct = read_go_exposition(text) if text.isascii() and "&" not in text else None
+    rejected_lines: list[RejectedLine] = []
+    paste_notes: tuple[str, ...] = ()
     if direct is not None:
-        rows, rejected_lines, paste_notes = direct, [], ()
+        rows = direct
     else:
         cleaned = clean_paste(text)
         rows, rejected_lines = _family_rows(cleaned.text)
