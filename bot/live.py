@@ -19,6 +19,7 @@ from bot.conversation.replies import ClusterOption
 from bot.store.kv import KeyValueStore
 from bot.store.ratelimit import RateLimiter, check_all, rate_limit_message
 from bot.store.scrape_cache import ScrapeCache
+from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
 from core.errors import InputError
 from core.settings import DEFAULT_SETTINGS, Settings
@@ -155,14 +156,19 @@ def live_summary(
         )
     except ClusterError as error:
         raise InputError(error.message) from None
-    summary = summarize_text(
-        collected.text,
-        collected.source,
-        monitor_texts=collected.monitor_texts,
-        missing_monitors=collected.missing_monitors,
-        real_usage=collected.real_usage,
-        namespace=request.namespace,
-        node=request.node,
-        settings=settings,
+    # The scrape cache hands out one object per collection: summarise it once per filter.
+    summary = SUMMARIES.get_or_build(
+        collected,
+        (request.namespace, request.node, settings),
+        lambda: summarize_text(
+            collected.text,
+            collected.source,
+            monitor_texts=collected.monitor_texts,
+            missing_monitors=collected.missing_monitors,
+            real_usage=collected.real_usage,
+            namespace=request.namespace,
+            node=request.node,
+            settings=settings,
+        ),
     )
     return LiveResult(summary, age_seconds, collected.context, notes=collected.notes)

@@ -42,6 +42,7 @@ from bot.conversation.replies import (
     TableReply,
 )
 from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
+from bot.store.summary_memo import memoized_render
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
@@ -74,7 +75,8 @@ def chart_attachment(summary: Summary) -> Attachment:
 
         return render_chart(summary)
 
-    return Attachment("hami-allocation.png", "GPU allocation per node", render)
+    name = "hami-allocation.png"
+    return Attachment(name, "GPU allocation per node", memoized_render(summary, name, render))
 
 
 def csv_attachment(summary: Summary) -> Attachment:
@@ -83,7 +85,8 @@ def csv_attachment(summary: Summary) -> Attachment:
 
         return render_view(summary, "csv").encode("utf-8")
 
-    return Attachment("hami-summary.csv", "GPU and workload tables (CSV)", render)
+    name = "hami-summary.csv"
+    return Attachment(name, "GPU and workload tables (CSV)", memoized_render(summary, name, render))
 
 
 def markdown_attachment(summary: Summary) -> Attachment:
@@ -92,7 +95,8 @@ def markdown_attachment(summary: Summary) -> Attachment:
 
         return render_view(summary, "markdown").encode("utf-8")
 
-    return Attachment("hami-summary.md", "Full report (Markdown)", render)
+    name = "hami-summary.md"
+    return Attachment(name, "Full report (Markdown)", memoized_render(summary, name, render))
 
 
 class Conversation:
