@@ -6,7 +6,7 @@ list, help and problem messages, tables and the "working on it" placeholder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -24,6 +24,7 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
+from bot.conversation.formatting import all_tables
 from bot.conversation.replies import (
     Attachment,
     ClusterOption,
@@ -62,7 +63,6 @@ class SlackMessage:
     text: str
     attachments: tuple[Attachment, ...] = ()
     problem: bool = False
-    extra_notes: tuple[str, ...] = field(default=())
 
 
 def _sections(text: str) -> list[Block]:
@@ -259,8 +259,6 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
 
 
 def tables_attachment(reply: SummaryReply) -> Attachment:
-    from bot.conversation.formatting import all_tables
-
     summary = reply.summary
     return Attachment(
         "hami-summary-tables.txt",

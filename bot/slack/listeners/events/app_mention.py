@@ -8,7 +8,7 @@ from typing import Any
 from slack_bolt import BoltContext
 from slack_sdk import WebClient
 
-from bot.slack.listeners.events.conversation import answer_conversation_message
+from bot.slack.listeners.events.answer_message import answer_conversation_message
 
 
 def answer_mention(

@@ -9,7 +9,7 @@ from slack_bolt import Ack, BoltContext
 from slack_sdk import WebClient
 
 from bot.conversation.parsing import mentions_user
-from bot.slack.listeners.events.conversation import answer_conversation_message
+from bot.slack.listeners.events.answer_message import answer_conversation_message
 
 # Subtypes that are new messages (https://api.slack.com/events/message): plain, with files,
 # and thread replies also sent to the channel. Edits, deletions and joins are not.

@@ -14,7 +14,7 @@ from slack_sdk import WebClient
 
 from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
 from bot.slack.files import fetch_metrics_file
-from bot.slack.listeners.events.conversation import brings_metrics
+from bot.slack.listeners.events.answer_message import brings_metrics
 from bot.slack.messages import slack_message
 from bot.slack.services import services_from
 
