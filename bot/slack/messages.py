@@ -44,6 +44,7 @@ from bot.slack.blocks import (
     mrkdwn_escape,
     summary_message,
 )
+from bot.store.summary_memo import memoized_render
 
 # Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
 PICKER_CLUSTER = "picker_cluster"
@@ -260,8 +261,9 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
 
 def tables_attachment(reply: SummaryReply) -> Attachment:
     summary = reply.summary
+    name = "hami-summary-tables.txt"
     return Attachment(
-        "hami-summary-tables.txt",
+        name,
         "All nodes, GPUs, namespaces and workloads",
-        lambda: all_tables(summary).encode("utf-8"),
+        memoized_render(summary, name, lambda: all_tables(summary).encode("utf-8")),
     )
