@@ -29,8 +29,12 @@ SLACK_FILE_DOMAINS = ("slack.com", "slack-gov.com", "slack-edge.com")
 DOWNLOAD_TIMEOUT_SECONDS = 20.0
 
 
-def _mib(size: int) -> str:
-    return f"{size / (1024 * 1024):,.1f} MiB"
+def _size(size_bytes: int) -> str:
+    if size_bytes >= 1024 * 1024:
+        return f"{size_bytes / (1024 * 1024):,.1f} MiB"
+    if size_bytes >= 1024:
+        return f"{size_bytes / 1024:,.1f} KiB"
+    return f"{size_bytes} bytes"
 
 
 def rejection(file: Mapping[str, Any], max_bytes: int) -> str | None:
@@ -52,7 +56,7 @@ def rejection(file: Mapping[str, Any], max_bytes: int) -> str | None:
     size = file.get("size")
     if isinstance(size, int) and size > max_bytes:
         return (
-            f"it is {_mib(size)}, over my limit of {_mib(max_bytes)}. Attach only the HAMi "
+            f"it is {_size(size)}, over my limit of {_size(max_bytes)}. Attach only the HAMi "
             "scheduler's /metrics output (or filter it to the hami_* lines)."
         )
     return None
@@ -115,7 +119,7 @@ def fetch_metrics_file(
         log.warning("download of file %s failed: %s", file.get("id"), error)
         return GivenFile(name, problem="I could not download it from Slack; please try again.")
     if len(data) > max_bytes:
-        return GivenFile(name, problem=f"it is larger than my limit of {_mib(max_bytes)}.")
+        return GivenFile(name, problem=f"it is larger than my limit of {_size(max_bytes)}.")
     if content_type.startswith("text/html"):
         # Slack serves its sign-in page instead of the file when the token lacks files:read.
         return GivenFile(name, problem="Slack sent a web page instead of the file: the app needs "

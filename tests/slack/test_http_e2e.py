@@ -533,3 +533,19 @@ def test_live_scrapes_over_the_limit_get_a_polite_refusal(
     assert refusal.params["response_type"] == "ephemeral"
     assert "limit of 1 live cluster scrapes per minute" in text and "try again in" in text
     assert metrics_server.scrapes == 1
+
+
+def test_files_over_the_size_limit_are_refused_before_download(
+    slack_api: SlackWebApi, metrics_server: Any, tmp_path: Path
+) -> None:
+    registry = load_registry(write_registry(tmp_path, metrics_server.url))
+    running, server = start_bot(slack_api, registry, {"HAMI_SUMMARY_MAX_FILE_BYTES": "4096"})
+    try:
+        metrics = read_fixture("scheduler-small.prom").encode()
+        file = slack_api.add_private_file("huge.prom", metrics)
+        _, ts = running.sender.mention("", files=[file])
+        text = blocks_text(answer_in(slack_api, CHANNEL, ts).blocks)
+    finally:
+        stop_bot(running, server)
+    assert "huge.prom: it is 12.0 KiB, over my limit of 4.0 KiB" in text
+    assert slack_api.calls_to("download") == []
