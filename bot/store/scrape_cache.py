@@ -130,6 +130,7 @@ class ScrapeCache:
         self._memo: OrderedDict[str, CollectedMetrics] = OrderedDict()
         self._memo_entries = memo_entries
         self._memo_lock = threading.Lock()
+        self._decode_lock = threading.Lock()
 
     # -- keys and entries ------------------------------------------------------------------
 
@@ -221,20 +222,27 @@ class ScrapeCache:
             return stored_at >= not_before and now - stored_at <= ttl_seconds
 
         meta = self._read(keys.meta, META_KIND)
+        current_id, current_age = None, 0.0
         if meta is not None and meta.collection_id is not None and usable(meta.stored_at):
-            known = self._recall(meta.collection_id)
-            if known is not None:
-                return known, max(0.0, now - meta.stored_at)
-        entry = self._read(keys.entry)
-        if entry is not None and entry.metrics is not None and usable(entry.stored_at):
-            try:
-                metrics = self._decode(entry.metrics)
-            except (KeyError, TypeError, ValueError) as error:
-                # Written by a release with another CollectedMetrics shape: a miss.
-                log.info("ignoring a cached scrape this release cannot read: %s", error)
-            else:
-                self._remember(entry.collection_id, metrics)
-                return metrics, max(0.0, now - entry.stored_at)
+            current_id, current_age = meta.collection_id, max(0.0, now - meta.stored_at)
+        if current_id is not None and (known := self._recall(current_id)) is not None:
+            return known, current_age
+        # One decode at a time per process: requests arriving together at a replica that has
+        # not seen this collection yet wait for the first decode instead of each decoding
+        # the same megabytes (it is CPU-bound, so running them side by side gains nothing).
+        with self._decode_lock:
+            if current_id is not None and (known := self._recall(current_id)) is not None:
+                return known, current_age
+            entry = self._read(keys.entry)
+            if entry is not None and entry.metrics is not None and usable(entry.stored_at):
+                try:
+                    metrics = self._decode(entry.metrics)
+                except (KeyError, TypeError, ValueError) as error:
+                    # Written by a release with another CollectedMetrics shape: a miss.
+                    log.info("ignoring a cached scrape this release cannot read: %s", error)
+                else:
+                    self._remember(entry.collection_id, metrics)
+                    return metrics, max(0.0, now - entry.stored_at)
         failure = self._read(keys.failure)
         if (
             failure is not None
