@@ -54,7 +54,10 @@ def gib(value_mib: float) -> str:
     return f"{value_mib / 1024:,.1f} GiB"
 
 
-def age_text(fetched_at: datetime | None, now: datetime | None = None) -> str:
+def age_text(
+    fetched_at: datetime | None, now: datetime | None = None, verb: str = "scraped"
+) -> str:
+    """When the data was taken and how old it is; "scraped" for clusters, "saved" for files."""
     if fetched_at is None:
         return "time of scrape unknown (pasted or exported text)"
     now = now or datetime.now(UTC)
@@ -66,7 +69,7 @@ def age_text(fetched_at: datetime | None, now: datetime | None = None) -> str:
         age = f"{seconds / 60:.0f} min ago"
     else:
         age = f"{seconds / 3600:.1f} h ago"
-    return f"scraped {stamp.strftime('%Y-%m-%d %H:%M:%S UTC')} ({age})"
+    return f"{verb} {stamp.strftime('%Y-%m-%d %H:%M:%S UTC')} ({age})"
 
 
 def source_line(summary: Summary) -> str:
@@ -81,7 +84,10 @@ def header_lines(summary: Summary, now: datetime | None = None) -> list[str]:
     inp = summary.input
     series = sum(count for _, count in inp.families)
     lines = [
-        f"Source: {source_line(summary)}; {age_text(summary.source.fetched_at, now)}",
+        f"Source: {source_line(summary)}; "
+        + age_text(
+            summary.source.fetched_at, now, "saved" if summary.source.kind == "file" else "scraped"
+        ),
         f"Metrics: {inp.surface} names; from {', '.join(inp.components) or 'nothing'}; "
         f"{series:,} series in {len(inp.families)} families"
         + (f", {inp.ignored_series:,} unrelated series ignored" if inp.ignored_series else "")

@@ -26,7 +26,7 @@ def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, SCHEDULER)
     assert code == 0 and err == ""
     assert "Cores allocated 275 / 600 (45.8%)" in out
-    assert "Source: file scheduler-small.prom; scraped" in out
+    assert "Source: file scheduler-small.prom; saved" in out
 
 
 def test_json_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
