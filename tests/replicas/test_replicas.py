@@ -3,6 +3,7 @@ answering through a Redis outage (issue 5, "Tests")."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import pytest
 
 from tests.conftest import read_fixture
 from tests.replicas.conftest import CHANNELS, BotProcess, Replicas, start_replicas
+from tests.slack.conftest import SIGNING_SECRET
 from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
 from tests.store.collected import CountingExporter
 from tests.support.redis_server import RedisServerProcess
@@ -134,6 +136,15 @@ def test_fifty_concurrent_commands_on_two_replicas_cause_one_scrape(
         for r in replicas.both
     ]
     assert commands == [25.0, 25.0]
+    # Structured logs (stderr is not a terminal): one JSON line per request with its request
+    # id, and no credential anywhere.
+    for replica in replicas.both:
+        logs = replica.logs()
+        assert api.bot_token not in logs and SIGNING_SECRET not in logs
+        records = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
+        requests = [r for r in records if r["logger"] == "hami_summary.requests"]
+        assert len(requests) == 25
+        assert len({r["request_id"] for r in requests}) == 25
 
 
 def test_redis_stopped_mid_test_the_bot_answers_throughout_and_recovers(
