@@ -43,7 +43,7 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -607,6 +607,7 @@ class _Parser:
         label_cache = label_sets.by_text
         layout = label_sets.layout
         layout_names = label_sets.layout_names
+        value_cache: dict[str, float] = {}
         append = self.samples.append
         name = self.hot_name
         prefix = self.hot_prefix
@@ -630,15 +631,15 @@ class _Parser:
                             layout = label_sets.layout
                             layout_names = label_sets.layout_names
                     if labels is not None:
+                        # Values repeat (0, 100, whole-GPU memory sizes): each text once.
                         rest = raw[close + 1 :]
-                        if "_" not in rest:
-                            try:
-                                value = float(rest)
-                            except ValueError:
-                                pass
-                            else:
-                                append(_new_tuple(Sample, (name, labels, value, None)))
-                                continue
+                        value = value_cache.get(rest)
+                        if value is None and "_" not in rest:
+                            with suppress(ValueError):  # not a plain value: other_line says why
+                                value = value_cache[rest] = float(rest)
+                        if value is not None:
+                            append(_new_tuple(Sample, (name, labels, value, None)))
+                            continue
             self.other_line(line_no, raw)
             name = self.hot_name
             prefix = self.hot_prefix
