@@ -18,8 +18,9 @@ reproduced on purpose because they decide which samples exist and what they are 
 * an empty label term (``{a=,b="x"}``) is skipped, a trailing comma is allowed;
 * after the value, extra tokens are ignored except the last one, which is the timestamp in
   milliseconds (stored in seconds, as prometheus_client does);
-* names in a label set are not checked against the legacy name grammar (``{"my.metric"}`` and
-  ``{__name__="x"}`` are accepted) and label names starting with ``__`` are refused;
+* a metric name written before a label set is not checked against the legacy grammar
+  (``my metric{} 1`` is metric "my metric"), a name may also be given inside the braces
+  (``{"my.metric"}``, ``{__name__="x"}``), and label names starting with ``__`` are refused;
 * samples of a family whose HELP/TYPE name is empty are dropped silently.
 
 Deliberate differences, all on values only: prometheus_client returns an ``int`` for integer
@@ -31,11 +32,14 @@ environment sets ``PROMETHEUS_LEGACY_NAME_VALIDATION``); this parser always foll
 On input prometheus_client rejects, the strict mode raises ``ExpositionError`` for the first
 bad line, and the lenient mode (the default) keeps going and lists bad lines in ``rejected``.
 
-Speed comes from a compiled regular expression that recognises the common, well-formed sample
-line in one call, and from a cache of parsed label sets: HAMi prints the same device label block
-in about five families, so the same ``dict`` object is reused for all of them. **Callers must
-treat ``Sample.labels`` as read-only.** Anything the fast path does not recognise goes through
-a line-by-line port of prometheus_client's own algorithm, which also produces the messages.
+Speed: a hot loop takes each line that starts with the current family's name and ``{``, cuts it
+at its last ``}`` and looks the label text up in a cache of label sets already parsed. HAMi prints
+the same device label block in about five families, so one ``dict`` serves them all (**callers
+must treat ``Sample.labels`` as read-only**); a new label text whose label names equal those of
+the family's previous one only needs its values split out. Values are converted with
+``float()`` once per distinct text. Everything the hot loop does not take goes through a
+line-by-line port of prometheus_client's own algorithm, which also words the messages. The
+cycle collector is paused while samples are built (see ``_cyclic_gc_paused``).
 """
 
 from __future__ import annotations
