@@ -30,6 +30,7 @@ from core.readings import FamilyRows, MetricsReadings, read_family_rows, rows_fr
 from core.settings import DEFAULT_SETTINGS, Settings
 from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
+from core.summary.columns import GpuColumns
 from core.summary.devices import build_gpus, build_nodes, percent
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
@@ -105,7 +106,7 @@ def _no_hami_error(samples: int, readings: MetricsReadings, rejected: int) -> In
 
 
 def _overview(
-    gpus: Sequence[GpuSummary],
+    cols: GpuColumns,
     nodes: Sequence[NodeSummary],
     workloads: Sequence[Workload],
     namespaces: Sequence[NamespaceSummary],
@@ -121,7 +122,7 @@ def _overview(
     pods = {(w.namespace, w.pod) for w in workloads}
     return ClusterOverview(
         nodes=len(nodes),
-        gpus=len(gpus),
+        gpus=len(cols),
         core_limit=core_limit,
         core_allocated=cores,
         core_allocated_percent=percent(cores, core_limit),
@@ -133,13 +134,13 @@ def _overview(
         full_gpus=sum(n.full_gpus for n in nodes),
         inconsistent_gpus=sum(n.inconsistent_gpus for n in nodes),
         shared_gpus=sum(n.shared_gpus for n in nodes),
-        exclusive_gpus=sum(1 for g in gpus if g.shared_count == 1),
+        exclusive_gpus=int((cols.shared_count == 1).sum()),
         free_whole_gpus=idle,
         free_cores=sum(n.free_cores for n in nodes),
         free_mem_mib=sum(n.free_mem_mib for n in nodes),
         pods=len(pods),
         namespaces=sum(1 for ns in namespaces if ns.cores > 0 or ns.mem_mib > 0),
-        distribution=distribution(gpus, namespaces, settings.thresholds),
+        distribution=distribution(cols, namespaces, settings.thresholds),
         capacity_answer=answer,
     )
 
@@ -278,23 +279,24 @@ def summarize_readings(
     pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for w in workloads:
         pods_per_node[w.node].add((w.namespace, w.pod))
-    nodes = build_nodes(gpus, {n: len(p) for n, p in pods_per_node.items()})
+    cols = GpuColumns.of(gpus)
+    nodes = build_nodes(gpus, cols, {n: len(p) for n, p in pods_per_node.items()})
     namespaces = build_namespaces(
         workloads, readings.quotas.values(), readings.quota_limit_family_seen, gpus_by_uuid, t
     )
-    capacity = build_capacity(gpus)
+    capacity = build_capacity(cols)
     free_cores = sum(n.free_cores for n in nodes)
     free_mem = sum(n.free_mem_mib for n in nodes)
     cluster = _overview(
-        gpus,
+        cols,
         nodes,
         workloads,
         namespaces,
         capacity_answer(capacity, free_cores, free_mem),
         settings,
     )
-    checks = build_checks(gpus, workloads, namespaces, t)
-    findings = build_findings(gpus, workloads, namespaces, t)
+    checks = build_checks(gpus, cols, workloads, namespaces, t)
+    findings = build_findings(gpus, cols, workloads, namespaces, t)
     runtime = build_runtime(
         readings.host_gpus.values(),
         readings.containers.values(),

@@ -7,94 +7,83 @@ jobs of that shape could start at once without sharing a device slice.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 
-from core.model import GpuSummary, ShapeFit
+import numpy as np
+
+from core.model import ShapeFit
+from core.summary.columns import Floats, GpuColumns
 
 _TOP_NODES = 5
 
 
-def _fits_whole(g: GpuSummary) -> bool:
-    # A whole GPU means all of its cores and all of its memory are free.
-    return g.core_limit > 0 and g.free_cores >= g.core_limit and g.free_mem_mib >= g.mem_limit_mib
-
-
-def _slices(g: GpuSummary, fraction: float) -> int:
-    """How many slices of ``fraction`` of this device's cores and memory fit in its free space."""
-    if g.core_limit <= 0:
-        return 0
-    cores = g.core_limit * fraction
-    mem = g.mem_limit_mib * fraction
-    by_cores = int(g.free_cores // cores + 1e-9)
-    by_mem = int(g.free_mem_mib // mem + 1e-9) if mem > 0 else by_cores
-    return max(min(by_cores, by_mem), 0)
-
-
-def _ranked(per_node: dict[str, int]) -> tuple[tuple[str, int], ...]:
-    ranked = sorted(((n, c) for n, c in per_node.items() if c > 0), key=lambda kv: (-kv[1], kv[0]))
+def _ranked(names: Sequence[str], counts: Floats) -> tuple[tuple[str, int], ...]:
+    """The top nodes by placements (most first, then by name); nodes with none are left out."""
+    ranked = sorted(
+        ((name, int(count)) for name, count in zip(names, counts.tolist(), strict=True) if count),
+        key=lambda kv: (-kv[1], kv[0]),
+    )
     return tuple(ranked[:_TOP_NODES])
 
 
-def build_capacity(gpus: Sequence[GpuSummary]) -> list[ShapeFit]:
-    whole_per_node: dict[str, int] = defaultdict(int)
-    half_per_node: dict[str, int] = defaultdict(int)
-    quarter_per_node: dict[str, int] = defaultdict(int)
-    largest_mem = 0.0
-    # One pass over the GPUs for every shape (a large cluster has thousands of them).
-    for g in gpus:
-        if g.free_cores <= 0:
-            largest_mem = max(largest_mem, g.free_mem_mib)
-            continue
-        if _fits_whole(g):
-            whole_per_node[g.node] += 1
-        half = _slices(g, 0.5)
-        if half:
-            half_per_node[g.node] += half
-        quarter = _slices(g, 0.25)
-        if quarter:
-            quarter_per_node[g.node] += quarter
-        largest_mem = max(largest_mem, g.free_mem_mib)
+def _slices(cols: GpuColumns, fraction: float) -> Floats:
+    """Per GPU, how many slices of ``fraction`` of its cores and memory fit in its free space."""
+    usable = cols.core_limit > 0
+    slice_cores = np.where(usable, cols.core_limit * fraction, 1.0)
+    slice_mem = cols.mem_limit_mib * fraction
+    # The 1e-9 absorbs float noise: 25 free cores hold exactly one quarter of 100.
+    by_cores = np.floor(cols.free_cores / slice_cores + 1e-9)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_mem = np.where(slice_mem > 0, np.floor(cols.free_mem_mib / slice_mem + 1e-9), by_cores)
+    slices: Floats = np.where(usable, np.maximum(np.minimum(by_cores, by_mem), 0.0), 0.0)
+    return slices
+
+
+def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
+    names = cols.node_names
+    # A whole GPU means all of its cores and all of its memory are free.
+    whole = (
+        (cols.core_limit > 0)
+        & (cols.free_cores >= cols.core_limit)
+        & (cols.free_mem_mib >= cols.mem_limit_mib)
+    )
+    whole_per_node = cols.per_node(whole)
     shapes: list[ShapeFit] = []
     for count in (1, 2, 4, 8):
-        per_node = {node: free // count for node, free in whole_per_node.items()}
+        per_node = np.floor(whole_per_node / count)
         shapes.append(
             ShapeFit(
                 name=f"{count} whole GPU" + ("s" if count > 1 else ""),
                 gpus=count,
                 cores_per_gpu=100.0,
                 mem_per_gpu_mib=None,
-                placements=sum(per_node.values()),
-                nodes=_ranked(per_node),
+                placements=int(per_node.sum()),
+                nodes=_ranked(names, per_node),
             )
         )
-    for name, fraction, per_node_slices in (
-        ("half GPU", 0.5, half_per_node),
-        ("quarter GPU", 0.25, quarter_per_node),
-    ):
+    for name, fraction in (("half GPU", 0.5), ("quarter GPU", 0.25)):
+        per_node = cols.per_node(_slices(cols, fraction))
         shapes.append(
             ShapeFit(
                 name=name,
                 gpus=1,
                 cores_per_gpu=100.0 * fraction,
                 mem_per_gpu_mib=None,
-                placements=sum(per_node_slices.values()),
-                nodes=_ranked(per_node_slices),
+                placements=int(per_node.sum()),
+                nodes=_ranked(names, per_node),
             )
         )
-    per_node_mem: dict[str, int] = defaultdict(int)
-    if largest_mem > 0:
-        for g in gpus:
-            if g.free_mem_mib >= largest_mem:
-                per_node_mem[g.node] += 1
+    largest_mem = float(cols.free_mem_mib.max()) if len(cols) else 0.0
+    holding = cols.free_mem_mib >= largest_mem if largest_mem > 0 else np.zeros(len(cols), bool)
+    per_node = cols.per_node(holding)
     shapes.append(
         ShapeFit(
             name=f"memory-only {largest_mem:.0f} MiB",
             gpus=1,
             cores_per_gpu=0.0,
             mem_per_gpu_mib=largest_mem,
-            placements=sum(per_node_mem.values()),
-            nodes=_ranked(per_node_mem),
+            placements=int(per_node.sum()),
+            nodes=_ranked(names, per_node),
         )
     )
     return shapes

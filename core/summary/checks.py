@@ -5,11 +5,13 @@ Each check passes, warns with the numbers on both sides, or is skipped when its 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
+
+import numpy as np
 
 from core.model import Check, GpuSummary, NamespaceSummary, Workload
 from core.settings import Thresholds
+from core.summary.columns import GpuColumns
 from core.summary.workloads import is_core_resource, is_memory_resource
 
 LIKELY_CAUSES = (
@@ -25,74 +27,92 @@ def _fmt(value: float) -> str:
 
 
 def _warn_or_pass(name: str, problems: list[str], total: int, what: str) -> Check:
-    if not problems:
+    return _report(name, problems, len(problems), total, what)
+
+
+def _report(name: str, listed_problems: list[str], count: int, total: int, what: str) -> Check:
+    """Pass, or warn with the first few problems (each with both numbers) and their count."""
+    if not count:
         return Check(name, "pass", f"{what} agree on all {total}.")
-    listed = "; ".join(problems[:_MAX_LISTED])
-    more = f" (and {len(problems) - _MAX_LISTED} more)" if len(problems) > _MAX_LISTED else ""
-    return Check(
-        name, "warn", f"{len(problems)} of {total} disagree: {listed}{more}. {LIKELY_CAUSES}."
-    )
+    listed = "; ".join(listed_problems[:_MAX_LISTED])
+    more = f" (and {count - _MAX_LISTED} more)" if count > _MAX_LISTED else ""
+    return Check(name, "warn", f"{count} of {total} disagree: {listed}{more}. {LIKELY_CAUSES}.")
 
 
-def check_memory_ratio(gpus: Sequence[GpuSummary], t: Thresholds) -> Check:
+def _gpu(g: GpuSummary) -> str:
+    return f"{g.node}/GPU {g.device_index}"
+
+
+def check_memory_ratio(gpus: Sequence[GpuSummary], cols: GpuColumns, t: Thresholds) -> Check:
     name = "device memory ratio"
-    with_ratio = [g for g in gpus if g.mem_ratio_reported is not None and g.mem_limit_mib > 0]
-    if not with_ratio:
+    has_ratio = ~np.isnan(cols.mem_ratio) & (cols.mem_limit_mib > 0)
+    checked = int(has_ratio.sum())
+    if not checked:
         return Check(name, "skip", "no hami_node_gpu_memory_allocated_ratio series in the input.")
-    problems = []
-    for g in with_ratio:
-        computed = g.mem_allocated_mib / g.mem_limit_mib
-        reported = g.mem_ratio_reported or 0.0
-        if abs(computed - reported) > t.check_ratio:
-            problems.append(
-                f"{g.node}/GPU {g.device_index}: allocated/limit = {computed:.4f}, "
-                f"ratio series = {reported:.4f}"
-            )
-    return _warn_or_pass(name, problems, len(with_ratio), "memory allocated/limit and ratio series")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        computed = np.where(has_ratio, cols.mem_mib / cols.mem_limit_mib, 0.0)
+    off = np.flatnonzero(has_ratio & (np.abs(computed - cols.mem_ratio) > t.check_ratio))
+    problems = [
+        f"{_gpu(gpus[i])}: allocated/limit = {computed[i]:.4f}, "
+        f"ratio series = {cols.mem_ratio[i]:.4f}"
+        for i in off[:_MAX_LISTED].tolist()
+    ]
+    return _report(name, problems, len(off), checked, "memory allocated/limit and ratio series")
 
 
 def check_device_sums(
-    gpus: Sequence[GpuSummary], workloads: Sequence[Workload], t: Thresholds
+    gpus: Sequence[GpuSummary], cols: GpuColumns, workloads: Sequence[Workload], t: Thresholds
 ) -> Check:
     name = "device vs container sums"
     if not workloads:
         return Check(name, "skip", "no per-pod allocation series (hami_vgpu_*) in the input.")
-    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    position = {g.device_uuid: i for i, g in enumerate(gpus)}
+    unknown: dict[str, list[float]] = {}
+    where: list[int] = []
+    cores: list[float] = []
+    mem: list[float] = []
     for w in workloads:
-        sums[w.device_uuid][0] += w.cores
-        sums[w.device_uuid][1] += w.mem_mib
-    problems = []
-    known = {g.device_uuid for g in gpus}
-    for g in gpus:
-        cores, mem = sums.get(g.device_uuid, (0.0, 0.0))
-        if abs(cores - g.core_allocated) > t.check_cores or abs(mem - g.mem_allocated_mib) > (
-            t.check_mem_mib
-        ):
-            problems.append(
-                f"{g.node}/GPU {g.device_index}: device {_fmt(g.core_allocated)} cores / "
-                f"{_fmt(g.mem_allocated_mib)} MiB, containers {_fmt(cores)} cores / "
-                f"{_fmt(mem)} MiB"
-            )
-    for uuid in sorted(set(sums) - known):
-        cores, mem = sums[uuid]
-        problems.append(
-            f"{uuid}: containers hold {_fmt(cores)} cores / {_fmt(mem)} MiB on a device the "
-            "device series do not list"
-        )
-    return _warn_or_pass(name, problems, len(gpus), "device and container sums")
+        i = position.get(w.device_uuid)
+        if i is None:
+            totals = unknown.setdefault(w.device_uuid, [0.0, 0.0])
+            totals[0] += w.cores
+            totals[1] += w.mem_mib
+        else:
+            where.append(i)
+            cores.append(w.cores)
+            mem.append(w.mem_mib)
+    sum_cores = np.bincount(where, weights=cores, minlength=len(gpus))
+    sum_mem = np.bincount(where, weights=mem, minlength=len(gpus))
+    off = np.flatnonzero(
+        (np.abs(sum_cores - cols.cores) > t.check_cores)
+        | (np.abs(sum_mem - cols.mem_mib) > t.check_mem_mib)
+    )
+    problems = [
+        f"{_gpu(gpus[i])}: device {_fmt(cols.cores[i])} cores / {_fmt(cols.mem_mib[i])} MiB, "
+        f"containers {_fmt(sum_cores[i])} cores / {_fmt(sum_mem[i])} MiB"
+        for i in off[:_MAX_LISTED].tolist()
+    ]
+    problems += [
+        f"{uuid}: containers hold {_fmt(c)} cores / {_fmt(m)} MiB on a device the device series "
+        "do not list"
+        for uuid, (c, m) in sorted(unknown.items())
+    ]
+    return _report(name, problems, len(off) + len(unknown), len(gpus), "device and container sums")
 
 
-def check_shared_counts(gpus: Sequence[GpuSummary], workloads: Sequence[Workload]) -> Check:
+def check_shared_counts(
+    gpus: Sequence[GpuSummary], cols: GpuColumns, workloads: Sequence[Workload]
+) -> Check:
     name = "shared count vs allocations"
     if not workloads:
         return Check(name, "skip", "no per-pod allocation series (hami_vgpu_*) in the input.")
+    off = np.flatnonzero(cols.shared_count != cols.containers)
     problems = [
-        f"{g.node}/GPU {g.device_index}: shared count {g.shared_count}, "
-        f"{g.containers} distinct allocations"
-        for g in gpus
-        if g.shared_count != g.containers
+        f"{_gpu(gpus[i])}: shared count {cols.shared_count[i]}, "
+        f"{cols.containers[i]} distinct allocations"
+        for i in off[:_MAX_LISTED].tolist()
     ]
-    return _warn_or_pass(name, problems, len(gpus), "shared counts and distinct allocations")
+    return _report(name, problems, len(off), len(gpus), "shared counts and distinct allocations")
 
 
 def check_quota_sums(namespaces: Sequence[NamespaceSummary], t: Thresholds) -> Check:
@@ -122,13 +142,14 @@ def check_quota_sums(namespaces: Sequence[NamespaceSummary], t: Thresholds) -> C
 
 def build_checks(
     gpus: Sequence[GpuSummary],
+    cols: GpuColumns,
     workloads: Sequence[Workload],
     namespaces: Sequence[NamespaceSummary],
     t: Thresholds,
 ) -> list[Check]:
     return [
-        check_memory_ratio(gpus, t),
-        check_device_sums(gpus, workloads, t),
-        check_shared_counts(gpus, workloads),
+        check_memory_ratio(gpus, cols, t),
+        check_device_sums(gpus, cols, workloads, t),
+        check_shared_counts(gpus, cols, workloads),
         check_quota_sums(namespaces, t),
     ]

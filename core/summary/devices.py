@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
+
+import numpy as np
 
 from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict
 from core.readings import BYTES_PER_MIB, DeviceReading
 from core.settings import Thresholds
+from core.summary.columns import GpuColumns
 
 
 def percent(part: float, whole: float) -> float:
@@ -133,70 +135,54 @@ def node_verdict(idle: int, free_cores: float, free_mem: float) -> NodeVerdict:
     return "full"
 
 
-def build_nodes(gpus: Iterable[GpuSummary], pods_per_node: Mapping[str, int]) -> list[NodeSummary]:
-    """Per-node totals in one pass over the GPUs (a large cluster has thousands)."""
-    # node -> [core_limit, cores, mem_limit, mem, free_cores, free_mem, idle, partial, full,
-    #          inconsistent, shared, gpus, best free cores, best free mem]
-    totals: dict[str, list[float]] = {}
-    types: dict[str, set[str]] = defaultdict(set)
-    state_slot = {"idle": 6, "partial": 7, "full": 8, "inconsistent": 9}
-    for g in gpus:
-        acc = totals.get(g.node)
-        if acc is None:
-            acc = totals[g.node] = [0.0] * 12 + [-1.0, -1.0]
-        acc[0] += g.core_limit
-        acc[1] += g.core_allocated
-        acc[2] += g.mem_limit_mib
-        acc[3] += g.mem_allocated_mib
-        acc[4] += g.free_cores
-        acc[5] += g.free_mem_mib
-        acc[state_slot[g.state]] += 1
-        if g.shared_count > 1:
-            acc[10] += 1
-        acc[11] += 1
-        if (g.free_cores, g.free_mem_mib) > (acc[12], acc[13]):
-            acc[12], acc[13] = g.free_cores, g.free_mem_mib
-        types[g.node].add(g.device_type)
+def build_nodes(
+    gpus: Sequence[GpuSummary], cols: GpuColumns, pods_per_node: Mapping[str, int]
+) -> list[NodeSummary]:
+    """Per-node totals: sums over each node's run of GPUs (``gpus`` is sorted by node)."""
+    per_node = cols.per_node
+    core_limit = per_node(cols.core_limit)
+    cores = per_node(cols.cores)
+    mem_limit = per_node(cols.mem_limit_mib)
+    mem = per_node(cols.mem_mib)
+    free_cores = per_node(cols.free_cores)
+    free_mem = per_node(cols.free_mem_mib)
+    idle = per_node(cols.is_state("idle"))
+    partial = per_node(cols.is_state("partial"))
+    full = per_node(cols.is_state("full"))
+    inconsistent = per_node(cols.is_state("inconsistent"))
+    shared = per_node(cols.shared_count > 1)
+    # The largest free slice on one GPU: the most free cores, then the most free memory. Sorting
+    # by (node, cores, memory) puts each node's best GPU last in its run.
+    order = np.lexsort((cols.free_mem_mib, cols.free_cores, cols.node_of()))
+    ends = np.append(cols.node_starts[1:], len(cols)) - 1
+    best = order[ends] if len(cols) else np.zeros(0, dtype=np.int64)
+    bounds = [*cols.node_starts.tolist(), len(gpus)]
     nodes: list[NodeSummary] = []
-    for name in sorted(totals):
-        (
-            core_limit,
-            cores,
-            mem_limit,
-            mem,
-            free_cores,
-            free_mem,
-            idle,
-            partial,
-            full,
-            inconsistent,
-            shared,
-            count,
-            best_cores,
-            best_mem,
-        ) = totals[name]
+    for i, name in enumerate(cols.node_names):
+        types = tuple(sorted({g.device_type for g in gpus[bounds[i] : bounds[i + 1]]}))
+        idle_count = int(idle[i])
         nodes.append(
             NodeSummary(
                 name,
-                int(count),
-                tuple(sorted(types[name])),
-                core_limit,
-                cores,
-                percent(cores, core_limit),
-                mem_limit,
-                mem,
-                percent(mem, mem_limit),
-                int(idle),
-                int(partial),
-                int(full),
-                int(inconsistent),
-                int(shared),
-                int(idle),
-                free_cores,
-                free_mem,
-                best_cores,
-                best_mem,
-                node_verdict(int(idle), free_cores, free_mem),
+                bounds[i + 1] - bounds[i],
+                types,
+                float(core_limit[i]),
+                float(cores[i]),
+                percent(float(cores[i]), float(core_limit[i])),
+                float(mem_limit[i]),
+                float(mem[i]),
+                percent(float(mem[i]), float(mem_limit[i])),
+                idle_count,
+                int(partial[i]),
+                int(full[i]),
+                int(inconsistent[i]),
+                int(shared[i]),
+                idle_count,
+                float(free_cores[i]),
+                float(free_mem[i]),
+                float(cols.free_cores[best[i]]),
+                float(cols.free_mem_mib[best[i]]),
+                node_verdict(idle_count, float(free_cores[i]), float(free_mem[i])),
                 pods_per_node.get(name, 0),
             )
         )

@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from core.model import Distribution, Finding, GpuSummary, NamespaceSummary, Workload
 from core.settings import Thresholds
+from core.summary.columns import GpuColumns, Ints
 
 _MAX_SUBJECTS = 10
 
@@ -15,47 +18,43 @@ def _gpu_name(g: GpuSummary) -> str:
     return f"{g.node}/GPU {g.device_index}"
 
 
-def _names(gpus: Sequence[GpuSummary]) -> tuple[str, ...]:
-    return tuple(_gpu_name(g) for g in gpus[:_MAX_SUBJECTS])
+def _names(gpus: Sequence[GpuSummary], which: Ints) -> tuple[str, ...]:
+    return tuple(_gpu_name(gpus[i]) for i in which[:_MAX_SUBJECTS].tolist())
 
 
-def _listing(gpus: Sequence[GpuSummary]) -> str:
-    shown = ", ".join(_names(gpus))
-    extra = len(gpus) - _MAX_SUBJECTS
+def _listing(gpus: Sequence[GpuSummary], which: Ints) -> str:
+    shown = ", ".join(_names(gpus, which))
+    extra = len(which) - _MAX_SUBJECTS
     return shown + (f" and {extra} more" if extra > 0 else "")
 
 
-def free_cores_on_partial_percent(gpus: Sequence[GpuSummary]) -> float:
-    free = sum(g.free_cores for g in gpus)
-    on_partial = sum(g.free_cores for g in gpus if g.state == "partial")
+def free_cores_on_partial_percent(cols: GpuColumns) -> float:
+    free = float(cols.free_cores.sum())
+    on_partial = float(cols.free_cores[cols.is_state("partial")].sum())
     return on_partial / free * 100.0 if free > 0 else 0.0
 
 
-def gpus_holding_half_of_cores(gpus: Sequence[GpuSummary]) -> int:
+def gpus_holding_half_of_cores(cols: GpuColumns) -> int:
     """The fewest GPUs that together hold at least half of all allocated cores."""
-    total = sum(g.core_allocated for g in gpus)
+    total = float(cols.cores.sum())
     if total <= 0:
         return 0
-    running = 0.0
-    for count, cores in enumerate(sorted((g.core_allocated for g in gpus), reverse=True), 1):
-        running += cores
-        if running >= total / 2:
-            return count
-    return len(gpus)
+    running = np.cumsum(np.sort(cols.cores)[::-1])
+    return int(np.searchsorted(running, total / 2)) + 1
 
 
 def distribution(
-    gpus: Sequence[GpuSummary], namespaces: Sequence[NamespaceSummary], t: Thresholds
+    cols: GpuColumns, namespaces: Sequence[NamespaceSummary], t: Thresholds
 ) -> Distribution:
     if any(ns.usage_class == "dominant tenant" for ns in namespaces):
         return "concentrated"
-    holders = gpus_holding_half_of_cores(gpus)
-    if holders and holders <= math.floor(len(gpus) * t.concentrated_gpu_percent / 100.0):
+    holders = gpus_holding_half_of_cores(cols)
+    if holders and holders <= math.floor(len(cols) * t.concentrated_gpu_percent / 100.0):
         return "concentrated"
-    partial = sum(1 for g in gpus if g.state == "partial")
+    partial = int(cols.is_state("partial").sum())
     if (
         partial >= t.fragmented_min_partial_gpus
-        and free_cores_on_partial_percent(gpus) >= t.fragmented_free_on_partial_percent
+        and free_cores_on_partial_percent(cols) >= t.fragmented_free_on_partial_percent
     ):
         return "fragmented"
     return "even"
@@ -63,49 +62,50 @@ def distribution(
 
 def build_findings(
     gpus: Sequence[GpuSummary],
+    cols: GpuColumns,
     workloads: Sequence[Workload],
     namespaces: Sequence[NamespaceSummary],
     t: Thresholds,
 ) -> list[Finding]:
     findings: list[Finding] = []
-    full = [g for g in gpus if g.state == "full"]
-    if full:
-        exclusive = sum(1 for g in full if g.shared_count == 1)
+    full = np.flatnonzero(cols.is_state("full"))
+    if len(full):
+        exclusive = int((cols.shared_count[full] == 1).sum())
         findings.append(
             Finding(
                 "fully-occupied",
                 "info",
                 f"{len(full)} GPU(s) fully occupied ({exclusive} exclusively by one workload): "
-                f"{_listing(full)}.",
-                _names(full),
+                f"{_listing(gpus, full)}.",
+                _names(gpus, full),
             )
         )
-    shared = [g for g in gpus if "shared" in g.flags]
-    if shared:
+    shared = np.flatnonzero(cols.shared_count > 1)
+    if len(shared):
         findings.append(
             Finding(
                 "shared",
                 "info",
-                f"{len(shared)} GPU(s) shared by several workloads: {_listing(shared)}.",
-                _names(shared),
+                f"{len(shared)} GPU(s) shared by several workloads: {_listing(gpus, shared)}.",
+                _names(gpus, shared),
             )
         )
-    idle = [g for g in gpus if g.state == "idle"]
-    if idle:
+    idle = np.flatnonzero(cols.is_state("idle"))
+    if len(idle):
         findings.append(
             Finding(
                 "idle",
                 "info",
-                f"{len(idle)} idle GPU(s), schedulable for whole-GPU jobs: {_listing(idle)}.",
-                _names(idle),
+                f"{len(idle)} idle GPU(s), schedulable for whole-GPU jobs: {_listing(gpus, idle)}.",
+                _names(gpus, idle),
             )
         )
-    partial = [g for g in gpus if g.state == "partial"]
-    on_partial = free_cores_on_partial_percent(gpus)
+    partial = np.flatnonzero(cols.is_state("partial"))
+    on_partial = free_cores_on_partial_percent(cols)
     if (
-        partial
+        len(partial)
         and on_partial >= t.fragmented_free_on_partial_percent
-        and len(idle) <= max(1, len(gpus) // 10)
+        and len(idle) <= max(1, len(cols) // 10)
     ):
         findings.append(
             Finding(
@@ -114,7 +114,7 @@ def build_findings(
                 f"Fragmentation risk: {on_partial:.0f}% of free cores lie on {len(partial)} partly "
                 f"allocated GPU(s) and only {len(idle)} GPU(s) are idle: small jobs fit, whole-GPU "
                 "jobs may not.",
-                _names(partial),
+                _names(gpus, partial),
             )
         )
     for ns in namespaces:
@@ -128,26 +128,26 @@ def build_findings(
                     (ns.namespace,),
                 )
             )
-    inconsistent = [g for g in gpus if g.state == "inconsistent"]
-    if inconsistent:
+    inconsistent = np.flatnonzero(cols.is_state("inconsistent"))
+    if len(inconsistent):
         findings.append(
             Finding(
                 "inconsistent",
                 "warn",
                 f"Investigate {len(inconsistent)} GPU(s) with memory but no cores (or cores but "
-                f"no memory) allocated: {_listing(inconsistent)}. Memory-only allocations usually "
-                "mean pods that requested no core share (nvidia.com/gpucores unset or 0).",
-                _names(inconsistent),
+                f"no memory) allocated: {_listing(gpus, inconsistent)}. Memory-only allocations "
+                "usually mean pods that requested no core share (nvidia.com/gpucores unset or 0).",
+                _names(gpus, inconsistent),
             )
         )
-    over = [g for g in gpus if "overcommitted" in g.flags]
-    if over:
+    over = np.flatnonzero(cols.overcommitted)
+    if len(over):
         findings.append(
             Finding(
                 "overcommitted",
                 "warn",
-                f"{len(over)} GPU(s) allocated beyond their limit: {_listing(over)}.",
-                _names(over),
+                f"{len(over)} GPU(s) allocated beyond their limit: {_listing(gpus, over)}.",
+                _names(gpus, over),
             )
         )
     for ns in namespaces:
