@@ -97,6 +97,13 @@ class SurfaceReadings:
     containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
     memctl_by_uuid: dict[str, float] = field(default_factory=dict)
     quota_limit_family_seen: bool = False
+    # The field column and devices of the last device family read (see ``_devices``).
+    last_device_rows: tuple[list[tuple[str, ...]], list[DeviceReading]] = field(
+        default_factory=lambda: ([], [])
+    )
+    last_allocation_rows: tuple[list[tuple[str, ...]], list[AllocationReading]] = field(
+        default_factory=lambda: ([], [])
+    )
 
 
 @dataclass(slots=True)
@@ -206,8 +213,17 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
 
 
 def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
+    fields, values = rows
+    previous_fields, previous_devices = surface.last_device_rows
+    if fields == previous_fields:
+        # Families with the same label set list the same devices in the same order (the Go
+        # client sorts series by label values): reuse the previous family's lookups.
+        for dev, value in zip(previous_devices, values, strict=True):
+            setattr(dev, attr, value)
+        return
     devices = surface.devices
-    for (node, uuid, index, dtype, memlimit), value in zip(*rows, strict=True):
+    in_order: list[DeviceReading] = []
+    for (node, uuid, index, dtype, memlimit), value in zip(fields, values, strict=True):
         dev = devices.get((node, uuid))
         if dev is None:
             dev = devices[(node, uuid)] = DeviceReading(node, uuid, index, dtype)
@@ -217,10 +233,12 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
             if not dev.device_type:
                 dev.device_type = dtype
         setattr(dev, attr, value)
+        in_order.append(dev)
         if memlimit and dev.overview_mem_limit_mib is None:
             # The overview's device_memory_limit label is MiB as a decimal string (ref. 2.1).
             with suppress(ValueError):
                 dev.overview_mem_limit_mib = float(memlimit)
+    surface.last_device_rows = (fields, in_order)
 
 
 def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
@@ -233,13 +251,23 @@ def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
 
 
 def _allocations(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
+    fields, values = rows
+    previous_fields, previous_allocations = surface.last_allocation_rows
+    if fields == previous_fields:
+        # Memory and cores of the same pods, in the same order (see ``_devices``).
+        for alloc, value in zip(previous_allocations, values, strict=True):
+            setattr(alloc, attr, value)
+        return
     allocations = surface.allocations
-    for (namespace, pod, index, uuid, node), value in zip(*rows, strict=True):
+    in_order: list[AllocationReading] = []
+    for (namespace, pod, index, uuid, node), value in zip(fields, values, strict=True):
         key = (namespace, pod, index or "0", uuid)
         alloc = allocations.get(key)
         if alloc is None:
             alloc = allocations[key] = AllocationReading(namespace, pod, key[2], uuid, node)
         setattr(alloc, attr, value)
+        in_order.append(alloc)
+    surface.last_allocation_rows = (fields, in_order)
 
 
 def _quotas(surface: SurfaceReadings, rows: Columns, role: str) -> None:
