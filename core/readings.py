@@ -218,8 +218,8 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     if fields == previous_fields:
         # Families with the same label set list the same devices in the same order (the Go
         # client sorts series by label values): reuse the previous family's lookups.
-        for dev, value in zip(previous_devices, values, strict=True):
-            setattr(dev, attr, value)
+        for known, value in zip(previous_devices, values, strict=True):
+            setattr(known, attr, value)
         return
     devices = surface.devices
     in_order: list[DeviceReading] = []
@@ -255,8 +255,8 @@ def _allocations(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     previous_fields, previous_allocations = surface.last_allocation_rows
     if fields == previous_fields:
         # Memory and cores of the same pods, in the same order (see ``_devices``).
-        for alloc, value in zip(previous_allocations, values, strict=True):
-            setattr(alloc, attr, value)
+        for known_alloc, value in zip(previous_allocations, values, strict=True):
+            setattr(known_alloc, attr, value)
         return
     allocations = surface.allocations
     in_order: list[AllocationReading] = []
