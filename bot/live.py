@@ -8,13 +8,19 @@ and ``core.api.summarize_text`` on what was collected.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from bot.clusters.collect import CollectedMetrics, collect_metrics
 from bot.clusters.errors import ClusterError
-from bot.clusters.registry import ClusterEntry, ClusterRegistry
-from bot.conversation.clusters import REGISTRY_HINT, LiveRequest, LiveResult
+from bot.clusters.registry import EVERYONE, ClusterEntry, ClusterRegistry
+from bot.conversation.clusters import (
+    REGISTRY_HINT,
+    LiveRequest,
+    LiveResult,
+    nvidia_smi_refusal,
+)
 from bot.conversation.replies import ClusterOption
 from bot.store.kv import KeyValueStore
 from bot.store.ratelimit import RateLimiter, check_all, rate_limit_message
@@ -36,13 +42,34 @@ class LiveLimits:
     per_channel_per_minute: int = 30
 
 
+class UserGroupDirectory(Protocol):
+    """Who is in which user group (Slack user groups, read by ``bot.slack.usergroups``)."""
+
+    def groups_of(self, user: str, groups: Collection[str]) -> frozenset[str]:
+        """The groups among ``groups`` that ``user`` belongs to. A group whose members cannot
+        be read counts as one the user is not in (access stays closed)."""
+
+    def problems(self, groups: Collection[str]) -> tuple[str, ...]:
+        """Recent failures to read ``groups``, worded for whoever runs the bot."""
+
+
 def option_of(entry: ClusterEntry) -> ClusterOption:
     return ClusterOption(
         name=entry.name,
         display_name=entry.display_name,
         contexts=entry.contexts,
         runtime_allowed=entry.runtime_allowed,
+        nvidia_smi_allowed=entry.nvidia_smi_allowed,
+        defined_at=entry.defined_at,
     )
+
+
+def collection_variant(request: LiveRequest) -> str:
+    """The scrape-cache variant of a request: collections that differ in content are kept
+    apart, so a request is never answered with less (or more) than it asked for."""
+    parts = [name for name, wanted in (("runtime", request.runtime), ("usage", request.usage))
+             if wanted]
+    return "-".join(parts)
 
 
 class RegistryLiveSource:
@@ -57,11 +84,18 @@ class RegistryLiveSource:
         settings: Settings = DEFAULT_SETTINGS,
         timeout_seconds: float | None = None,
         collect: Collect = collect_metrics,
+        user_groups: UserGroupDirectory | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
         self.timeout_seconds = timeout_seconds
         self._collect = collect
+        self._user_groups = user_groups
+        # Every group named by some entry; "*" needs no lookup (it lets everyone in).
+        self._registry_groups = frozenset(
+            group for entry in registry.entries for group in entry.allowed_user_groups
+            if group != EVERYONE
+        )
         self.cache = ScrapeCache(kv)
         self._user_limit = RateLimiter(
             kv, "hami-summary:rate:user", limits.per_user_per_minute, RATE_WINDOW_SECONDS
@@ -74,7 +108,20 @@ class RegistryLiveSource:
     def _visible(self, user: str | None, channel: str | None) -> list[ClusterEntry]:
         if user is None:
             return list(self.registry.entries)  # the local operator in chat mode
-        return self.registry.visible_to(user, channel)
+        groups: frozenset[str] = frozenset()
+        if self._user_groups is not None:
+            # Membership is read only for entries the channel and user lists do not open
+            # already, so most requests cost no user-group lookup at all.
+            wanted = {
+                group
+                for entry in self.registry.entries
+                if entry.allowed_user_groups and not entry.allows(user, channel)
+                for group in entry.allowed_user_groups
+                if group != EVERYONE
+            }
+            if wanted:
+                groups = self._user_groups.groups_of(user, sorted(wanted))
+        return self.registry.visible_to(user, channel, groups)
 
     def clusters_for(self, user: str | None, channel: str | None) -> list[ClusterOption]:
         return [option_of(entry) for entry in self._visible(user, channel)]
@@ -85,9 +132,14 @@ class RegistryLiveSource:
         return (
             "None of the registered clusters may be queried by you in this channel. An operator "
             "can allow this channel or you for a cluster in the registry "
-            "(allowed_channels / allowed_users). Meanwhile, paste HAMi /metrics text in a "
-            "message that mentions me."
+            "(allowed_channels / allowed_users / allowed_user_groups). Meanwhile, paste HAMi "
+            "/metrics text in a message that mentions me."
         )
+
+    def access_notes(self, user: str | None, channel: str | None) -> tuple[str, ...]:
+        if user is None or self._user_groups is None or not self._registry_groups:
+            return ()
+        return self._user_groups.problems(sorted(self._registry_groups))
 
     def summarize(self, request: LiveRequest) -> LiveResult:
         entry = next(
@@ -97,6 +149,9 @@ class RegistryLiveSource:
         )
         if entry is None:
             raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
+        if request.usage and not entry.nvidia_smi_allowed:
+            # Refused before the rate limit and the cache: nothing is collected for it.
+            raise InputError(nvidia_smi_refusal(entry.name, entry.defined_at))
         limits: list[tuple[RateLimiter, str]] = []
         if request.user is not None:  # the local operator in chat mode is not limited
             limits.append((self._user_limit, request.user))
@@ -139,7 +194,7 @@ def live_summary(
             entry,
             request.context,
             runtime=request.runtime,
-            nvidia_smi=False,
+            nvidia_smi=request.usage,
             timeout_seconds=timeout_seconds,
         )
 
@@ -150,9 +205,10 @@ def live_summary(
             scrape,
             entry.cache_ttl_seconds,
             fresh=request.fresh,
-            # A runtime request needs the vGPU monitors too: never answered from a cached
-            # scheduler-only scrape.
-            variant="runtime" if request.runtime else "",
+            # A runtime request needs the vGPU monitors too, a usage request the nvidia-smi
+            # readings: never answered from a cached scheduler-only scrape (and an
+            # allocation-only request is not slowed by, or shown, exec results).
+            variant=collection_variant(request),
         )
     except ClusterError as error:
         raise InputError(error.message) from None

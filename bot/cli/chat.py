@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
-from bot.conversation.formatting import age_text
+from bot.conversation.formatting import age_text, usage_failure_lines
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
     Attachment,
@@ -137,6 +137,13 @@ class ChatSession:
             return
         if isinstance(reply, SummaryReply):
             self.say(render(reply.summary, "text").rstrip())
+            # The report's real-usage table names each failure's cause; what went wrong
+            # (and what to change) is said here, as in the Slack reply.
+            failures = usage_failure_lines(reply.summary)
+            if failures:
+                self.say("Real usage could not be read, by cause:")
+                for line in failures:
+                    self.say(f"  - {line}")
             if reply.age_seconds:
                 self.say(f"(metrics given {age_text(reply.age_seconds)})")
             for note in reply.notes:

@@ -30,6 +30,7 @@ class LiveRequest:
     node: str | None = None
     runtime: bool = False
     fresh: bool = False
+    usage: bool = False  # also exec nvidia-smi in the pods (real usage, SPEC 11)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,24 @@ class LiveSource(Protocol):
     def setup_hint(self) -> str:
         """What to do when ``clusters_for`` is empty."""
 
+    def access_notes(self, user: str | None, channel: str | None) -> tuple[str, ...]:
+        """For whoever runs the bot: access rules that could not be checked for ``user``
+        (e.g. Slack user groups without the ``usergroups:read`` scope). Empty when all is well."""
+
+
+def nvidia_smi_refusal(cluster: str, defined_at: str) -> str:
+    """Why ``usage`` is refused for a cluster whose registry entry does not allow nvidia-smi.
+
+    Worded like the registry check in ``bot.clusters.collect`` so both name the same setting
+    and the entry (``file:line``) where an admin turns it on.
+    """
+    where = f" ({defined_at})" if defined_at else ""
+    return (
+        f'nvidia-smi exec is not enabled for cluster "{cluster}". An admin can set '
+        f"nvidia_smi_allowed: true for it in the cluster registry{where}; it also needs RBAC "
+        "`create pods/exec`. Ask without `usage` for the allocation summary."
+    )
+
 
 class NoClusters:
     """The live source of an install without a cluster registry."""
@@ -66,3 +85,6 @@ class NoClusters:
 
     def setup_hint(self) -> str:
         return REGISTRY_HINT
+
+    def access_notes(self, user: str | None, channel: str | None) -> tuple[str, ...]:
+        return ()

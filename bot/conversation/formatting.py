@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.model import Summary
+from core.model import ExecFailure, PodRealUsage, Summary, UsageClass
 from core.views import tables
 from core.views.text_view import format_table
 
@@ -73,13 +73,18 @@ def workload_table(summary: Summary) -> str:
 
 
 def all_tables(summary: Summary) -> str:
-    """Nodes, GPUs, namespaces and workloads in full: what a Slack message had no room for."""
+    """Nodes, GPUs, namespaces, workloads and real usage in full: what a Slack message had
+    no room for."""
     parts = [
         tables.nodes_table(summary, top=len(summary.nodes)),
         tables.gpus_table(summary, top=len(summary.gpus)),
         tables.namespaces_table(summary, top=len(summary.namespaces)),
         tables.workloads_table(summary, top=len(summary.workloads)),
     ]
+    if summary.real_usage is not None:
+        usage = tables.real_usage_table(summary, top=len(summary.real_usage))
+        if usage is not None:
+            parts.append(usage)
     header = "\n".join(tables.header_lines(summary))
     return header + "\n\n" + "\n\n".join(_whole(table, titled=True) for table in parts) + "\n"
 
@@ -87,3 +92,76 @@ def all_tables(summary: Summary) -> str:
 def filter_text(summary: Summary) -> str:
     """``ns=team-a node=gpu-node-1`` for a filtered summary; empty otherwise."""
     return " ".join(f"{key}={value}" for key, value in summary.filters)
+
+
+# -- real usage (nvidia-smi, SPEC 11) ------------------------------------------------------------
+
+USAGE_CLASSES: tuple[UsageClass, ...] = ("idle", "low / over-allocated", "normal", "high")
+# Most actionable first: idle and over-allocated pods hold GPU memory they do not use.
+_CLASS_RANK: dict[str, int] = {name: rank for rank, name in enumerate(USAGE_CLASSES)}
+
+
+def usage_pod_name(usage: PodRealUsage) -> str:
+    return f"{usage.namespace}/{usage.pod}"
+
+
+def usage_read(summary: Summary) -> list[PodRealUsage]:
+    """Pods whose nvidia-smi answered, most actionable first (idle, low, normal, high)."""
+    read = [u for u in summary.real_usage or () if u.failure is None]
+    return sorted(
+        read,
+        key=lambda u: (_CLASS_RANK.get(u.usage_class or "", len(USAGE_CLASSES)),
+                       u.mem_efficiency_percent if u.mem_efficiency_percent is not None else 0.0,
+                       u.namespace, u.pod),
+    )
+
+
+def usage_class_counts(summary: Summary) -> list[tuple[UsageClass, int]]:
+    """How many read pods fall in each class, in ``USAGE_CLASSES`` order."""
+    read = [u for u in summary.real_usage or () if u.failure is None]
+    return [(name, sum(1 for u in read if u.usage_class == name)) for name in USAGE_CLASSES]
+
+
+def usage_failures_by_cause(summary: Summary) -> list[tuple[ExecFailure, list[PodRealUsage]]]:
+    """Pods that could not be read, grouped by cause (SPEC 11), largest group first."""
+    groups: dict[ExecFailure, list[PodRealUsage]] = {}
+    for usage in summary.real_usage or ():
+        if usage.failure is not None:
+            groups.setdefault(usage.failure, []).append(usage)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def usage_row(usage: PodRealUsage) -> list[str]:
+    """One read pod: pod, utilisation, memory used of allocated, efficiency, class."""
+    util = percent(usage.utilization_percent) if usage.utilization_percent is not None else "n/a"
+    used = num(usage.mem_used_mib) if usage.mem_used_mib is not None else "n/a"
+    efficiency = (
+        percent(usage.mem_efficiency_percent)
+        if usage.mem_efficiency_percent is not None
+        else "n/a"
+    )
+    return [
+        usage_pod_name(usage),
+        util,
+        f"{used}/{num(usage.allocated_mem_mib)}",
+        efficiency,
+        usage.usage_class or "-",
+    ]
+
+
+USAGE_HEADER = ("pod", "util", "mem used/alloc MiB", "efficiency", "class")
+
+
+def usage_failure_lines(summary: Summary, *, pods_shown: int = 6) -> list[str]:
+    """``cause (n): pods — detail`` per failure cause, plain text (no markup)."""
+    lines = []
+    for cause, pods in usage_failures_by_cause(summary):
+        names = ", ".join(usage_pod_name(u) for u in pods[:pods_shown])
+        if len(pods) > pods_shown:
+            names += f" and {len(pods) - pods_shown:,} more"
+        detail = next((u.detail for u in pods if u.detail), "")
+        if detail:
+            # Details name the pod's container or namespace: one stands for the group.
+            names += f" — {'e.g. ' if len(pods) > 1 else ''}{detail}"
+        lines.append(f"{cause} ({len(pods):,}): {names}")
+    return lines

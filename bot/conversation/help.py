@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bot.conversation.parsing import COMMAND_USAGE, FOLLOW_UP_USAGE
 from bot.conversation.replies import MessageReply
 
@@ -11,7 +13,17 @@ ALLOCATION_NOTE = (
 )
 
 
-def help_reply() -> MessageReply:
+REAL_USAGE_NOTE = (
+    "`usage` adds *real usage*: nvidia-smi run once in each pod with an allocation (point in "
+    "time): GPU utilisation, memory used against HAMi's allocation, an efficiency class (idle, "
+    "high, normal, low / over-allocated) and, per cause, the pods that could not be read. Only "
+    "for clusters whose registry entry sets `nvidia_smi_allowed: true`."
+)
+
+
+def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
+    """``help``; ``admin_notes`` are access problems for whoever runs the bot."""
+    admin = ["", "*For the bot's admin*", *(f"• {note}" for note in admin_notes)]
     text = "\n".join(
         [
             "*Summarise how HAMi shares out your GPUs.*",
@@ -20,7 +32,7 @@ def help_reply() -> MessageReply:
             "• `/hami-summary` — pick a registered cluster (and context, optional namespace), "
             "then Confirm. Nothing is collected before you confirm.",
             f"• `{COMMAND_USAGE}` — summary of one cluster; `runtime` adds vGPU monitor usage, "
-            "`fresh` skips the cache.",
+            "`usage` real usage from nvidia-smi, `fresh` skips the cache.",
             "• `/hami-summary clusters` — the clusters you may query in this channel.",
             "• `/hami-summary help` — this text.",
             "",
@@ -39,6 +51,8 @@ def help_reply() -> MessageReply:
             "me instead.",
             "",
             ALLOCATION_NOTE,
+            REAL_USAGE_NOTE,
+            *(admin if admin_notes else []),
         ]
     )
     return MessageReply(title="hami-summary help", text=text)
@@ -52,6 +66,8 @@ def follow_up_help_reply() -> MessageReply:
             "• `gpus` — every GPU   • `workloads` — every pod allocation",
             "• `csv` — GPU and workload tables as CSV   • `chart` — allocation chart (PNG)",
             "• `summary` — the whole summary again",
+            "• `usage` — real usage from nvidia-smi (a cluster summary's thread, where the "
+            "cluster allows it)",
             "Or paste new metrics (or attach a .prom/.txt file) to start over.",
             "",
             ALLOCATION_NOTE,

@@ -108,13 +108,20 @@ class ClusterCommand:
     node: str | None = None
     runtime: bool = False
     fresh: bool = False
+    # Real usage: exec nvidia-smi in the pods with allocations (SPEC 11); only where the
+    # registry sets nvidia_smi_allowed for the cluster.
+    usage: bool = False
 
 
 Command = HelpCommand | PickerCommand | ClustersCommand | ClusterCommand
 
 COMMAND_USAGE = (
-    "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [fresh]"
+    "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
+    "[fresh]"
 )
+
+# Words asking for real usage (nvidia-smi in the pods) rather than allocation only.
+USAGE_WORDS = ("usage", "nvidia-smi")
 
 
 def parse_command(text: str) -> Command:
@@ -152,6 +159,8 @@ def parse_command(text: str) -> Command:
                 raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
         elif key in ("runtime", "fresh"):
             flags.add(key)
+        elif key in USAGE_WORDS:
+            flags.add("usage")
         else:
             raise InputError(
                 f"Unknown word '{word}'. Usage: {COMMAND_USAGE} (options are key=value)."
@@ -163,12 +172,15 @@ def parse_command(text: str) -> Command:
         node=options.get("node"),
         runtime="runtime" in flags,
         fresh="fresh" in flags,
+        usage="usage" in flags,
     )
 
 
 # -- thread follow-ups -----------------------------------------------------------------------
 
-FollowUpAction = Literal["summary", "gpus", "workloads", "csv", "chart", "help", "refresh"]
+FollowUpAction = Literal[
+    "summary", "gpus", "workloads", "csv", "chart", "help", "refresh", "usage"
+]
 
 _ACTION_WORDS: dict[str, FollowUpAction] = {
     "summary": "summary",
@@ -184,6 +196,8 @@ _ACTION_WORDS: dict[str, FollowUpAction] = {
     "png": "chart",
     "refresh": "refresh",
     "fresh": "refresh",
+    "usage": "usage",
+    "nvidia-smi": "usage",
     "help": "help",
     "?": "help",
 }
@@ -198,7 +212,10 @@ class FollowUp:
     node: str | None = None
 
 
-FOLLOW_UP_USAGE = "`ns team-a`, `node gpu-node-1`, `gpus`, `workloads`, `csv`, `chart`, `help`"
+FOLLOW_UP_USAGE = (
+    "`ns team-a`, `node gpu-node-1`, `gpus`, `workloads`, `csv`, `chart`, `usage` (threads of "
+    "a cluster summary), `help`"
+)
 
 
 def parse_follow_up(text: str) -> FollowUp | None:

@@ -34,7 +34,8 @@ class SummaryRef:
     """Enough to build a summary again: for the Refresh/GPUs/Workloads/CSV buttons.
 
     Pasted metrics are found through the thread they were given in; a cluster by name.
-    Encoded into a button ``value`` (Slack allows 2,000 characters there).
+    Encoded into a button ``value`` (Slack allows 2,000 characters there). ``usage`` keeps a
+    real-usage (nvidia-smi) summary one on Refresh.
     """
 
     channel: str | None = None
@@ -42,6 +43,7 @@ class SummaryRef:
     cluster: ClusterTarget | None = None
     namespace: str | None = None
     node: str | None = None
+    usage: bool = False
 
     def to_value(self) -> str:
         data: dict[str, object] = {}
@@ -59,6 +61,8 @@ class SummaryRef:
             data["ns"] = self.namespace
         if self.node:
             data["no"] = self.node
+        if self.usage:
+            data["us"] = 1
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -86,6 +90,7 @@ class SummaryRef:
             cluster=cluster,
             namespace=text("ns"),
             node=text("no"),
+            usage=bool(data.get("us")),
         )
 
 
@@ -135,6 +140,9 @@ class ClusterOption:
     display_name: str
     contexts: tuple[str, ...]
     runtime_allowed: bool = False
+    nvidia_smi_allowed: bool = False
+    # "file:line" of the cluster's registry entry: where an admin changes what it allows.
+    defined_at: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +160,8 @@ class PickerReply:
 class ClustersReply:
     options: tuple[ClusterOption, ...]
     hint: str | None = None
+    # For whoever runs the bot: access that could not be checked (e.g. a missing scope).
+    admin_notes: tuple[str, ...] = ()
 
 
 Reply = SummaryReply | TableReply | FilesReply | MessageReply | PickerReply | ClustersReply

@@ -9,9 +9,9 @@ with an error id and shows ``internal_error_reply``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from bot.conversation.clusters import LiveRequest, LiveSource
+from bot.conversation.clusters import LiveRequest, LiveSource, nvidia_smi_refusal
 from bot.conversation.formatting import gpu_table, workload_table
 from bot.conversation.help import follow_up_help_reply, help_reply, no_metrics_reply
 from bot.conversation.parsing import (
@@ -125,12 +125,16 @@ class Conversation:
 
     def answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
         if isinstance(command, HelpCommand):
-            return help_reply()
+            return help_reply(admin_notes=self.live.access_notes(user, channel))
         if isinstance(command, PickerCommand):
             return self.picker(user=user, channel=channel)
         if isinstance(command, ClustersCommand):
             options = tuple(self.live.clusters_for(user, channel))
-            return ClustersReply(options, None if options else self.live.setup_hint())
+            return ClustersReply(
+                options,
+                None if options else self.live.setup_hint(),
+                admin_notes=self.live.access_notes(user, channel),
+            )
         try:
             return self._cluster_summary(command, user=user, channel=channel)
         except InputError as error:
@@ -148,7 +152,12 @@ class Conversation:
             known = f" Clusters you may query here: {allowed}." if allowed else (
                 " " + self.live.setup_hint()
             )
-            raise InputError(f"'{command.cluster}' is not a cluster you may query here.{known}")
+            # Access that could not be checked (e.g. user groups without the scope to read
+            # them) is said plainly, so the refusal is not mistaken for a decision.
+            unchecked = "".join(" " + note for note in self.live.access_notes(user, channel))
+            raise InputError(
+                f"'{command.cluster}' is not a cluster you may query here.{known}{unchecked}"
+            )
         context = command.context
         if context is not None and option.contexts and context not in option.contexts:
             raise InputError(
@@ -171,6 +180,8 @@ class Conversation:
                 f"Runtime (vGPU monitor) scrapes are not enabled for cluster '{option.name}'. "
                 "Ask without `runtime`, or ask an operator to allow them in the registry."
             )
+        if command.usage and not option.nvidia_smi_allowed:
+            raise InputError(nvidia_smi_refusal(option.name, option.defined_at))
         return option, context
 
     def _cluster_summary(
@@ -178,7 +189,8 @@ class Conversation:
     ) -> SummaryReply:
         option, context = self._resolve_cluster(command, user=user, channel=channel)
         target = ClusterTarget(option.name, context, command.runtime)
-        ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node)
+        ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node,
+                         usage=command.usage)
         summary, age, notes = self._summary_for(ref, user=user, channel=channel,
                                                 fresh=command.fresh)
         return SummaryReply(summary, ref, age, attachments=(chart_attachment(summary),),
@@ -228,10 +240,11 @@ class Conversation:
         return self._picker_reply(tuple(self.live.clusters_for(user, channel)), choice)
 
     def confirmed_command(
-        self, *, user: str, channel: str, choice: PickerChoice
+        self, *, user: str, channel: str, choice: PickerChoice, usage: bool = False
     ) -> ClusterCommand | MessageReply:
         """The picker's Confirm as a command (``choice`` overrides stored picks), checked
-        without collecting anything; or the problem to show instead."""
+        without collecting anything; or the problem to show instead. ``usage``: the real
+        usage box was ticked."""
         stored = self.state.picker_choice(user, channel)
         cluster = choice.cluster or stored.cluster
         context = choice.context or stored.context
@@ -245,7 +258,7 @@ class Conversation:
             if not isinstance(parsed, ClusterCommand):
                 raise InputError(f"'{cluster}' is not a cluster name.")
             command = ClusterCommand(cluster=parsed.cluster, context=context,
-                                     namespace=parsed.namespace)
+                                     namespace=parsed.namespace, usage=usage)
             self._resolve_cluster(command, user=user, channel=channel)
         except InputError as error:
             return _problem(error)
@@ -262,9 +275,11 @@ class Conversation:
             return _problem(error)
         return None
 
-    def confirm(self, *, user: str, channel: str, choice: PickerChoice) -> Reply:
+    def confirm(
+        self, *, user: str, channel: str, choice: PickerChoice, usage: bool = False
+    ) -> Reply:
         """The picker's Confirm, answered completely (the chat mode; Slack splits it)."""
-        command = self.confirmed_command(user=user, channel=channel, choice=choice)
+        command = self.confirmed_command(user=user, channel=channel, choice=choice, usage=usage)
         if isinstance(command, MessageReply):
             return command
         return self.answer_command(command, user=user, channel=channel)
@@ -376,14 +391,29 @@ class Conversation:
         subject = self.state.thread_subject(channel, thread_ts)
         if subject is None:
             return no_metrics_reply()
+        is_cluster = isinstance(subject, ClusterTarget)
+        if follow_up.action == "usage" and not is_cluster:
+            return MessageReply(
+                title="No real usage for pasted metrics",
+                text=(
+                    "Real usage comes from running nvidia-smi in the pods of a registered "
+                    "cluster; pasted metrics have no pods to ask. Use `/hami-summary <cluster> "
+                    "usage` for a cluster whose registry entry allows it (`/hami-summary "
+                    "clusters` lists them), or mention me with `usage` in the thread of a "
+                    "cluster summary."
+                ),
+                tone="problem",
+            )
         ref = SummaryRef(
             channel=channel,
             thread_ts=thread_ts,
             cluster=subject if isinstance(subject, ClusterTarget) else None,
             namespace=follow_up.namespace,
             node=follow_up.node,
+            usage=follow_up.action == "usage",
         )
-        return self._answer(ref, follow_up.action, user=user, channel=channel)
+        action: FollowUpAction = "summary" if follow_up.action == "usage" else follow_up.action
+        return self._answer(ref, action, user=user, channel=channel)
 
     def button(self, action: str, value: str, *, user: str, channel: str) -> Reply:
         """A button under a summary (Refresh, GPUs, Workloads, CSV)."""
@@ -447,6 +477,7 @@ class Conversation:
                     node=ref.node,
                     runtime=ref.cluster.runtime,
                     fresh=fresh,
+                    usage=ref.usage,
                 )
             )
             return result.summary, result.age_seconds, result.notes
@@ -457,7 +488,7 @@ class Conversation:
         )
         if isinstance(subject, ClusterTarget):
             return self._summary_for(
-                SummaryRef(cluster=subject, namespace=ref.namespace, node=ref.node),
+                replace(ref, cluster=subject, channel=None, thread_ts=None),
                 user=user,
                 channel=channel,
                 fresh=fresh,

@@ -31,6 +31,14 @@ def compute_safely(
         return internal_error_reply(error_id)
 
 
+def collecting_what(cluster: str, user: str, *, usage: bool) -> str:
+    """The "working on it" words of a cluster summary (an nvidia-smi run takes longer)."""
+    what = f"collecting HAMi metrics from *{cluster}*"
+    if usage:
+        what += " and running nvidia-smi in its pods"
+    return f"{what} for <@{user}>"
+
+
 def respond_ephemeral(respond: Respond, message: SlackMessage, *, replace: bool = False) -> None:
     respond(
         text=message.text,

@@ -26,7 +26,18 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.conversation.formatting import age_text, filter_text, fixed_width, num, percent
+from bot.conversation.formatting import (
+    USAGE_HEADER,
+    age_text,
+    filter_text,
+    fixed_width,
+    num,
+    percent,
+    usage_class_counts,
+    usage_failure_lines,
+    usage_read,
+    usage_row,
+)
 from bot.conversation.help import ALLOCATION_NOTE
 from core.model import GpuSummary, Summary
 
@@ -275,14 +286,56 @@ def _capacity_lines(summary: Summary) -> list[str]:
     return lines
 
 
+def _real_usage_blocks(
+    summary: Summary, *, overflow_hint: str, omitted: list[str]
+) -> list[Block]:
+    """Real usage (SPEC 11): the pods nvidia-smi could read as a table, most actionable first,
+    and those it could not, grouped by cause with an example of what went wrong."""
+    usage = summary.real_usage or ()
+    read = usage_read(summary)
+    title = "*Real usage (nvidia-smi, point in time)*"
+    if not usage:
+        return [_section(f"{title}\nNo pod with a HAMi allocation to read.")]
+    classes = " · ".join(f"{name} {n}" for name, n in usage_class_counts(summary))
+    heading = (
+        f"{title}: {count(len(read), 'pod')} read of {len(usage):,}"
+        + (f" · {classes}" if read else "")
+        + "\nEfficiency = memory used / memory HAMi allocated to the pod."
+    )
+    blocks: list[Block] = []
+    if read:
+        rows = [usage_row(u) for u in read]
+        table = fixed_width(USAGE_HEADER, rows, {1, 2, 3}).splitlines()
+        blocks.append(_lines_section(heading, table[1:], noun="pods read",
+                                     overflow_hint=overflow_hint, omitted=omitted,
+                                     table_header=table[0]))
+    else:
+        blocks.append(_section(heading))
+    failures = usage_failure_lines(summary)
+    if failures:
+        unread = len(usage) - len(read)
+        blocks.append(_lines_section(
+            f"*Could not read {count(unread, 'pod')}*, by cause:",
+            [f"• {mrkdwn_escape(line)}" for line in failures],
+            noun="causes", overflow_hint=overflow_hint, omitted=omitted,
+        ))
+    return blocks
+
+
 def _fallback_text(summary: Summary) -> str:
     c = summary.cluster
-    return clip(
+    text = (
         f"HAMi summary of {summary.source.label}: {c.nodes} nodes, {c.gpus} GPUs, cores "
         f"{num(c.core_allocated)}/{num(c.core_limit)}, memory {num(c.mem_allocated_mib)}/"
-        f"{num(c.mem_limit_mib)} MiB. {c.capacity_answer}",
-        FALLBACK_TEXT_MAX,
+        f"{num(c.mem_limit_mib)} MiB. {c.capacity_answer}"
     )
+    if summary.real_usage is not None:
+        unread = sum(1 for u in summary.real_usage if u.failure is not None)
+        text += (
+            f" Real usage: {len(summary.real_usage) - unread} pods read by nvidia-smi, "
+            f"{unread} could not be read."
+        )
+    return clip(text, FALLBACK_TEXT_MAX)
 
 
 def summary_message(
@@ -299,7 +352,8 @@ def summary_message(
     """
     omitted: list[str] = []
     c = summary.cluster
-    title = f"HAMi GPU allocation: {summary.source.cluster or summary.source.label}"
+    what = "allocation and real usage" if summary.real_usage is not None else "allocation"
+    title = f"HAMi GPU {what}: {summary.source.cluster or summary.source.label}"
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=clip(title, HEADER_TEXT_MAX))),
         _context(_source_line(summary, age_seconds)),
@@ -392,11 +446,7 @@ def summary_message(
             text += " Missing monitors: " + ", ".join(runtime.missing_monitors[:20])
         blocks.append(_section(text))
     if summary.real_usage is not None:
-        failures = sum(1 for u in summary.real_usage if u.failure is not None)
-        blocks.append(_section(
-            f"*Real usage (nvidia-smi)*: {len(summary.real_usage)} pods read, "
-            f"{failures} could not be read. Details in the CSV/Markdown files."
-        ))
+        blocks.extend(_real_usage_blocks(summary, overflow_hint=overflow_hint, omitted=omitted))
     all_notes = [*summary.notes, *notes]
     if all_notes:
         blocks.append(_context(clip(" ".join(mrkdwn_escape(n) for n in all_notes),

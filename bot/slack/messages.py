@@ -13,6 +13,7 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
+    CheckboxesElement,
     ContextBlock,
     HeaderBlock,
     InputBlock,
@@ -50,6 +51,8 @@ from bot.store.summary_memo import memoized_render
 PICKER_CLUSTER = "picker_cluster"
 PICKER_CONTEXT = "picker_context"
 PICKER_NAMESPACE = "picker_namespace"
+PICKER_USAGE = "picker_usage"
+USAGE_OPTION_VALUE = "usage"
 PICKER_CONFIRM = "picker_confirm"
 PICKER_CANCEL = "picker_cancel"
 
@@ -195,6 +198,24 @@ def picker_message(reply: PickerReply) -> SlackMessage:
             ),
         )
     )
+    if chosen is not None and chosen.nvidia_smi_allowed:
+        # Only where the registry allows nvidia-smi exec for the chosen cluster; its value
+        # is read from the Confirm payload's state, like the namespace.
+        blocks.append(
+            InputBlock(
+                block_id=PICKER_USAGE,
+                label="Real usage",
+                optional=True,
+                element=CheckboxesElement(
+                    action_id=PICKER_USAGE,
+                    options=[Option(
+                        value=USAGE_OPTION_VALUE,
+                        label="Also run nvidia-smi in the pods (real usage)",
+                        description="Point-in-time utilisation and memory used per pod",
+                    )],
+                ),
+            )
+        )
     blocks.append(
         ActionsBlock(
             block_id="picker_actions",
@@ -213,7 +234,9 @@ def picker_message(reply: PickerReply) -> SlackMessage:
 
 def clusters_message(reply: ClustersReply) -> SlackMessage:
     if not reply.options:
-        return text_message(MessageReply(title="Registered clusters", text=reply.hint or ""))
+        return text_message(MessageReply(
+            title="Registered clusters", text=(reply.hint or "") + _admin_notes(reply.admin_notes)
+        ))
     lines = []
     for option in reply.options:
         line = f"• *{mrkdwn_escape(option.name)}*"
@@ -223,9 +246,20 @@ def clusters_message(reply: ClustersReply) -> SlackMessage:
             line += " — contexts: " + ", ".join(f"`{mrkdwn_escape(c)}`" for c in option.contexts)
         if option.runtime_allowed:
             line += " · runtime allowed"
+        if option.nvidia_smi_allowed:
+            line += " · real usage (`usage`) allowed"
         lines.append(line)
     text = "\n".join(lines) + "\n\nAsk with `/hami-summary <cluster> [ns=NAMESPACE]`."
+    text += _admin_notes(reply.admin_notes)
     return text_message(MessageReply(title="Clusters you may query here", text=text))
+
+
+def _admin_notes(notes: tuple[str, ...]) -> str:
+    if not notes:
+        return ""
+    return "\n\n*For the bot's admin:*\n" + "\n".join(
+        f"• {mrkdwn_escape(note)}" for note in notes
+    )
 
 
 def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import FIXTURES, read_fixture
+from tests.kube.fake_apiserver import FakeApiServer, hami_cluster
 from tests.slack.conftest import MetricsServer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -99,3 +100,33 @@ def test_unreadable_file_is_a_usage_error(tmp_path: Path) -> None:
     result = chat(str(tmp_path / "missing.prom"), stdin="", tmp_path=tmp_path)
     assert result.returncode == 2
     assert "cannot read" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_real_usage_of_a_kubeconfig_cluster_and_the_refusal_where_not_allowed(
+    tmp_path: Path,
+) -> None:
+    cluster = hami_cluster()
+    with FakeApiServer(cluster) as kube:
+        kube.write_kubeconfig(tmp_path / "lab.kubeconfig", context="lab")
+        registry = tmp_path / "clusters.yaml"
+        registry.write_text(
+            "clusters:\n"
+            "  - name: lab\n"
+            "    kubeconfig: lab.kubeconfig\n"
+            "    nvidia_smi_allowed: true\n"
+            "  - name: plain\n"
+            "    kubeconfig: lab.kubeconfig\n"
+        )
+        result = chat(stdin="/hami-summary lab usage\n/hami-summary plain usage\n",
+                      tmp_path=tmp_path, env={"HAMI_CLUSTERS_FILE": str(registry)})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Real usage (nvidia-smi, point in time)" in out
+    assert re.search(r"team-b\s+embed-svc-0\s+embed\s+2\.0%\s+300 MiB of 8,192 MiB\s+3\.7%\s+idle",
+                     out)
+    assert re.search(r"team-a\s+train-full-0\s+trainer\s+97\.0%.*95\.2%\s+high", out)
+    assert ("Real usage could not be read, by cause:\n  - nvidia-smi unavailable (1): "
+            "team-b/notebook-0 — notebook: nvidia-smi not found in the image") in out
+    assert any(e.pod == "llm-infer-0" for e in cluster.execs)
+    assert (f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
+            f"nvidia_smi_allowed: true for it in the cluster registry ({registry}:5)") in out

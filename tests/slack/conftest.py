@@ -63,8 +63,8 @@ class SlackSender:
         all_headers = {"Content-Type": content_type}
         if signed:
             all_headers["X-Slack-Request-Timestamp"] = stamp
-            all_headers["X-Slack-Signature"] = signature or self.verifier.generate_signature(
-                timestamp=stamp, body=body
+            all_headers["X-Slack-Signature"] = signature or str(
+                self.verifier.generate_signature(timestamp=stamp, body=body)
             )
         all_headers.update(headers or {})
         request = urllib.request.Request(self.url, data=body.encode(), headers=all_headers,

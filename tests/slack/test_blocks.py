@@ -26,7 +26,7 @@ from bot.slack.blocks import summary_blocks, summary_message
 from bot.slack.messages import slack_message, working_message
 from bot.store.state import ClusterTarget
 from core.api import summarize_text
-from core.model import SourceInfo, Summary
+from core.model import ExecFailure, GpuReading, PodExecResult, SourceInfo, Summary
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
 
@@ -37,10 +37,38 @@ def summary_of(text: str, **filters: str) -> Summary:
     return summarize_text(text, SourceInfo("paste", "pasted metrics"), **filters)  # type: ignore[arg-type]
 
 
+FAILURES: tuple[ExecFailure, ...] = (
+    "nvidia-smi unavailable", "exec blocked by policy", "pod gone", "no devices visible",
+)
+
+
+def exec_results(summary: Summary, every_nth_fails: int) -> list[PodExecResult]:
+    """nvidia-smi results for every pod with an allocation; every n-th one failed."""
+    pods = sorted({(w.namespace, w.pod) for w in summary.workloads})
+    results = []
+    for i, (namespace, pod) in enumerate(pods):
+        if i % every_nth_fails == 0:
+            failure = FAILURES[(i // every_nth_fails) % len(FAILURES)]
+            results.append(PodExecResult(namespace, pod, "main", (), failure,
+                                         f"main: {failure} in namespace {namespace}"))
+        else:
+            reading = GpuReading(0, f"GPU-{i}", float(i % 100), float(100 * (i % 50)), 40960.0)
+            results.append(PodExecResult(namespace, pod, "main", (reading,)))
+    return results
+
+
+def with_usage(text: str, every_nth_fails: int) -> Summary:
+    allocation_only = summary_of(text)
+    return summarize_text(text, SourceInfo("cluster", "lab", cluster="lab"),
+                          real_usage=exec_results(allocation_only, every_nth_fails))
+
+
 @pytest.fixture(scope="module")
 def summaries() -> dict[str, Summary]:
     small = read_fixture("scheduler-small.prom")
     return {
+        "usage": with_usage(small, 2),
+        "large-usage": with_usage(simulate_exposition(300, 8), 7),
         "small": summary_of(small),
         "legacy": summary_of(read_fixture("scheduler-small-legacy.prom")),
         "filtered": summary_of(small, namespace="team-a"),
@@ -80,8 +108,12 @@ def all_replies(summaries: dict[str, Summary]) -> list[Reply]:
         PickerReply(()),
         PickerReply(options[:3]),
         PickerReply(options, cluster="cluster-4", context="b", namespace="team-a"),
+        PickerReply(
+            (ClusterOption("lab", "GPU lab", ("lab",), nvidia_smi_allowed=True),), cluster="lab"
+        ),
         ClustersReply(()),
         ClustersReply(options[:20]),
+        ClustersReply((), "no clusters", admin_notes=("the app lacks `usergroups:read`",)),
         FilesReply("CSV of the tables.", (Attachment("a.csv", "A", lambda: b"x"),)),
     ]
     for name, summary in summaries.items():
@@ -132,6 +164,26 @@ def test_small_summary_fits_without_files(summaries: dict[str, Summary]) -> None
     assert summary_message(summaries["small"]).omitted == ()
     message = slack_message(SummaryReply(summaries["small"], SummaryRef(), None))
     assert message.attachments == ()
+
+
+def test_real_usage_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
+    summaries: dict[str, Summary],
+) -> None:
+    summary = summaries["large-usage"]
+    assert summary.real_usage is not None and len(summary.real_usage) > 300
+    built = summary_message(summary, button_value="{}")
+    assert_valid(built.blocks)
+    text = str(built.blocks)
+    assert "more pods read" in text and any("pods read" in item for item in built.omitted)
+    unread = sum(1 for u in summary.real_usage if u.failure is not None)
+    assert f"*Could not read {unread:,} pods*, by cause:" in text
+    for cause in FAILURES:
+        assert f"• {cause} (" in text
+    message = slack_message(SummaryReply(summary, SummaryRef(), None))
+    tables = next(a for a in message.attachments if a.filename == "hami-summary-tables.txt")
+    full = tables.render().decode()
+    section = full[full.index("Real usage (nvidia-smi, point in time)"):]
+    assert all(u.pod in section for u in summary.real_usage)  # none silently cut
 
 
 def test_picker_offers_at_most_100_clusters_and_says_so() -> None:

@@ -44,6 +44,18 @@ def test_bad_commands_say_what_was_wrong(text: str, words: list[str]) -> None:
         assert word in error.value.message
 
 
+def test_usage_is_asked_for_by_name() -> None:
+    assert parse_command("prod usage") == ClusterCommand("prod", usage=True)
+    assert parse_command("prod ns=team-a nvidia-smi") == ClusterCommand(
+        "prod", namespace="team-a", usage=True
+    )
+    assert parse_command("prod").usage is False  # type: ignore[union-attr]
+    # Alone, "usage" still asks for the help text (how to use the command).
+    assert parse_command("usage") == HelpCommand()
+    assert parse_follow_up("usage") == FollowUp("usage")
+    assert parse_follow_up("usage ns team-a") == FollowUp("usage", namespace="team-a")
+
+
 def test_follow_ups() -> None:
     assert parse_follow_up("ns team-a") == FollowUp(namespace="team-a")
     assert parse_follow_up("<@UBOT> node gpu-node-1") == FollowUp(node="gpu-node-1")

@@ -21,6 +21,7 @@ from bot.slack.messages import (
     PICKER_CONFIRM,
     PICKER_CONTEXT,
     PICKER_NAMESPACE,
+    PICKER_USAGE,
 )
 
 SUMMARY_ACTION_IDS = re.compile(
@@ -34,6 +35,7 @@ def register(app: App) -> None:
     # The namespace box sends no action of its own (no dispatch_action); acknowledged in case
     # a Slack client sends one anyway. Its value is read from the Confirm payload's state.
     app.action(PICKER_NAMESPACE)(acknowledge_action)
+    app.action(PICKER_USAGE)(acknowledge_action)
     app.action(PICKER_CONFIRM)(ack=acknowledge_action, lazy=[confirm_picker])
     app.action(PICKER_CANCEL)(ack=acknowledge_action, lazy=[cancel_picker])
     app.action(SUMMARY_ACTION_IDS)(ack=acknowledge_action, lazy=[press_summary_button])

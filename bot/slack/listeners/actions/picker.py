@@ -13,11 +13,13 @@ from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
 from bot.conversation.replies import MessageReply
-from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
+from bot.slack.answer import answer_in_thread, collecting_what, respond_ephemeral, run_guarded
 from bot.slack.messages import (
     PICKER_CLUSTER,
     PICKER_CONTEXT,
     PICKER_NAMESPACE,
+    PICKER_USAGE,
+    USAGE_OPTION_VALUE,
     slack_message,
 )
 from bot.slack.services import services_from
@@ -38,19 +40,33 @@ def _selected(action: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _state_element(body: dict[str, Any], block_id: str) -> dict[str, Any]:
+    """One input's value from a block_actions payload (``state.values[block][action]``)."""
+    values = (body.get("state") or {}).get("values") or {}
+    found = (values.get(block_id) or {}).get(block_id) or {}
+    return found if isinstance(found, dict) else {}
+
+
 def picker_state(body: dict[str, Any]) -> PickerChoice:
     """The picker's current values from a block_actions payload (``state.values``)."""
-    values = (body.get("state") or {}).get("values") or {}
 
     def element(block_id: str) -> dict[str, Any]:
-        found = (values.get(block_id) or {}).get(block_id) or {}
-        return found if isinstance(found, dict) else {}
+        return _state_element(body, block_id)
 
     namespace = element(PICKER_NAMESPACE).get("value")
     return PickerChoice(
         cluster=_selected(element(PICKER_CLUSTER)),
         context=_selected(element(PICKER_CONTEXT)),
         namespace=namespace.strip() if isinstance(namespace, str) and namespace.strip() else None,
+    )
+
+
+def usage_ticked(body: dict[str, Any]) -> bool:
+    """Whether the picker's "real usage" box was ticked when Confirm was pressed."""
+    selected = _state_element(body, PICKER_USAGE).get("selected_options") or []
+    return any(
+        isinstance(option, dict) and option.get("value") == USAGE_OPTION_VALUE
+        for option in selected
     )
 
 
@@ -90,7 +106,8 @@ def confirm_picker(
 
     def confirm() -> None:
         command = conversation.confirmed_command(user=user, channel=channel,
-                                                 choice=picker_state(body))
+                                                 choice=picker_state(body),
+                                                 usage=usage_ticked(body))
         if isinstance(command, MessageReply):
             # Keep the picker; the problem shows beside it.
             respond_ephemeral(respond, slack_message(command))
@@ -103,7 +120,7 @@ def confirm_picker(
             channel=channel,
             thread_ts=None,
             user=user,
-            what=f"collecting HAMi metrics from *{command.cluster}* for <@{user}>",
+            what=collecting_what(command.cluster, user, usage=command.usage),
             compute=lambda: conversation.answer_command(command, user=user, channel=channel),
             respond=respond,
             problems_private=True,

@@ -1,4 +1,4 @@
-"""``/hami-summary [help | clusters | <cluster> [ns=..] [node=..] [runtime] [fresh]]``."""
+"""``/hami-summary [help | clusters | <cluster> [ns=..] [node=..] [runtime] [usage] [fresh]]``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from slack_sdk import WebClient
 
 from bot.conversation.parsing import ClusterCommand, parse_command
 from bot.conversation.replies import MessageReply, internal_error_reply, new_error_id
-from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
+from bot.slack.answer import answer_in_thread, collecting_what, respond_ephemeral, run_guarded
 from bot.slack.messages import slack_message
 from bot.slack.services import services_from
 from core.errors import InputError
@@ -75,7 +75,7 @@ def summarize_cluster(
             channel=channel,
             thread_ts=None,
             user=user,
-            what=f"collecting HAMi metrics from *{parsed.cluster}* for <@{user}>",
+            what=collecting_what(parsed.cluster, user, usage=parsed.usage),
             compute=lambda: services.conversation.answer_command(
                 parsed, user=user, channel=channel
             ),

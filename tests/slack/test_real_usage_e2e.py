@@ -1,0 +1,232 @@
+"""Real usage (nvidia-smi) from Slack, end to end: the real bot over HTTP, signed requests, the
+local Web API, and a kubeconfig-registered cluster on the local Kubernetes API server whose
+pods answer exec the way containers with and without nvidia-smi do (SPEC 11, issue 4)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.clusters.registry import load_registry
+from tests.kube.fake_apiserver import FakeApiServer, FakeCluster, hami_cluster
+from tests.slack.conftest import CHANNEL, USER, RunningBot, start_bot, stop_bot
+from tests.slack.test_blocks import assert_valid
+from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, blocks_text
+from tests.support.slack_api import SlackWebApi, StoredMessage
+
+REGISTRY = """\
+clusters:
+  - name: lab
+    display_name: GPU lab
+    kubeconfig: lab.kubeconfig
+    context: lab
+    allowed_channels: [{channel}]
+    nvidia_smi_allowed: true
+  - name: plain
+    kubeconfig: lab.kubeconfig
+    context: lab
+    allowed_channels: [{channel}]
+"""
+
+
+@dataclass
+class Lab:
+    bot: RunningBot
+    cluster: FakeCluster
+    kube: FakeApiServer
+    registry_file: Path
+
+    def scheduler_scrapes(self) -> int:
+        return sum(1 for r in self.kube.requests if r.path.endswith("/proxy/metrics"))
+
+
+@pytest.fixture
+def lab(slack_api: SlackWebApi, tmp_path: Path) -> Iterator[Lab]:
+    cluster = hami_cluster()
+    with FakeApiServer(cluster) as kube:
+        kube.write_kubeconfig(tmp_path / "lab.kubeconfig", context="lab")
+        registry_file = tmp_path / "clusters.yaml"
+        registry_file.write_text(REGISTRY.format(channel=CHANNEL))
+        running, server = start_bot(slack_api, load_registry(registry_file))
+        try:
+            yield Lab(running, cluster, kube, registry_file)
+        finally:
+            stop_bot(running, server)
+
+
+def final_message(
+    api: SlackWebApi,
+    predicate: Callable[[StoredMessage], bool],
+    *,
+    thread_ts: str | None = None,
+    timeout: float = 30.0,
+) -> StoredMessage:
+    """The bot's answer (a working message updated in place) that ``predicate`` accepts."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for message in list(api.messages.values()):
+            if (message.channel == CHANNEL and message.thread_ts == thread_ts
+                    and message.updates and predicate(message)):
+                return message
+        time.sleep(0.02)
+    seen = [blocks_text(m.blocks)[:200] for m in api.messages.values()]
+    raise AssertionError(f"no matching answer within {timeout} s; messages: {seen}")
+
+
+def has(text: str) -> Callable[[StoredMessage], bool]:
+    return lambda message: text in blocks_text(message.blocks)
+
+
+def row(*cells: str) -> re.Pattern[str]:
+    """A row of the fixed-width real-usage table: the cells in order, spaces between."""
+    return re.compile(r"\s+".join(re.escape(cell) for cell in cells))
+
+
+def test_usage_shows_real_usage_per_pod_and_failures_by_cause(lab: Lab) -> None:
+    api = lab.bot.api
+    response = lab.bot.sender.command("lab usage", response_url=api.response_url("usage"))
+    assert response.status == 200 and response.body == b""
+    assert response.elapsed_seconds < ACK_LIMIT_SECONDS
+    working = api.wait_for("chat.postMessage")[0]
+    assert "running nvidia-smi in its pods" in working.params["text"]
+    answer = final_message(api, has("Real usage"))
+    text = blocks_text(answer.blocks)
+    assert_valid(answer.blocks)
+    assert answer.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
+    assert "275 / 600 cores (45.8%)" in text  # the allocation summary is all there too
+    assert ("*Real usage (nvidia-smi, point in time)*: 4 pods read of 5 · idle 1 · "
+            "low / over-allocated 0 · normal 1 · high 2") in text
+    # Per pod: mean utilisation of the GPUs it sees, memory used of what HAMi allocated
+    # (from the scheduler's metrics), efficiency = used / allocated, class (SPEC 11).
+    assert row("team-b/embed-svc-0", "2.0%", "300/8,192", "3.7%", "idle").search(text)
+    assert row("ml-batch/ddp-worker-0", "50.0%", "9,000/15,360", "58.6%", "normal").search(text)
+    assert row("team-a/llm-infer-0", "41.0%", "9,000/10,240", "87.9%", "high").search(text)
+    assert row("team-a/train-full-0", "97.0%", "39,000/40,960", "95.2%", "high").search(text)
+    # The most actionable pods come first.
+    table = text[text.index("*Real usage"):]
+    assert table.index("team-b/embed-svc-0") < table.index("ml-batch/ddp-worker-0") < (
+        table.index("team-a/train-full-0"))
+    assert ("*Could not read 1 pod*, by cause:\n• nvidia-smi unavailable (1): "
+            "team-b/notebook-0 — notebook: nvidia-smi not found in the image") in text
+    assert "Real usage: 4 pods read by nvidia-smi, 1 could not be read." in answer.text
+    # nvidia-smi really ran in the pods, in the application container, not the sidecar.
+    execs = {(e.pod, e.container) for e in lab.cluster.execs}
+    assert ("llm-infer-0", "server") in execs and ("llm-infer-0", "istio-proxy") not in execs
+    # Refresh keeps asking for real usage.
+    buttons = next(b for b in answer.blocks if b["type"] == "actions")["elements"]
+    assert json.loads(buttons[0]["value"])["us"] == 1
+
+
+def test_usage_and_allocation_only_collections_are_cached_apart(lab: Lab) -> None:
+    api = lab.bot.api
+    lab.bot.sender.command("lab", response_url=api.response_url("plain"))
+    allocation = final_message(api, has("cores"))
+    assert "Real usage" not in blocks_text(allocation.blocks)
+    assert lab.cluster.execs == [] and lab.scheduler_scrapes() == 1
+    # A cached allocation-only scrape never answers a usage request...
+    lab.bot.sender.command("lab usage", response_url=api.response_url("usage"))
+    final_message(api, has("Real usage"))
+    execs = len(lab.cluster.execs)
+    assert execs >= 5 and lab.scheduler_scrapes() == 2
+    # ...and each is then answered from its own cache entry.
+    lab.bot.sender.command("lab usage ns=team-a", response_url=api.response_url("usage2"))
+    filtered = final_message(api, has("filter `namespace=team-a`"))
+    assert "Real usage" in blocks_text(filtered.blocks)
+    lab.bot.sender.command("lab ns=team-b", response_url=api.response_url("plain2"))
+    plain = final_message(api, has("filter `namespace=team-b`"))
+    assert "Real usage" not in blocks_text(plain.blocks)
+    assert len(lab.cluster.execs) == execs and lab.scheduler_scrapes() == 2
+
+
+def test_usage_in_a_cluster_thread_reports_blocked_exec_and_gone_pods(lab: Lab) -> None:
+    api = lab.bot.api
+    lab.bot.sender.command("lab", response_url=api.response_url("lab"))
+    summary = final_message(api, has("cores"))
+    # Meanwhile RBAC takes exec away and one pod is deleted; the scheduler still lists it.
+    lab.cluster.forbid("create", "pods/exec")
+    lab.cluster.pods = [p for p in lab.cluster.pods if p.name != "llm-infer-0"]
+    lab.bot.sender.mention("usage", thread_ts=summary.ts)
+    answer = final_message(api, has("Real usage"), thread_ts=summary.ts)
+    text = blocks_text(answer.blocks)
+    assert_valid(answer.blocks)
+    assert "cluster *lab*" in text
+    assert "*Real usage (nvidia-smi, point in time)*: 0 pods read of 5" in text
+    assert "*Could not read 5 pods*, by cause:" in text
+    assert ("• exec blocked by policy (4): ml-batch/ddp-worker-0, team-a/train-full-0, "
+            "team-b/embed-svc-0, team-b/notebook-0 — e.g. RBAC refused `create pods/exec` in "
+            'namespace "ml-batch"; nvidia-smi needs a Role in namespace "ml-batch" with the rule '
+            '{apiGroups: [""], resources: ["pods/exec"], verbs: ["create"]}') in text
+    assert ("• pod gone (1): team-a/llm-infer-0 — the pod no longer exists; the scheduler's "
+            "allocation for it is stale") in text
+    assert lab.cluster.execs == []  # every exec was refused by the API server
+    assert "test-token" not in json.dumps(answer.blocks)
+
+
+def test_usage_is_refused_where_the_registry_does_not_allow_it(lab: Lab) -> None:
+    api = lab.bot.api
+    response = lab.bot.sender.command("plain usage", response_url=api.response_url("no"))
+    assert response.elapsed_seconds < ACK_LIMIT_SECONDS
+    body = response.json()
+    assert body["response_type"] == "ephemeral"
+    text = blocks_text(body["blocks"])
+    line = REGISTRY.splitlines().index("  - name: plain") + 1
+    assert (f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
+            f"nvidia_smi_allowed: true for it in the cluster registry "
+            f"({lab.registry_file}:{line})") in text
+    assert "Ask without `usage`" in text
+    # Refused before anything was collected or posted.
+    time.sleep(0.3)
+    assert api.calls_to("chat.postMessage") == []
+    assert lab.kube.requests == [] and lab.cluster.execs == []
+    # The clusters list says where real usage may be asked for.
+    listing = blocks_text(lab.bot.sender.command(
+        "clusters", response_url=api.response_url("c")).json()["blocks"])
+    assert "*lab* (GPU lab) — contexts: `lab` · real usage (`usage`) allowed" in listing
+    assert "*plain* — contexts: `lab`\n" in listing
+
+
+def test_picker_offers_real_usage_only_where_allowed(lab: Lab) -> None:
+    api = lab.bot.api
+    base: dict[str, Any] = {
+        "type": "block_actions",
+        "user": {"id": USER, "username": "alice"},
+        "channel": {"id": CHANNEL, "name": "gpu-team"},
+        "container": {"type": "message", "message_ts": "1710000000.000001",
+                      "is_ephemeral": True, "channel_id": CHANNEL},
+        "response_url": api.response_url("picker"),
+    }
+
+    def choose(cluster: str, stamp: str) -> list[dict[str, Any]]:
+        before = len(api.response_posts.get("picker", []))
+        lab.bot.sender.interaction({**base, "actions": [{
+            "type": "static_select", "action_id": "picker_cluster", "block_id": "picker_cluster",
+            "selected_option": {"value": cluster}, "action_ts": stamp}]})
+        api.wait_for("response_url", before + 1)
+        blocks: list[dict[str, Any]] = api.response_posts["picker"][-1]["blocks"]
+        return blocks
+
+    plain = choose("plain", "1710000001.1")
+    assert not any(b.get("block_id") == "picker_usage" for b in plain)
+    offered = choose("lab", "1710000002.1")
+    assert_valid(offered)
+    usage_box = next(b for b in offered if b.get("block_id") == "picker_usage")
+    assert usage_box["type"] == "input" and usage_box["element"]["type"] == "checkboxes"
+    assert lab.cluster.execs == [] and lab.kube.requests == []  # nothing before Confirm
+    state = {"values": {
+        "picker_cluster": {"picker_cluster": {"type": "static_select",
+                                              "selected_option": {"value": "lab"}}},
+        "picker_usage": {"picker_usage": {"type": "checkboxes", "selected_options": [
+            {"value": "usage", "text": {"type": "plain_text", "text": "Real usage"}}]}},
+    }}
+    lab.bot.sender.interaction({**base, "state": state, "actions": [{
+        "type": "button", "action_id": "picker_confirm", "block_id": "picker_actions",
+        "value": "confirm", "action_ts": "1710000003.1"}]})
+    answer = final_message(api, has("Real usage"))
+    assert "4 pods read of 5" in blocks_text(answer.blocks)
