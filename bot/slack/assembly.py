@@ -1,8 +1,8 @@
 """One function that puts the bot together from its settings, for ``serve`` and for tests.
 
-Store -> bot state -> live clusters -> conversation -> Slack services -> Web API client ->
-Bolt app (instrumented by ``bot.ops``). Building the app calls ``auth.test`` (Bolt verifies
-the token eagerly).
+Store -> bot state -> live clusters (with Slack user-group lookups for ``allowed_user_groups``)
+-> conversation -> Slack services -> Web API client -> Bolt app (instrumented by ``bot.ops``).
+Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from bot.live import Collect, LiveLimits, RegistryLiveSource
 from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
+from bot.slack.usergroups import SlackUserGroups, lookup_client
 from bot.store.kv import KeyValueStore
 from bot.store.state import BotState
 
@@ -58,12 +59,14 @@ def assemble_bot(
         dedupe_ttl_seconds=config.dedupe_ttl_seconds,
         picker_ttl_seconds=config.picker_ttl_seconds,
     )
+    token = config.slack_bot_token.reveal()
     live = RegistryLiveSource(
         registry,
         store,
         limits=LiveLimits(per_user_per_minute=config.live_requests_per_minute),
         timeout_seconds=config.scrape_timeout_seconds,
         collect=collect,
+        user_groups=SlackUserGroups(lookup_client(token, config.slack_api_url), store),
     )
     services = SlackServices(
         conversation=Conversation(state, live),
@@ -71,7 +74,7 @@ def assemble_bot(
         max_file_bytes=config.max_file_bytes,
         api_base_url=config.slack_api_url,
     )
-    client = build_web_client(config.slack_bot_token.reveal(), config.slack_api_url)
+    client = build_web_client(token, config.slack_api_url)
     app = build_app(
         client=client,
         services=services,

@@ -2,9 +2,11 @@
 
 It answers the methods the bot uses the way Slack does: HTTP 200 with a JSON body
 ``{"ok": true, ...}`` or ``{"ok": false, "error": "..."}``; 429 with ``Retry-After`` when a test
-asks for it. It also serves the upload URLs it hands out, private file downloads (bot token
-required, as Slack does) and ``response_url`` posts. Every request is recorded in order, so
-tests can assert on exactly what the bot sent.
+asks for it; ``missing_scope`` for a method whose scope is not in ``scopes`` (as Slack answers a
+token without it). It also serves the upload URLs it hands out, private file downloads (bot
+token required, as Slack does), ``response_url`` posts, and the members of the user groups a
+test sets in ``usergroups`` (``usergroups.users.list``, sent as GET by slack_sdk). Every
+request is recorded in order, so tests can assert on exactly what the bot sent.
 """
 
 from __future__ import annotations
@@ -16,14 +18,31 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import yaml
 
 BOT_TOKEN = "xoxb-1111-2222-test"
 APP_TOKEN = "xapp-1-A111-2222-test"
 TEAM_ID = "T0TEST"
 BOT_USER_ID = "UBOT0001"
 BOT_ID = "BBOT0001"
+MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-app-manifest.yaml"
+
+
+def manifest_bot_scopes() -> frozenset[str]:
+    """The bot scopes the app manifest asks for: what an installed bot token carries."""
+    manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    return frozenset(manifest["oauth_config"]["scopes"]["bot"])
+
+
+# The bot token's scopes are the manifest's; methods that need another answer
+# ``missing_scope`` as Slack does.
+BOT_SCOPES = manifest_bot_scopes()
+# Scope each method needs, where the bot's tests check it.
+METHOD_SCOPES = {"usergroups.users.list": "usergroups:read"}
 
 
 @dataclass
@@ -76,6 +95,9 @@ class SlackWebApi:
         self.private_files: dict[str, tuple[dict[str, Any], bytes, str]] = {}
         self.response_posts: dict[str, list[dict[str, Any]]] = {}
         self.channels_without_bot: set[str] = set()
+        self.scopes: set[str] = set(BOT_SCOPES)
+        # Slack user groups: id -> member user ids (usergroups.users.list).
+        self.usergroups: dict[str, list[str]] = {}
         self.socket_mode_url: str | None = None
         self._rate_limits: dict[str, list[float]] = {}
         self._lock = threading.Condition()
@@ -207,6 +229,11 @@ class SlackWebApi:
             def do_GET(self) -> None:
                 path = urlsplit(self.path).path
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                if path.startswith("/api/"):
+                    # slack_sdk sends some read methods as GET with query parameters
+                    # (usergroups.users.list among them).
+                    self._api(b"")
+                    return
                 if path.startswith("/files-pri/"):
                     file_id = path.split("/")[2].split("-", 1)[-1]
                     api._record(ApiCall("download", path, {"file": file_id}, headers, b""))
@@ -225,6 +252,9 @@ class SlackWebApi:
                 split = urlsplit(self.path)
                 body = self._read()
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                if split.path.startswith("/api/"):
+                    self._api(body)
+                    return
                 if split.path.startswith("/upload/"):
                     file_id = split.path.rsplit("/", 1)[-1]
                     api._record(ApiCall("upload", split.path, {"file": file_id}, headers, body))
@@ -241,9 +271,11 @@ class SlackWebApi:
                     api._record(ApiCall("response_url", split.path, payload, headers, body))
                     self._json({"ok": True})
                     return
-                if not split.path.startswith("/api/"):
-                    self._send(404, b"not found", "text/plain")
-                    return
+                self._send(404, b"not found", "text/plain")
+
+            def _api(self, body: bytes) -> None:
+                split = urlsplit(self.path)
+                headers = {k.lower(): v for k, v in self.headers.items()}
                 method = split.path[len("/api/"):]
                 params: dict[str, Any] = {k: v[0] for k, v in parse_qs(split.query).items()}
                 content_type = headers.get("content-type", "")
@@ -281,6 +313,10 @@ class SlackWebApi:
         handler = getattr(self, "_" + method.replace(".", "_"), None)
         if handler is None:
             return {"ok": False, "error": "unknown_method"}
+        needed = METHOD_SCOPES.get(method)
+        if needed is not None and needed not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": needed,
+                    "provided": ",".join(sorted(self.scopes))}
         result: dict[str, Any] = handler(params)
         return result
 
@@ -350,6 +386,13 @@ class SlackWebApi:
                 stored.thread_ts = params.get("thread_ts")
                 completed.append({"id": stored.file_id, "title": stored.title})
         return {"ok": True, "files": completed}
+
+    def _usergroups_users_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            members = self.usergroups.get(str(params.get("usergroup")))
+        if members is None:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": list(members)}
 
     def _files_info(self, params: dict[str, Any]) -> dict[str, Any]:
         stored = self.private_files.get(str(params.get("file")))
