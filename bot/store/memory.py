@@ -10,7 +10,9 @@ from collections.abc import Callable
 class MemoryStore:
     """A dict with expiry, safe for the bot's worker threads. Bounded by ``max_keys``."""
 
-    def __init__(self, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._data: dict[str, tuple[bytes, float]] = {}
         self._lock = threading.Lock()
         self._max_keys = max_keys
