@@ -13,7 +13,7 @@ def _escape(value: str) -> str:
     return value.replace("|", "\\|")
 
 
-def format_table(table: Table) -> list[str]:
+def format_table(table: Table, full_table_hint: str | None = None) -> list[str]:
     lines = [f"## {table.title}", ""]
     if not table.rows:
         return [*lines, f"_None: {table.empty_reason}._", ""]
@@ -22,13 +22,18 @@ def format_table(table: Table) -> list[str]:
     for row in table.rows:
         lines.append("| " + " | ".join(_escape(v) for v in row) + " |")
     if table.omitted:
-        hint = f" ({table.omitted_hint})" if table.omitted_hint else ""
+        shown_hint = (
+            full_table_hint if full_table_hint and table.omitted_hint else table.omitted_hint
+        )
+        hint = f" ({shown_hint})" if shown_hint else ""
         lines += ["", f"_{table.omitted:,} more row(s) not shown{hint}._"]
     lines.append("")
     return lines
 
 
-def render(summary: Summary, top: int = TOP_ROWS) -> str:
+def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None = None) -> str:
+    """The report; ``full_table_hint`` replaces "full table: --format csv" where rows are cut
+    (e.g. chat mode, where the full tables come from another command)."""
     out = ["# HAMi GPU allocation summary", ""]
     out += [f"- {line}" for line in tables.header_lines(summary)]
     if summary.notes:
@@ -42,7 +47,7 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
         tables.workloads_table(summary, top),
         tables.namespaces_table(summary, top),
     ):
-        out += format_table(table)
+        out += format_table(table, full_table_hint)
     out += ["## Findings", ""]
     out += [f"- **{f.severity}** {f.message}" for f in summary.findings] or [
         "_None: nothing stands out._"

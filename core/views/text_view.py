@@ -38,7 +38,7 @@ def _cell(value: str, size: int) -> str:
     return value if len(value) <= size else value[: max(size - 1, 0)] + "…"
 
 
-def format_table(table: Table, width: int = WIDTH) -> list[str]:
+def format_table(table: Table, width: int = WIDTH, full_table_hint: str | None = None) -> list[str]:
     lines = [table.title, "-" * min(len(table.title), width)]
     if not table.rows:
         lines.append(f"(none: {table.empty_reason})")
@@ -55,7 +55,10 @@ def format_table(table: Table, width: int = WIDTH) -> list[str]:
         lines.append("  ".join([*cells, tail[0]]).rstrip())
         lines.extend(" " * indent + more for more in tail[1:])
     if table.omitted:
-        hint = f" ({table.omitted_hint})" if table.omitted_hint else ""
+        shown_hint = (
+            full_table_hint if full_table_hint and table.omitted_hint else table.omitted_hint
+        )
+        hint = f" ({shown_hint})" if shown_hint else ""
         lines.append(f"... {table.omitted:,} more row(s) not shown{hint}")
     return lines
 
@@ -66,7 +69,9 @@ def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
     ) or [indent]
 
 
-def render(summary: Summary, top: int = TOP_ROWS) -> str:
+def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None = None) -> str:
+    """The report; ``full_table_hint`` replaces "full table: --format csv" where rows are cut
+    (e.g. chat mode, where the full tables come from another command)."""
     out: list[str] = ["HAMi GPU allocation summary", "=" * 27]
     for line in tables.header_lines(summary):
         out.extend(_wrap(line))
@@ -83,7 +88,7 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
         tables.workloads_table(summary, top),
         tables.namespaces_table(summary, top),
     ):
-        out.extend(format_table(table))
+        out.extend(format_table(table, full_table_hint=full_table_hint))
         out.append("")
     out += ["Findings", "-" * 8]
     if summary.findings:

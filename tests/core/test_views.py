@@ -174,3 +174,13 @@ def test_every_format_renders_a_monitor_only_summary() -> None:
 def test_unknown_format_is_refused(small: Summary) -> None:
     with pytest.raises(ValueError, match="choose one of text, markdown, json, csv"):
         render(small, "yaml")
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_the_hint_for_cut_tables_can_name_another_command(large: Summary, fmt: str) -> None:
+    from core.views import markdown_view, text_view
+
+    view = text_view if fmt == "text" else markdown_view
+    report = view.render(large, full_table_hint="type csv for the full tables")
+    assert "more row(s) not shown (type csv for the full tables)" in report
+    assert "--format csv" not in report
