@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import zlib
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -78,12 +79,32 @@ def read_input(file: str | None, use_example: bool, max_bytes: int) -> tuple[str
             raise UsageProblem(f"cannot read {file}: {err.strerror or err}.") from err
         modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
         source = SourceInfo(kind="file", label=f"file {path.name}", fetched_at=modified)
+    if data[:2] == GZIP_MAGIC:
+        data = _gunzip(data, max_bytes)
     if len(data) > max_bytes:
         raise UsageProblem(
             f"the input is over the {human_size(max_bytes)} limit. Send the scheduler's "
             "/metrics only, or filter it to the hami_* families first."
         )
     return data.decode("utf-8-sig", errors="replace"), source
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(data: bytes, max_bytes: int) -> bytes:
+    """Decompress a gzipped export, refusing one that inflates past the size limit."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, max_bytes + 1)
+    except zlib.error as err:
+        raise UsageProblem(f"the input starts like gzip but does not decompress ({err}).") from err
+    if len(out) > max_bytes or inflater.unconsumed_tail:
+        raise UsageProblem(
+            f"the decompressed input is over the {human_size(max_bytes)} limit. Send the "
+            "scheduler's /metrics only, or filter it to the hami_* families first."
+        )
+    return out
 
 
 def format_summary(summary: Summary, fmt: str, csv_table: str | None) -> str:

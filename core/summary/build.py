@@ -7,8 +7,7 @@ capacity, runtime, real usage -> notes. Every number of SPEC.md is computed here
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from operator import attrgetter
+from collections.abc import Mapping, Sequence
 
 from core.errors import InputError
 from core.exposition import RejectedLine, parse_exposition
@@ -26,7 +25,14 @@ from core.model import (
     Workload,
 )
 from core.paste import clean_paste
-from core.readings import FamilyRows, MetricsReadings, read_family_rows, rows_from_samples
+from core.readings import (
+    AllocationReading,
+    DeviceKey,
+    FamilyRows,
+    MetricsReadings,
+    read_family_rows,
+    rows_from_samples,
+)
 from core.settings import DEFAULT_SETTINGS, Settings
 from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
@@ -36,8 +42,6 @@ from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
 from core.summary.workloads import build_namespaces, build_workloads
 
-_DEVICE_UUID = attrgetter("device_uuid")
-
 ALLOCATION_ONLY_NOTE = (
     "This report reflects scheduler allocation state for vGPU share and GPU memory, not "
     "instantaneous GPU utilisation."
@@ -46,6 +50,10 @@ RUNTIME_ONLY_NOTE = (
     "Scheduler allocation metrics are absent: only vGPU monitor (runtime) families were found, so "
     "namespace and device allocation conclusions are incomplete. Add the scheduler's /metrics "
     "(Service port 'monitor') for allocation figures."
+)
+NO_DEVICES_ANSWER = (
+    "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
+    "add the scheduler's /metrics (Service port 'monitor')."
 )
 HOW_TO_GET_METRICS = (
     "Paste the HAMi scheduler's metrics instead: the Service labelled "
@@ -85,9 +93,17 @@ def _surface(readings: MetricsReadings) -> Surface:
     return "none"
 
 
-def _no_hami_error(samples: int, readings: MetricsReadings, rejected: int) -> InputError:
+def _no_hami_error(text: str, samples: int, readings: MetricsReadings, rejected: int) -> InputError:
     from core.recognise import describe_foreign_metrics
 
+    if not text.strip():
+        return InputError(f"The text is empty: there is nothing to summarise. {HOW_TO_GET_METRICS}")
+    if "\x00" in text or text.count("\ufffd") > max(8, len(text) // 100):
+        return InputError(
+            "That is binary data, not metrics text (for example a compressed or image file). "
+            f"Send the /metrics output as plain text; decompress it first if it is gzipped. "
+            f"{HOW_TO_GET_METRICS}"
+        )
     if not samples:
         detail = (
             f" {rejected} line(s) looked like metrics but could not be read." if rejected else ""
@@ -214,7 +230,7 @@ def build_summary_from_text(
         rejected_lines.extend(more_rejected)
     readings = read_family_rows(rows)
     if not readings.components:
-        raise _no_hami_error(sum(rows.counts.values()), readings, len(rejected_lines))
+        raise _no_hami_error(text, sum(rows.counts.values()), readings, len(rejected_lines))
     return summarize_readings(
         readings,
         source,
@@ -249,6 +265,26 @@ def _cleaning_notes(
     return tuple(notes)
 
 
+def allocation_device_keys(
+    allocations: Sequence[AllocationReading], devices: Mapping[DeviceKey, object]
+) -> list[DeviceKey]:
+    """The (node, UUID) of the device each allocation sits on (SPEC 3: devices are identified by
+    both). An allocation whose node label is missing or differs still joins a device by a UUID
+    that only one node reports."""
+    by_uuid: dict[str, list[DeviceKey]] = defaultdict(list)
+    for key in devices:
+        by_uuid[key[1]].append(key)
+    keys: list[DeviceKey] = []
+    for a in allocations:
+        key = (a.node, a.device_uuid)
+        if key not in devices:
+            same_uuid = by_uuid.get(a.device_uuid, ())
+            if len(same_uuid) == 1:
+                key = same_uuid[0]
+        keys.append(key)
+    return keys
+
+
 def summarize_readings(
     readings: MetricsReadings,
     source: SourceInfo,
@@ -261,46 +297,44 @@ def summarize_readings(
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Summary:
     t = settings.thresholds
-    allocations = readings.allocations.values()
+    allocations = list(readings.allocations.values())
+    device_keys = allocation_device_keys(allocations, readings.devices)
     # Allocation keys are unique per (namespace, pod, container index, device): the number of
     # allocations on a device is its number of distinct containers.
-    containers_per_device = Counter(map(_DEVICE_UUID, allocations))
-    ns_per_device: dict[str, set[str]] = defaultdict(set)
-    for a in allocations:
-        ns_per_device[a.device_uuid].add(a.namespace)
-    gpus = build_gpus(
+    containers_per_device = Counter(device_keys)
+    ns_per_device: dict[DeviceKey, set[str]] = defaultdict(set)
+    for a, key in zip(allocations, device_keys, strict=True):
+        ns_per_device[key].add(a.namespace)
+    gpus, missing_series = build_gpus(
         readings.devices.values(),
         containers_per_device,
-        {uuid: tuple(sorted(ns)) for uuid, ns in ns_per_device.items()},
+        {key: tuple(sorted(ns)) for key, ns in ns_per_device.items()},
         t,
     )
-    gpus_by_uuid = {g.device_uuid: g for g in gpus}
-    workloads = build_workloads(allocations, gpus_by_uuid)
+    gpus_by_key = {(g.node, g.device_uuid): g for g in gpus}
+    workloads = build_workloads(allocations, device_keys, gpus_by_key)
     pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for w in workloads:
         pods_per_node[w.node].add((w.namespace, w.pod))
     cols = GpuColumns.of(gpus)
     nodes = build_nodes(gpus, cols, {n: len(p) for n, p in pods_per_node.items()})
     namespaces = build_namespaces(
-        workloads, readings.quotas.values(), readings.quota_limit_family_seen, gpus_by_uuid, t
+        workloads, readings.quotas.values(), readings.quota_limit_family_seen, gpus_by_key, t
     )
-    capacity = build_capacity(cols)
+    # Without device series there is nothing to judge capacity by (e.g. monitor metrics only).
+    capacity = build_capacity(cols) if gpus else []
     free_cores = sum(n.free_cores for n in nodes)
     free_mem = sum(n.free_mem_mib for n in nodes)
-    cluster = _overview(
-        cols,
-        nodes,
-        workloads,
-        namespaces,
-        capacity_answer(capacity, free_cores, free_mem),
-        settings,
-    )
-    checks = build_checks(gpus, cols, workloads, namespaces, t)
+    answer = capacity_answer(capacity, free_cores, free_mem) if gpus else NO_DEVICES_ANSWER
+    if gpus and any(missing_series.values()):
+        answer = "Incomplete input (see the device series check): " + answer
+    cluster = _overview(cols, nodes, workloads, namespaces, answer, settings)
+    checks = build_checks(gpus, cols, workloads, namespaces, missing_series, t)
     findings = build_findings(gpus, cols, workloads, namespaces, t)
     runtime = build_runtime(
         readings.host_gpus.values(),
         readings.containers.values(),
-        set(gpus_by_uuid),
+        {uuid for _, uuid in gpus_by_key},
         missing_monitors,
     )
     usage = None

@@ -5,7 +5,7 @@ Each check passes, warns with the numbers on both sides, or is skipped when its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -66,13 +66,13 @@ def check_device_sums(
     name = "device vs container sums"
     if not workloads:
         return Check(name, "skip", "no per-pod allocation series (hami_vgpu_*) in the input.")
-    position = {g.device_uuid: i for i, g in enumerate(gpus)}
+    position = {(g.node, g.device_uuid): i for i, g in enumerate(gpus)}
     unknown: dict[str, list[float]] = {}
     where: list[int] = []
     cores: list[float] = []
     mem: list[float] = []
     for w in workloads:
-        i = position.get(w.device_uuid)
+        i = position.get((w.node, w.device_uuid))
         if i is None:
             totals = unknown.setdefault(w.device_uuid, [0.0, 0.0])
             totals[0] += w.cores
@@ -140,14 +140,47 @@ def check_quota_sums(namespaces: Sequence[NamespaceSummary], t: Thresholds) -> C
     return _warn_or_pass(name, problems, len(rows), "namespace pod sums and quota used")
 
 
+# What each device figure is read from, in current and legacy names (reference 2.1).
+DEVICE_SERIES = (
+    ("core limit", "hami_gpu_core_limit_ratio / GPUDeviceCoreLimit"),
+    ("memory limit", "hami_gpu_memory_limit_bytes / GPUDeviceMemoryLimit"),
+    ("cores allocated", "hami_gpu_core_allocated_ratio / GPUDeviceCoreAllocated"),
+    ("memory allocated", "hami_gpu_memory_allocated_bytes / GPUDeviceMemoryAllocated"),
+)
+
+
+def check_device_series(missing: Mapping[str, int], gpus: int) -> Check:
+    """Every GPU needs its four figures; a missing one is read as 0, which this check says."""
+    name = "device series complete"
+    if not gpus:
+        return Check(name, "skip", "no GPU device series in the input.")
+    gaps = [
+        f"{families} missing for {missing[figure]} GPU(s)"
+        for figure, families in DEVICE_SERIES
+        if missing.get(figure)
+    ]
+    if not gaps:
+        return Check(name, "pass", f"limit and allocation series present for all {gpus} GPUs.")
+    return Check(
+        name,
+        "warn",
+        "; ".join(gaps)
+        + ". Those figures count as 0 here: limits, percentages and free capacity of those GPUs "
+        "are understated. Likely causes: a partial sample (truncated paste or export), or a "
+        "scrape cut off mid-way; send the whole /metrics output.",
+    )
+
+
 def build_checks(
     gpus: Sequence[GpuSummary],
     cols: GpuColumns,
     workloads: Sequence[Workload],
     namespaces: Sequence[NamespaceSummary],
+    missing_series: Mapping[str, int],
     t: Thresholds,
 ) -> list[Check]:
     return [
+        check_device_series(missing_series, len(gpus)),
         check_memory_ratio(gpus, cols, t),
         check_device_sums(gpus, cols, workloads, t),
         check_shared_counts(gpus, cols, workloads),

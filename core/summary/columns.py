@@ -80,7 +80,8 @@ class GpuColumns:
             containers=numbers[:, 7].astype(np.int64),
             mem_ratio=numbers[:, 8],
             state=numbers[:, 9].astype(np.int64),
-            overcommitted=(cores > core_limit) | (mem > mem_limit),
+            overcommitted=((core_limit > 0) & (cores > core_limit))
+            | ((mem_limit > 0) & (mem > mem_limit)),
             node_names=tuple(names),
             node_starts=np.array(starts, dtype=np.int64),
         )

@@ -8,7 +8,7 @@ from operator import attrgetter
 import numpy as np
 
 from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict
-from core.readings import BYTES_PER_MIB, DeviceReading
+from core.readings import BYTES_PER_MIB, DeviceKey, DeviceReading
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns
 
@@ -66,7 +66,8 @@ def gpu_flags(
         flags.append("core-saturated")
     if mem_limit_mib > 0 and mem_pct >= t.saturation_percent:
         flags.append("memory-saturated")
-    if cores > core_limit or mem_mib > mem_limit_mib:
+    # A limit of 0 is unknown (series missing) or a dimension the device lacks: never "over" it.
+    if (core_limit > 0 and cores > core_limit) or (mem_limit_mib > 0 and mem_mib > mem_limit_mib):
         flags.append("overcommitted")
     if state == "inconsistent":
         flags.append("investigate")
@@ -75,28 +76,44 @@ def gpu_flags(
 
 def build_gpus(
     devices: Iterable[DeviceReading],
-    containers_per_device: Mapping[str, int],
-    namespaces_per_device: Mapping[str, tuple[str, ...]],
+    containers_per_device: Mapping[DeviceKey, int],
+    namespaces_per_device: Mapping[DeviceKey, tuple[str, ...]],
     t: Thresholds,
-) -> list[GpuSummary]:
+) -> tuple[list[GpuSummary], dict[str, int]]:
+    """The GPU rows, sorted by node and index, and how many GPUs lack each figure's series."""
     gpus: list[GpuSummary] = []
     append = gpus.append
     no_namespaces: tuple[str, ...] = ()
+    missing = {"core limit": 0, "memory limit": 0, "cores allocated": 0, "memory allocated": 0}
     for dev in devices:
-        core_limit = dev.core_limit if dev.core_limit is not None else 0.0
-        cores = dev.core_allocated if dev.core_allocated is not None else 0.0
+        if dev.core_limit is not None:
+            core_limit = dev.core_limit
+        else:
+            core_limit = 0.0
+            missing["core limit"] += 1
+        if dev.core_allocated is not None:
+            cores = dev.core_allocated
+        else:
+            cores = 0.0
+            missing["cores allocated"] += 1
         if dev.mem_limit_bytes is not None:
             mem_limit = dev.mem_limit_bytes / BYTES_PER_MIB
         elif dev.overview_mem_limit_mib is not None:
             mem_limit = dev.overview_mem_limit_mib
         else:
             mem_limit = 0.0
+            missing["memory limit"] += 1
         alloc_bytes = dev.mem_allocated_bytes
         if alloc_bytes is None:
             alloc_bytes = dev.overview_mem_allocated_bytes
-        mem = alloc_bytes / BYTES_PER_MIB if alloc_bytes is not None else 0.0
+        if alloc_bytes is not None:
+            mem = alloc_bytes / BYTES_PER_MIB
+        else:
+            mem = 0.0
+            missing["memory allocated"] += 1
         uuid = dev.device_uuid
-        containers = containers_per_device.get(uuid, 0)
+        key = (dev.node, uuid)
+        containers = containers_per_device.get(key, 0)
         shared = int(dev.shared_count) if dev.shared_count is not None else containers
         core_pct = cores / core_limit * 100.0 if core_limit > 0 else 0.0
         mem_pct = mem / mem_limit * 100.0 if mem_limit > 0 else 0.0
@@ -119,12 +136,12 @@ def build_gpus(
                 gpu_flags(state, shared, core_pct, mem_pct, cores, core_limit, mem, mem_limit, t),
                 core_limit - cores if core_limit > cores else 0.0,
                 mem_limit - mem if mem_limit > mem else 0.0,
-                namespaces_per_device.get(uuid, no_namespaces),
+                namespaces_per_device.get(key, no_namespaces),
                 dev.mem_ratio,
             )
         )
     gpus.sort(key=attrgetter("node", "device_index", "device_uuid"))
-    return gpus
+    return gpus, missing
 
 
 def node_verdict(idle: int, free_cores: float, free_mem: float) -> NodeVerdict:

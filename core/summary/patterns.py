@@ -46,6 +46,8 @@ def gpus_holding_half_of_cores(cols: GpuColumns) -> int:
 def distribution(
     cols: GpuColumns, namespaces: Sequence[NamespaceSummary], t: Thresholds
 ) -> Distribution:
+    if not len(cols):
+        return "unknown"
     if any(ns.usage_class == "dominant tenant" for ns in namespaces):
         return "concentrated"
     holders = gpus_holding_half_of_cores(cols)
@@ -102,18 +104,23 @@ def build_findings(
         )
     partial = np.flatnonzero(cols.is_state("partial"))
     on_partial = free_cores_on_partial_percent(cols)
+    # The same condition as the "fragmented" distribution verdict, so the verdict always has a
+    # finding that explains it.
     if (
-        len(partial)
+        len(partial) >= t.fragmented_min_partial_gpus
         and on_partial >= t.fragmented_free_on_partial_percent
-        and len(idle) <= max(1, len(cols) // 10)
     ):
+        whole_jobs = (
+            "whole-GPU jobs may not"
+            if not len(idle)
+            else f"whole-GPU jobs fit only on the {len(idle)} idle GPU(s)"
+        )
         findings.append(
             Finding(
                 "fragmentation-risk",
                 "warn",
                 f"Fragmentation risk: {on_partial:.0f}% of free cores lie on {len(partial)} partly "
-                f"allocated GPU(s) and only {len(idle)} GPU(s) are idle: small jobs fit, whole-GPU "
-                "jobs may not.",
+                f"allocated GPU(s): small jobs fit, {whole_jobs}.",
                 _names(gpus, partial),
             )
         )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 
 from core.model import GpuSummary, NamespaceSummary, QuotaFigure, Workload
-from core.readings import BYTES_PER_MIB, AllocationReading, QuotaReading
+from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
 from core.settings import Thresholds
 from core.summary.devices import percent
 
@@ -17,38 +17,38 @@ _CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
 
 
 def build_workloads(
-    allocations: Iterable[AllocationReading], gpus_by_uuid: Mapping[str, GpuSummary]
+    allocations: Sequence[AllocationReading],
+    device_keys: Sequence[DeviceKey],
+    gpus_by_key: Mapping[DeviceKey, GpuSummary],
 ) -> list[Workload]:
-    rows = list(allocations)
-    devices_per_pod: dict[tuple[str, str], set[str]] = defaultdict(set)
-    pods_per_device: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for a in rows:
-        devices_per_pod[(a.namespace, a.pod)].add(a.device_uuid)
-        pods_per_device[a.device_uuid].add((a.namespace, a.pod))
+    """One row per allocation; ``device_keys[i]`` is the (node, UUID) of ``allocations[i]``."""
+    devices_per_pod: dict[tuple[str, str], set[DeviceKey]] = defaultdict(set)
+    pods_per_device: dict[DeviceKey, set[tuple[str, str]]] = defaultdict(set)
+    for a, key in zip(allocations, device_keys, strict=True):
+        devices_per_pod[(a.namespace, a.pod)].add(key)
+        pods_per_device[key].add((a.namespace, a.pod))
     multi_gpu_pods = {pod for pod, devices in devices_per_pod.items() if len(devices) > 1}
-    shared_devices = {uuid for uuid, pods in pods_per_device.items() if len(pods) > 1}
-    # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
-    core_limits = {uuid: g.core_limit for uuid, g in gpus_by_uuid.items()}
-    nodes = {uuid: g.node for uuid, g in gpus_by_uuid.items()}
+    shared_devices = {key for key, pods in pods_per_device.items() if len(pods) > 1}
     workloads: list[Workload] = []
     append = workloads.append
-    for a in rows:
-        uuid = a.device_uuid
+    for a, key in zip(allocations, device_keys, strict=True):
+        gpu = gpus_by_key.get(key)
         cores = a.cores if a.cores is not None else 0.0
         mem = a.mem_allocated_bytes / BYTES_PER_MIB if a.mem_allocated_bytes is not None else 0.0
-        core_limit = core_limits.get(uuid, 100.0)
+        # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
+        core_limit = gpu.core_limit if gpu is not None else 100.0
         append(
             Workload(
                 a.namespace,
                 a.pod,
                 a.container_index,
-                a.node or nodes.get(uuid, ""),
-                uuid,
+                a.node or key[0],
+                a.device_uuid,
                 cores,
                 mem,
                 core_limit > 0 and cores >= core_limit,
                 (a.namespace, a.pod) in multi_gpu_pods,
-                uuid in shared_devices,
+                key in shared_devices,
             )
         )
     workloads.sort(key=attrgetter("namespace", "pod", "device_uuid", "container_index"))
@@ -106,7 +106,7 @@ def build_namespaces(
     workloads: list[Workload],
     quotas: Iterable[QuotaReading],
     quota_limit_family_seen: bool,
-    gpus_by_uuid: Mapping[str, GpuSummary],
+    gpus_by_key: Mapping[DeviceKey, GpuSummary],
     t: Thresholds,
 ) -> list[NamespaceSummary]:
     quota_by_ns: dict[str, list[QuotaFigure]] = defaultdict(list)
@@ -116,14 +116,14 @@ def build_namespaces(
         )
     # "below half a GPU" is relative to each device's own core limit (100 for NVIDIA).
     slice_share = t.fragmented_slice_cores / 100.0
-    core_limits = {u: g.core_limit for u, g in gpus_by_uuid.items() if g.core_limit > 0}
+    core_limits = {k: g.core_limit for k, g in gpus_by_key.items() if g.core_limit > 0}
 
     # One pass over the workloads: per namespace, per pod totals and the devices touched.
     per_ns: dict[str, _NamespaceTally] = {}
-    namespaces_per_device: dict[str, set[str]] = defaultdict(set)
+    namespaces_per_device: dict[DeviceKey, set[str]] = defaultdict(set)
     # (Inlined rather than a method per workload: a large cluster has tens of thousands.)
     for w in workloads:
-        uuid = w.device_uuid
+        device = (w.node, w.device_uuid)
         tally = per_ns.get(w.namespace)
         if tally is None:
             tally = per_ns[w.namespace] = _NamespaceTally()
@@ -138,11 +138,11 @@ def build_namespaces(
         else:
             pod[0] += w.cores
             pod[1] += w.mem_mib
-        tally.devices.add(uuid)
-        if w.cores < slice_share * core_limits.get(uuid, 100.0):
+        tally.devices.add(device)
+        if w.cores < slice_share * core_limits.get(device, 100.0):
             tally.small_slices += 1
-            tally.small_slice_devices.add(uuid)
-        namespaces_per_device[uuid].add(w.namespace)
+            tally.small_slice_devices.add(device)
+        namespaces_per_device[device].add(w.namespace)
 
     from_quota = not workloads
     totals: dict[str, tuple[float, float]] = {}
@@ -222,5 +222,5 @@ class _NamespaceTally:
         self.whole = 0
         self.small_slices = 0
         self.pods: dict[str, list[float]] = {}
-        self.devices: set[str] = set()
-        self.small_slice_devices: set[str] = set()
+        self.devices: set[DeviceKey] = set()
+        self.small_slice_devices: set[DeviceKey] = set()

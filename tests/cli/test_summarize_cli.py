@@ -104,3 +104,28 @@ def test_text_that_is_not_metrics_is_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert b"No metrics found in that text" in done.stderr
     assert b"Traceback" not in done.stderr
+
+
+def test_a_gzipped_export_is_read(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import gzip
+
+    packed = tmp_path / "metrics.prom.gz"
+    packed.write_bytes(gzip.compress(Path(SCHEDULER).read_bytes()))
+    code, out, _ = run(capsys, str(packed), "--format", "json")
+    assert code == 0 and json.loads(out)["cluster"]["core_allocated"] == 275
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "The text is empty: there is nothing to summarise."),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 20, "That is binary data, not metrics text"),
+    ],
+)
+def test_empty_and_binary_input_say_what_they_are(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "input"
+    path.write_bytes(content)
+    code, _, err = run(capsys, str(path))
+    assert code == 2 and message in err

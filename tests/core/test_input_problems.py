@@ -62,7 +62,7 @@ def test_a_messy_slack_paste_gives_the_same_numbers_and_says_what_was_cleaned() 
     clean = read_fixture("scheduler-small.prom")
     messy = (
         "here you go\n```\n$ curl -s http://10.0.0.1:31993/metrics\n"
-        + clean.replace('"', "\u201c", 0).replace(">", "&gt;")
+        + clean.replace('pod="notebook-0"', "pod=\u201cnotebook-0\u201d").replace(">", "&gt;")
         + "```\n"
     )
     summary = summarize_text(messy, SOURCE)
@@ -70,7 +70,8 @@ def test_a_messy_slack_paste_gives_the_same_numbers_and_says_what_was_cleaned() 
     assert summary.cluster == reference.cluster
     assert summary.gpus == reference.gpus
     assert summary.input.cleaning_notes  # what was removed is said
-    assert any("code-fence" in note or "fence" in note for note in summary.input.cleaning_notes)
+    notes = " ".join(summary.input.cleaning_notes)
+    assert "code-fence" in notes and "quote" in notes
 
 
 def test_a_truncated_last_line_is_dropped_and_noted() -> None:

@@ -39,7 +39,7 @@ def test_csv_with_header_and_units_and_several_gpus() -> None:
 
 
 def test_csv_header_in_another_column_order() -> None:
-    text = "uuid, memory.total [MiB], index\n" f"{UUID_A}, 15360 MiB, 3\n"
+    text = f"uuid, memory.total [MiB], index\n{UUID_A}, 15360 MiB, 3\n"
     parsed = parse_nvidia_smi(text)
     assert parsed.readings == (GpuReading(3, UUID_A, None, None, 15360.0),)
 

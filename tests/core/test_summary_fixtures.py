@@ -183,6 +183,7 @@ def test_namespaces_and_quota(surface_and_summary: tuple[str, Summary]) -> None:
 def test_checks_all_pass_on_consistent_fixture(surface_and_summary: tuple[str, Summary]) -> None:
     _, summary = surface_and_summary
     assert [(c.name, c.status) for c in summary.checks] == [
+        ("device series complete", "pass"),
         ("device memory ratio", "pass"),
         ("device vs container sums", "pass"),
         ("shared count vs allocations", "pass"),
@@ -226,8 +227,11 @@ def test_runtime_section_of_vgpu_monitor() -> None:
         assert c.mem_used_percent == pytest.approx(exp["used_percent_of_limit"], abs=1e-4)
         assert c.sm_utilization_percent == exp["sm_util_percent"]
         assert c.seconds_since_last_kernel == exp["last_kernel_elapsed_seconds"]
-    # Runtime values are never presented as allocation.
+    # Runtime values are never presented as allocation, and nothing is concluded without it.
     assert summary.cluster.core_allocated == 0 and summary.cluster.mem_allocated_mib == 0
+    assert summary.cluster.distribution == "unknown"
+    assert summary.capacity == ()
+    assert summary.cluster.capacity_answer.startswith("Unknown: the input has no scheduler")
     assert "allocation metrics are absent" in summary.notes[0]
 
 

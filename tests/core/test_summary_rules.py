@@ -156,6 +156,7 @@ def test_checks_are_skipped_when_their_input_is_missing() -> None:
     s.device("n1", 0, cores=50, mem_mib=10000)
     checks = {c.name: c.status for c in summarize(s).checks}
     assert checks == {
+        "device series complete": "pass",
         "device memory ratio": "skip",
         "device vs container sums": "skip",
         "shared count vs allocations": "skip",
@@ -219,3 +220,49 @@ def test_unknown_filter_values_are_named(kwargs: dict[str, str], message: str) -
     with pytest.raises(InputError) as error:
         summarize(s, **kwargs)
     assert error.value.message == message
+
+
+def test_a_missing_limit_series_is_reported_not_read_as_overcommitment() -> None:
+    s = Scheduler()
+    uuid = s.device("n1", 0, cores=50, mem_mib=10000, shared=1)
+    s.pod("team", "p", "n1", uuid, cores=50, mem_mib=10000)
+    text = "\n".join(
+        line for line in s.text().splitlines() if not line.startswith("hami_gpu_memory_limit")
+    )
+    summary = summarize_text(text + "\n", SOURCE)
+    (only,) = summary.gpus
+    assert "overcommitted" not in only.flags
+    assert not [f for f in summary.findings if f.kind == "overcommitted"]
+    check = next(c for c in summary.checks if c.name == "device series complete")
+    assert check.status == "warn"
+    assert check.message.startswith(
+        "hami_gpu_memory_limit_bytes / GPUDeviceMemoryLimit missing for 1 GPU(s)."
+    )
+    assert summary.cluster.capacity_answer.startswith("Incomplete input")
+
+
+def test_devices_are_identified_by_node_and_uuid() -> None:
+    s = Scheduler()
+    a = s.device("n1", 0, cores=30, mem_mib=1000, shared=1, uuid="GPU-same")
+    b = s.device("n2", 0, cores=60, mem_mib=2000, shared=1, uuid="GPU-same")
+    s.pod("x", "p", "n1", a, cores=30, mem_mib=1000)
+    s.pod("y", "q", "n2", b, cores=60, mem_mib=2000)
+    summary = summarize(s)
+    assert [(g.node, g.containers, g.namespaces) for g in summary.gpus] == [
+        ("n1", 1, ("x",)),
+        ("n2", 1, ("y",)),
+    ]
+    assert all(not w.shares_gpu for w in summary.workloads)
+    assert {c.name: c.status for c in summary.checks}["device vs container sums"] == "pass"
+
+
+def test_fragmented_verdict_always_comes_with_its_finding() -> None:
+    s = Scheduler()
+    s.device("n1", 0, cores=0, mem_mib=0)
+    for i in range(1, 4):
+        uuid = s.device("n1", i, cores=40, mem_mib=10000, shared=1)
+        s.pod(f"ns{i}", f"p{i}", "n1", uuid, cores=40, mem_mib=10000)
+    summary = summarize(s)
+    assert summary.cluster.distribution == "fragmented"
+    risk = next(f for f in summary.findings if f.kind == "fragmentation-risk")
+    assert "whole-GPU jobs fit only on the 1 idle GPU(s)" in risk.message
