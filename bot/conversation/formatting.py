@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.model import ExecFailure, PodRealUsage, Summary, UsageClass
+from core.model import ExecFailure, GpuSummary, PodRealUsage, Summary, UsageClass
 from core.views import tables
 from core.views.text_view import format_table
 
@@ -73,20 +73,35 @@ def workload_table(summary: Summary) -> str:
 
 
 def all_tables(summary: Summary) -> str:
-    """Nodes, GPUs, namespaces, workloads and real usage in full: what a Slack message had
-    no room for."""
+    """Nodes, GPUs, namespaces, workloads, runtime (vGPU monitor) and real usage in full: what
+    a Slack message had no room for."""
     parts = [
         tables.nodes_table(summary, top=len(summary.nodes)),
         tables.gpus_table(summary, top=len(summary.gpus)),
         tables.namespaces_table(summary, top=len(summary.namespaces)),
         tables.workloads_table(summary, top=len(summary.workloads)),
     ]
+    runtime = summary.runtime
+    if runtime is not None:
+        every_row = max(len(runtime.host_gpus), len(runtime.containers))
+        parts.extend(tables.runtime_tables(summary, top=every_row))
     if summary.real_usage is not None:
         usage = tables.real_usage_table(summary, top=len(summary.real_usage))
         if usage is not None:
             parts.append(usage)
     header = "\n".join(tables.header_lines(summary))
-    return header + "\n\n" + "\n\n".join(_whole(table, titled=True) for table in parts) + "\n"
+    text = header + "\n\n" + "\n\n".join(_whole(table, titled=True) for table in parts) + "\n"
+    if runtime is not None and runtime.missing_monitors:
+        title = f"vGPU monitors not reached ({len(runtime.missing_monitors)})"
+        text += "\n" + "\n".join([title, "-" * len(title),
+                                  *(f"- {m}" for m in runtime.missing_monitors)]) + "\n"
+    return text
+
+
+def gpus_by_uuid(summary: Summary) -> dict[str, GpuSummary]:
+    """The scheduler's devices by UUID: how runtime rows are joined to allocation (issue 4:
+    device type strings differ between the monitor and the scheduler, UUIDs do not)."""
+    return {gpu.device_uuid: gpu for gpu in summary.gpus}
 
 
 def filter_text(summary: Summary) -> str:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.conversation.formatting import age_text
 from bot.conversation.parsing import COMMAND_USAGE, FOLLOW_UP_USAGE
 from bot.conversation.replies import MessageReply
+from bot.store.state import ClusterTarget, ThreadSubject
 
 ALLOCATION_NOTE = (
     "The numbers are HAMi's scheduler *allocation* state (vGPU core shares and GPU memory handed "
@@ -58,22 +60,81 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
     return MessageReply(title="hami-summary help", text=text)
 
 
+def _follow_up_lines(*, cluster: bool | None, usage_allowed: bool = False) -> list[str]:
+    """The follow-ups that work in a thread. ``cluster`` None: any thread (the general help);
+    True/False: a thread about a registered cluster / about pasted metrics."""
+    lines = [
+        "• `ns team-a` — only namespace team-a   • `node gpu-node-1` — only that node",
+        "• `gpus` — every GPU   • `workloads` — every pod allocation",
+        "• `csv` — GPU and workload tables as CSV   • `chart` — allocation chart (PNG)",
+        "• `summary` — the whole summary again",
+    ]
+    if cluster is None:
+        lines.append(
+            "• `usage` — real usage from nvidia-smi (a cluster summary's thread, where the "
+            "cluster allows it)"
+        )
+    elif cluster:
+        lines.append("• `refresh` — scrape the cluster again now")
+        if usage_allowed:
+            lines.append("• `usage` — real usage from nvidia-smi in the cluster's pods")
+    return lines
+
+
 def follow_up_help_reply() -> MessageReply:
     text = "\n".join(
         [
             "In this thread you can ask about the metrics last given here:",
-            "• `ns team-a` — only namespace team-a   • `node gpu-node-1` — only that node",
-            "• `gpus` — every GPU   • `workloads` — every pod allocation",
-            "• `csv` — GPU and workload tables as CSV   • `chart` — allocation chart (PNG)",
-            "• `summary` — the whole summary again",
-            "• `usage` — real usage from nvidia-smi (a cluster summary's thread, where the "
-            "cluster allows it)",
+            *_follow_up_lines(cluster=None),
             "Or paste new metrics (or attach a .prom/.txt file) to start over.",
             "",
             ALLOCATION_NOTE,
         ]
     )
     return MessageReply(title="Follow-ups", text=text)
+
+
+def _quoted(words: str, limit: int = 80) -> str:
+    """What the person typed, safe to show back: no markup characters, at most ``limit``."""
+    safe = " ".join(words.translate(str.maketrans("", "", "`*_~<>&")).split())
+    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
+
+
+def thread_subject_text(subject: ThreadSubject, *, age_seconds: float | None) -> str:
+    """The metrics a thread remembers, named with their source and age."""
+    if isinstance(subject, ClusterTarget):
+        context = f" (context `{subject.context}`)" if subject.context else ""
+        runtime = " with runtime (vGPU monitor) metrics" if subject.runtime else ""
+        return (
+            f"the live summary of cluster *{subject.cluster}*{context}{runtime}; follow-ups ask "
+            "the cluster again (answered from the scrape cache while it is fresh)"
+        )
+    what = f"the file *{subject.label}*" if subject.kind == "file" else "metrics pasted here"
+    when = f", given {age_text(age_seconds)}" if age_seconds is not None else ""
+    return f"{what}{when} (kept 24 h)"
+
+
+def not_understood_reply(
+    words: str,
+    subject: ThreadSubject,
+    *,
+    age_seconds: float | None,
+    usage_allowed: bool = False,
+) -> MessageReply:
+    """Words that are not a follow-up, in a thread that does have metrics (so saying there are
+    none would be wrong): what the thread has and the follow-ups that work on it."""
+    cluster = isinstance(subject, ClusterTarget)
+    text = "\n".join(
+        [
+            f"I did not understand “{_quoted(words)}” as a follow-up. This thread has "
+            f"{thread_subject_text(subject, age_seconds=age_seconds)}.",
+            "Ask about them with one of these (mention me in channels; just type in DMs):",
+            *_follow_up_lines(cluster=cluster, usage_allowed=usage_allowed),
+            "• `help` — what I can do",
+            "Or paste new metrics (or attach a .prom/.txt file) to start over.",
+        ]
+    )
+    return MessageReply(title="Not a follow-up I know", text=text, tone="problem")
 
 
 def no_metrics_reply() -> MessageReply:

@@ -12,8 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.conversation.clusters import LiveRequest, LiveSource, nvidia_smi_refusal
-from bot.conversation.formatting import gpu_table, workload_table
-from bot.conversation.help import follow_up_help_reply, help_reply, no_metrics_reply
+from bot.conversation.formatting import all_tables, gpu_table, workload_table
+from bot.conversation.help import (
+    follow_up_help_reply,
+    help_reply,
+    no_metrics_reply,
+    not_understood_reply,
+)
 from bot.conversation.parsing import (
     COMMAND_USAGE,
     ClusterCommand,
@@ -41,6 +46,7 @@ from bot.conversation.replies import (
     SummaryReply,
     TableReply,
 )
+from bot.conversation.runtime_csv import runtime_csv
 from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
 from bot.store.summary_memo import memoized_render
 from core.api import summarize_text
@@ -87,6 +93,39 @@ def csv_attachment(summary: Summary) -> Attachment:
 
     name = "hami-summary.csv"
     return Attachment(name, "GPU and workload tables (CSV)", memoized_render(summary, name, render))
+
+
+def runtime_csv_attachment(summary: Summary) -> Attachment:
+    """Every runtime (vGPU monitor) row as CSV: host GPUs, containers, monitors not reached."""
+
+    def render() -> bytes:
+        return runtime_csv(summary).encode("utf-8")
+
+    name = "hami-runtime.csv"
+    return Attachment(name, "Runtime tables: host GPUs, containers, monitors not reached (CSV)",
+                      memoized_render(summary, name, render))
+
+
+def tables_attachment(summary: Summary) -> Attachment:
+    """Every table in full as fixed-width text (nodes and namespaces too, which the CSV lacks)."""
+    name = "hami-summary-tables.txt"
+    what = "All nodes, GPUs, namespaces and workloads"
+    if summary.runtime is not None:
+        what += ", runtime"
+    if summary.real_usage is not None:
+        what += ", real usage"
+    return Attachment(
+        name, what, memoized_render(summary, name, lambda: all_tables(summary).encode("utf-8"))
+    )
+
+
+def full_table_attachments(summary: Summary) -> tuple[Attachment, ...]:
+    """The files that carry every row of every table: the GPU and workload CSV, the tables
+    text, and the runtime CSV when the summary has runtime metrics."""
+    files = [csv_attachment(summary), tables_attachment(summary)]
+    if summary.runtime is not None:
+        files.append(runtime_csv_attachment(summary))
+    return tuple(files)
 
 
 def markdown_attachment(summary: Summary) -> Attachment:
@@ -332,9 +371,29 @@ class Conversation:
             return _problem(error)
         if follow_up is None:
             if body:
-                return no_metrics_reply()
+                return self._not_understood(body, channel=channel, thread_ts=thread_ts,
+                                            user=user)
             follow_up = FollowUp()
         return self.follow_up(follow_up, channel=channel, thread_ts=thread_ts, user=user)
+
+    def _not_understood(
+        self, body: str, *, channel: str, thread_ts: str, user: str | None
+    ) -> MessageReply:
+        """Words that are neither metrics nor a follow-up. Only a thread without metrics gets
+        "none I remember"; one with metrics is told what it has and what to ask."""
+        subject = self.state.thread_subject(channel, thread_ts)
+        if subject is None:
+            return no_metrics_reply()
+        if isinstance(subject, ClusterTarget):
+            option = next((o for o in self.live.clusters_for(user, channel)
+                           if o.name == subject.cluster), None)
+            return not_understood_reply(
+                body, subject, age_seconds=None,
+                usage_allowed=option is not None and option.nvidia_smi_allowed,
+            )
+        return not_understood_reply(
+            body, subject, age_seconds=max(0.0, self.state.now() - subject.given_at)
+        )
 
     def shortcut(
         self, text: str, *, channel: str, thread_ts: str, files: Sequence[GivenFile] = ()
@@ -450,9 +509,13 @@ class Conversation:
                 rows=len(summary.workloads),
             )
         if action == "csv":
+            runtime = ", the runtime tables" if summary.runtime is not None else ""
             return FilesReply(
-                text=f"GPU and workload tables of {summary.source.label} as CSV.",
-                attachments=(csv_attachment(summary),),
+                text=(
+                    f"Full tables of {summary.source.label}: GPUs and workloads as CSV{runtime}"
+                    " and every table (nodes and namespaces too) as text."
+                ),
+                attachments=full_table_attachments(summary),
             )
         if action == "chart":
             return FilesReply(

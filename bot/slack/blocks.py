@@ -31,6 +31,7 @@ from bot.conversation.formatting import (
     age_text,
     filter_text,
     fixed_width,
+    gpus_by_uuid,
     num,
     percent,
     usage_class_counts,
@@ -40,6 +41,7 @@ from bot.conversation.formatting import (
 )
 from bot.conversation.help import ALLOCATION_NOTE
 from core.model import GpuSummary, Summary
+from core.views.tables import short_uuid
 
 MAX_BLOCKS = 50
 SECTION_TEXT_MAX = 3000
@@ -322,6 +324,109 @@ def _real_usage_blocks(
     return blocks
 
 
+def _host_gpu_lines(summary: Summary) -> tuple[str, list[str]]:
+    """Host GPUs as the vGPU monitor measured them, next to what the scheduler allocated on the
+    same device (joined by UUID)."""
+    runtime = summary.runtime
+    scheduler = gpus_by_uuid(summary)
+    rows = []
+    for host in runtime.host_gpus if runtime else ():
+        gpu = scheduler.get(host.device_uuid)
+        if gpu is not None:
+            allocated = [f"{num(gpu.core_allocated)}/{num(gpu.core_limit)}",
+                         f"{num(gpu.mem_allocated_mib)}/{num(gpu.mem_limit_mib)}", gpu.state]
+        else:
+            known = "scheduled" if host.scheduler_device_known else "not in scheduler"
+            allocated = ["-", "-", known]
+        rows.append([
+            f"{host.node}/{host.device_index}",
+            _mib_or_na(host.mem_used_mib),
+            _percent_or_na(host.utilization_percent),
+            *allocated,
+        ])
+    header = ("node/GPU", "used MiB", "util", "alloc cores", "alloc MiB", "state")
+    table = fixed_width(header, rows, {1, 2, 3, 4}).splitlines()
+    return table[0], table[1:]
+
+
+def _container_lines(summary: Summary) -> tuple[str, list[str]]:
+    """Containers on vGPUs: memory used of their vGPU limit, SM utilisation, last kernel."""
+    runtime = summary.runtime
+    scheduler = gpus_by_uuid(summary)
+    rows = []
+    for ctr in runtime.containers if runtime else ():
+        gpu = scheduler.get(ctr.device_uuid)
+        where = f"{gpu.node}/{gpu.device_index}" if gpu is not None else short_uuid(
+            ctr.device_uuid)
+        last_kernel = (
+            f"{ctr.seconds_since_last_kernel:,.0f} s ago"
+            if ctr.seconds_since_last_kernel is not None
+            else "none yet"
+        )
+        rows.append([
+            f"{ctr.namespace}/{ctr.pod}",
+            ctr.container,
+            where,
+            f"{_mib_or_na(ctr.mem_used_mib)}/{_mib_or_na(ctr.mem_limit_mib)}",
+            _percent_or_na(ctr.mem_used_percent),
+            _percent_or_na(ctr.sm_utilization_percent),
+            last_kernel,
+        ])
+    header = ("pod", "container", "GPU", "used/limit MiB", "used", "SM", "last kernel")
+    table = fixed_width(header, rows, {3, 4, 5, 6}).splitlines()
+    return table[0], table[1:]
+
+
+def _mib_or_na(value: float | None) -> str:
+    return num(value) if value is not None else "n/a"
+
+
+def _percent_or_na(value: float | None) -> str:
+    return percent(value) if value is not None else "n/a"
+
+
+def _runtime_blocks(summary: Summary, *, overflow_hint: str, omitted: list[str]) -> list[Block]:
+    """Runtime (vGPU monitor): host GPUs, containers and the monitors not reached, each cut to
+    Slack's limits with a count; the rest is in the files (``omitted``)."""
+    runtime = summary.runtime
+    if runtime is None:
+        return []
+    missing = len(runtime.missing_monitors)
+    heading = (
+        f"*Runtime (vGPU monitor, measured at scrape time)*: "
+        f"{count(len(runtime.host_gpus), 'host GPU')}, "
+        f"{count(len(runtime.containers), 'container')}"
+        + (f", {count(missing, 'monitor')} not reached" if missing else "")
+    )
+    blocks: list[Block] = []
+    if runtime.host_gpus:
+        header, rows = _host_gpu_lines(summary)
+        blocks.append(_lines_section(
+            heading + "\n_Host GPUs_: memory used and utilisation, with the scheduler's "
+            "allocation on the same GPU",
+            rows, noun="host GPUs", overflow_hint=overflow_hint, omitted=omitted,
+            table_header=header,
+        ))
+    else:
+        blocks.append(_section(heading + "\nNo host GPU was reported by the monitors reached."))
+    if runtime.containers:
+        header, rows = _container_lines(summary)
+        blocks.append(_lines_section(
+            f"_Containers_ ({len(runtime.containers):,}): vGPU memory used of the container's "
+            "limit, SM utilisation, time since its last kernel",
+            rows, noun="containers", overflow_hint=overflow_hint, omitted=omitted,
+            table_header=header,
+        ))
+    if missing:
+        blocks.append(_lines_section(
+            f":warning: *vGPU monitors not reached* ({missing:,}); their GPUs and containers "
+            "are missing above:",
+            [f"• {mrkdwn_escape(line)}" for line in runtime.missing_monitors],
+            noun="monitors", overflow_hint=overflow_hint, omitted=omitted,
+        ))
+    return blocks
+
+
 def _fallback_text(summary: Summary) -> str:
     c = summary.cluster
     text = (
@@ -329,6 +434,13 @@ def _fallback_text(summary: Summary) -> str:
         f"{num(c.core_allocated)}/{num(c.core_limit)}, memory {num(c.mem_allocated_mib)}/"
         f"{num(c.mem_limit_mib)} MiB. {c.capacity_answer}"
     )
+    if summary.runtime is not None:
+        runtime = summary.runtime
+        text += (
+            f" Runtime: {len(runtime.host_gpus)} host GPUs and {len(runtime.containers)} "
+            f"containers measured by the vGPU monitors, {len(runtime.missing_monitors)} "
+            "monitors not reached."
+        )
     if summary.real_usage is not None:
         unread = sum(1 for u in summary.real_usage if u.failure is not None)
         text += (
@@ -438,13 +550,7 @@ def summary_message(
         )
     runtime = summary.runtime
     if runtime is not None:
-        text = (
-            f"*Runtime (vGPU monitor)*: {len(runtime.host_gpus)} host GPUs, "
-            f"{len(runtime.containers)} containers reported."
-        )
-        if runtime.missing_monitors:
-            text += " Missing monitors: " + ", ".join(runtime.missing_monitors[:20])
-        blocks.append(_section(text))
+        blocks.extend(_runtime_blocks(summary, overflow_hint=overflow_hint, omitted=omitted))
     if summary.real_usage is not None:
         blocks.extend(_real_usage_blocks(summary, overflow_hint=overflow_hint, omitted=omitted))
     all_notes = [*summary.notes, *notes]

@@ -25,7 +25,6 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from bot.conversation.formatting import all_tables
 from bot.conversation.replies import (
     Attachment,
     ClusterOption,
@@ -37,7 +36,7 @@ from bot.conversation.replies import (
     SummaryReply,
     TableReply,
 )
-from bot.conversation.service import csv_attachment
+from bot.conversation.service import full_table_attachments
 from bot.slack.blocks import (
     HEADER_TEXT_MAX,
     SECTION_TEXT_MAX,
@@ -45,7 +44,6 @@ from bot.slack.blocks import (
     mrkdwn_escape,
     summary_message,
 )
-from bot.store.summary_memo import memoized_render
 
 # Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
 PICKER_CLUSTER = "picker_cluster"
@@ -279,8 +277,8 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
         )
         attachments = list(reply.attachments)
         if built.omitted:
-            attachments.append(tables_attachment(reply))
-            attachments.append(csv_attachment(reply.summary))
+            # Never silently cut (issue 3): every row of every table goes into files.
+            attachments.extend(full_table_attachments(reply.summary))
         return SlackMessage(built.blocks, built.text, tuple(attachments))
     if isinstance(reply, TableReply):
         return table_message(reply)
@@ -291,13 +289,3 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
     if isinstance(reply, ClustersReply):
         return clusters_message(reply)
     return text_message(reply)
-
-
-def tables_attachment(reply: SummaryReply) -> Attachment:
-    summary = reply.summary
-    name = "hami-summary-tables.txt"
-    return Attachment(
-        name,
-        "All nodes, GPUs, namespaces and workloads",
-        memoized_render(summary, name, lambda: all_tables(summary).encode("utf-8")),
-    )

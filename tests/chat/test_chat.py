@@ -130,3 +130,20 @@ def test_real_usage_of_a_kubeconfig_cluster_and_the_refusal_where_not_allowed(
     assert any(e.pod == "llm-infer-0" for e in cluster.execs)
     assert (f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
             f"nvidia_smi_allowed: true for it in the cluster registry ({registry}:5)") in out
+
+
+def test_words_that_are_not_a_follow_up_are_told_apart_from_a_missing_paste(
+    tmp_path: Path,
+) -> None:
+    before = chat(stdin="hello\n", tmp_path=tmp_path)
+    assert "this thread has none I remember" in before.stdout
+    after = chat(str(FIXTURES / "scheduler-small.prom"),
+                 stdin="hello there\nns team-a\n", tmp_path=tmp_path)
+    assert after.returncode == 0, after.stderr
+    out = after.stdout
+    assert "Problem: Not a follow-up I know" in out
+    assert ("I did not understand “hello there” as a follow-up. This thread has the file "
+            "scheduler-small.prom") in out
+    assert "none I remember" not in out
+    assert "`gpus` — every GPU" in out
+    assert "Filter: namespace=team-a" in out  # the metrics still answer afterwards

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from typing import Any
 
 import pytest
@@ -63,6 +66,39 @@ def with_usage(text: str, every_nth_fails: int) -> Summary:
                           real_usage=exec_results(allocation_only, every_nth_fails))
 
 
+def monitor_exposition(summary: Summary) -> str:
+    """vGPU monitor metrics for every GPU and allocation of ``summary`` (HAMi's family names,
+    labels as in ``vgpumonitor-small.prom``): what a large cluster's monitors report."""
+    lines = []
+    for i, g in enumerate(summary.gpus):
+        labels = (f'device_index="{g.device_index}",device_type="NVIDIA-NVIDIA A100-PCIE-40GB",'
+                  f'device_uuid="{g.device_uuid}",node="{g.node}",zone="vGPU"')
+        lines.append(f"hami_host_gpu_memory_used_bytes{{{labels}}} {(i % 40 + 1) * 2**30}")
+        lines.append(f"hami_host_gpu_utilization_ratio{{{labels}}} {i % 100}")
+    for i, w in enumerate(summary.workloads):
+        labels = (f'container="main",device_uuid="{w.device_uuid}",namespace="{w.namespace}",'
+                  f'pod="{w.pod}",vdevice_index="{w.container_index}",zone="vGPU"')
+        lines.append(f"hami_vgpu_memory_used_bytes{{{labels}}} {(i % 8 + 1) * 2**29}")
+        lines.append(f"hami_vgpu_memory_limit_bytes{{{labels}}} {8 * 2**30}")
+        lines.append(f"hami_container_device_utilization_ratio{{{labels}}} {i % 90}")
+        lines.append(f"hami_container_last_kernel_elapsed_seconds{{{labels}}} {i % 600}")
+    return "\n".join(lines) + "\n"
+
+
+def with_runtime(text: str, missing: tuple[str, ...] = ()) -> Summary:
+    allocation_only = summary_of(text)
+    return summarize_text(text, SourceInfo("cluster", "lab", cluster="lab"),
+                          monitor_texts=(monitor_exposition(allocation_only),),
+                          missing_monitors=missing)
+
+
+MISSING_MONITORS = tuple(
+    f"gpu-node-{i:03d}: pod kube-system/hami-device-plugin-{i:05d} port 9394: backend "
+    "unreachable through the API server (HTTP 503)"
+    for i in range(40)
+)
+
+
 @pytest.fixture(scope="module")
 def summaries() -> dict[str, Summary]:
     small = read_fixture("scheduler-small.prom")
@@ -75,6 +111,7 @@ def summaries() -> dict[str, Summary]:
         "runtime": summary_of(small + "\n" + read_fixture("vgpumonitor-small.prom")),
         "monitor-only": summary_of(read_fixture("vgpumonitor-small.prom")),
         "large": summary_of(simulate_exposition(300, 8)),
+        "large-runtime": with_runtime(simulate_exposition(300, 8), MISSING_MONITORS),
     }
 
 
@@ -192,3 +229,62 @@ def test_picker_offers_at_most_100_clusters_and_says_so() -> None:
     select = next(b for b in blocks if b.get("block_id") == "picker_cluster")
     assert len(select["accessory"]["options"]) == 100
     assert "20 more clusters" in str(blocks)
+
+
+def test_runtime_numbers_are_shown_joined_to_scheduler_devices(
+    summaries: dict[str, Summary],
+) -> None:
+    summary = summarize_text(
+        read_fixture("scheduler-small.prom"), SourceInfo("cluster", "lab", cluster="lab"),
+        monitor_texts=(read_fixture("vgpumonitor-small.prom"),),
+        missing_monitors=("gpu-node-2: pod kube-system/hami-device-plugin-m4q9z port 9394: "
+                          "backend unreachable",),
+    )
+    built = summary_message(summary, button_value="{}")
+    assert_valid(built.blocks)
+    text = str(built.blocks)
+    assert "3 host GPUs, 3 containers, 1 monitor not reached" in text
+    # Host GPU: memory used and utilisation from the monitor, allocation from the scheduler.
+    assert re.search(r"gpu-node-1/0\s+12,172\s+63\.0%\s+50/100\s+18,432/40,960\s+partial", text)
+    assert re.search(r"gpu-node-1/2\s+440\s+0\.0%\s+0/100\s+0/40,960\s+idle", text)
+    # Container: vGPU memory used of its limit and %, SM utilisation, last kernel.
+    assert re.search(r"team-a/llm-infer-0\s+server\s+gpu-node-1/0\s+8,532/10,240\s+83\.3%"
+                     r"\s+41\.0%\s+1 s ago", text)
+    assert "hami-device-plugin-m4q9z port 9394: backend unreachable" in text
+    assert built.omitted == ()
+    assert "Runtime: 3 host GPUs and 3 containers" in built.text
+
+
+def test_runtime_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
+    summaries: dict[str, Summary],
+) -> None:
+    summary = summaries["large-runtime"]
+    runtime = summary.runtime
+    assert runtime is not None and len(runtime.host_gpus) == 2400
+    built = summary_message(summary, button_value="{}")
+    assert_valid(built.blocks)
+    text = str(built.blocks)
+    assert f"{len(runtime.containers):,} containers, 40 monitors not reached" in text
+    assert "more host GPUs" in text and "more containers" in text
+    assert any("host GPUs" in item for item in built.omitted)
+    assert any("containers" in item for item in built.omitted)
+    message = slack_message(SummaryReply(summary, SummaryRef(), None))
+    files = {a.filename: a for a in message.attachments}
+    assert {"hami-summary-tables.txt", "hami-summary.csv", "hami-runtime.csv"} <= set(files)
+    rows = list(csv.reader(io.StringIO(files["hami-runtime.csv"].render().decode())))
+    host_rows = rows[1:rows.index([])]
+    assert len(host_rows) == 2400
+    container_rows = rows[rows.index([]) + 2:]
+    container_rows = container_rows[:container_rows.index([])]
+    assert len(container_rows) == len(runtime.containers)
+    assert [r[0] for r in rows if len(r) == 1][-40:] == list(MISSING_MONITORS)
+    # The joined allocation is the scheduler's, copied, not recomputed.
+    first = runtime.host_gpus[0]
+    gpu = next(g for g in summary.gpus if g.device_uuid == first.device_uuid)
+    assert host_rows[0][:3] == [first.node, str(first.device_index), first.device_uuid]
+    assert host_rows[0][8:13] == [str(gpu.core_allocated), str(gpu.core_limit),
+                                  str(gpu.mem_allocated_mib), str(gpu.mem_limit_mib), gpu.state]
+    tables = files["hami-summary-tables.txt"].render().decode()
+    section = tables[tables.index("Containers (vGPU monitor)"):]
+    assert all(c.pod in section for c in runtime.containers)  # none silently cut
+    assert all(m in tables for m in MISSING_MONITORS)

@@ -310,6 +310,66 @@ def test_follow_up_without_metrics_explains_what_to_paste(bot: RunningBot) -> No
     assert "/metrics" in text
 
 
+def thread_reply(api: SlackWebApi, thread_ts: str, words: str) -> str:
+    """The text of the bot's final answer in ``thread_ts`` that contains ``words``."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for message in list(api.messages.values()):
+            text = blocks_text(message.blocks)
+            if message.thread_ts == thread_ts and message.updates and words in text:
+                return text
+        time.sleep(0.02)
+    raise AssertionError(f"no answer with {words!r} in thread {thread_ts}")
+
+
+def test_words_that_are_not_a_follow_up_in_a_thread_with_metrics_are_not_called_no_metrics(
+    bot: RunningBot,
+) -> None:
+    _, root = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
+    answer_in(bot.api, CHANNEL, root)
+    bot.sender.mention("hello", thread_ts=root)
+    text = thread_reply(bot.api, root, "Not a follow-up I know")
+    assert "I did not understand “hello” as a follow-up" in text
+    assert re.search(r"This thread has metrics pasted here, given \d+ s ago", text)
+    assert "none I remember" not in text and "did not find HAMi metrics" not in text
+    for follow_up in ("`ns team-a`", "`node gpu-node-1`", "`gpus`", "`workloads`", "`csv`",
+                      "`chart`", "`summary`", "`help`"):
+        assert follow_up in text
+    assert "`usage`" not in text and "`refresh`" not in text  # not for pasted metrics
+
+    sentence = ("could you tell me which team is using most of the GPUs on the second node "
+                "this morning, and whether <that> is expected?")
+    bot.sender.mention(sentence, thread_ts=root)
+    text = thread_reply(bot.api, root, "I did not understand “could you")
+    assert "is expected?”" not in text and "…”" in text  # shown back cut, without markup
+    assert "<that>" not in text
+
+    # The thread's metrics still answer a follow-up afterwards.
+    bot.sender.mention("ns team-b", thread_ts=root)
+    thread_reply(bot.api, root, "filter `namespace=team-b`")
+
+
+def test_words_in_a_cluster_summary_thread_name_the_cluster_and_its_follow_ups(
+    bot: RunningBot,
+) -> None:
+    bot.sender.command("demo", response_url=bot.api.response_url("demo"))
+    summary = answer_in(bot.api, CHANNEL, None)
+    bot.sender.mention("thanks!", thread_ts=summary.ts)
+    text = thread_reply(bot.api, summary.ts, "Not a follow-up I know")
+    assert "I did not understand “thanks!” as a follow-up" in text
+    assert "This thread has the live summary of cluster *demo*" in text
+    assert "`refresh`" in text and "`ns team-a`" in text
+    assert "`usage`" not in text  # demo's registry entry does not allow nvidia-smi
+    assert "none I remember" not in text
+
+
+def test_words_in_a_thread_without_metrics_say_there_are_none(bot: RunningBot) -> None:
+    _, ts = bot.sender.mention("hello")
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "I did not find HAMi metrics in that message, and this thread has none I remember" in (
+        text)
+
+
 def test_bad_pastes_are_answered_with_their_messages(bot: RunningBot) -> None:
     dcgm = (
         "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
