@@ -5,7 +5,9 @@ Operators override them in configuration; tests use the defaults.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +49,49 @@ class Settings:
 
 
 DEFAULT_SETTINGS = Settings()
+
+
+class SettingsError(ValueError):
+    """A configured threshold or limit is not usable; the message names the field."""
+
+
+def settings_from_mapping(data: Mapping[str, Any], where: str = "settings") -> Settings:
+    """Settings from a plain mapping (e.g. parsed YAML): ``{"thresholds": {...}, "limits":
+    {...}}``, each key a field of ``Thresholds`` / ``Limits``; anything left out keeps its
+    default. Unknown keys and values of the wrong kind are refused with a message naming them."""
+    unknown = set(data) - {"thresholds", "limits"}
+    if unknown:
+        raise SettingsError(
+            f"{where}: unknown section(s) {', '.join(sorted(unknown))}; expected thresholds, limits"
+        )
+    thresholds = _section(Thresholds, data.get("thresholds") or {}, f"{where}: thresholds")
+    limits = _section(Limits, data.get("limits") or {}, f"{where}: limits")
+    return Settings(thresholds=thresholds, limits=limits)
+
+
+_T = TypeVar("_T", Thresholds, Limits)
+
+
+def _section(kind: type[_T], values: Any, where: str) -> _T:
+    if not isinstance(values, Mapping):
+        raise SettingsError(f"{where} must be a mapping of field: value")
+    known = {f.name: f for f in fields(kind)}
+    changes: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in known:
+            raise SettingsError(
+                f"{where}: unknown field {name!r}; known fields: {', '.join(sorted(known))}"
+            )
+        default = getattr(kind(), name)
+        wants_int = isinstance(default, int)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SettingsError(f"{where}.{name} must be a number, got {value!r}")
+        if wants_int and not float(value).is_integer():
+            raise SettingsError(f"{where}.{name} must be a whole number, got {value!r}")
+        if value < 0 or (name.endswith("_percent") and value > 100):
+            limit = "between 0 and 100" if name.endswith("_percent") else "0 or more"
+            raise SettingsError(f"{where}.{name} must be {limit}, got {value!r}")
+        if name == "max_input_bytes" and value < 1:
+            raise SettingsError(f"{where}.{name} must be at least 1, got {value!r}")
+        changes[name] = int(value) if wants_int else float(value)
+    return replace(kind(), **changes)

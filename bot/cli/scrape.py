@@ -14,8 +14,10 @@ from pathlib import Path
 from bot.cli.summarize import UsageProblem, format_summary, write_chart
 from bot.clusters.collect import collect_from_kubeconfig
 from bot.clusters.errors import CollectionError
+from bot.settings_file import load_settings
 from core.api import summarize_text
 from core.errors import InputError
+from core.settings import SettingsError
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -72,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
         print("hami-summary scrape: --timeout must be more than 0 seconds.", file=sys.stderr)
         return 2
     try:
+        settings = load_settings()
+    except SettingsError as problem:
+        print(f"hami-summary scrape: {problem}", file=sys.stderr)
+        return 2
+    try:
         collected = collect_from_kubeconfig(
             args.kubeconfig,
             args.context,
@@ -86,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
             monitor_texts=collected.monitor_texts,
             missing_monitors=collected.missing_monitors,
             real_usage=collected.real_usage,
+            settings=settings,
         )
-        sys.stdout.write(format_summary(summary, args.format, None))
+        sys.stdout.write(format_summary(summary, args.format, None, settings.limits.top_rows))
         if args.chart is not None:
             write_chart(summary, args.chart)
     except CollectionError as problem:

@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
+from bot.settings_file import load_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
-from core.settings import DEFAULT_SETTINGS
+from core.settings import SettingsError
 from core.summary.build import human_size
 from core.views import render
 from core.views.csv_view import TABLES, table_csv
@@ -53,6 +54,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument("--namespace", default=None, help="show only this namespace")
     parser.add_argument("--node", default=None, help="show only this node")
+    parser.add_argument(
+        "--settings",
+        metavar="YAML",
+        default=None,
+        help="thresholds and limits to use instead of the defaults (or $HAMI_SUMMARY_SETTINGS)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -107,14 +114,16 @@ def _gunzip(data: bytes, max_bytes: int) -> bytes:
     return out
 
 
-def format_summary(summary: Summary, fmt: str, csv_table: str | None) -> str:
+def format_summary(
+    summary: Summary, fmt: str, csv_table: str | None, top: int | None = None
+) -> str:
     if fmt == "blocks":
         from bot.slack.blocks import summary_blocks
 
         return json.dumps({"blocks": summary_blocks(summary)}, indent=2) + "\n"
     if fmt == "csv" and csv_table is not None:
         return table_csv(summary, csv_table)
-    return render(summary, fmt)
+    return render(summary, fmt, top=top)
 
 
 def write_chart(summary: Summary, path: Path) -> None:
@@ -129,12 +138,17 @@ def write_chart(summary: Summary, path: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        text, source = read_input(args.file, args.example, DEFAULT_SETTINGS.limits.max_input_bytes)
-        summary = summarize_text(text, source, namespace=args.namespace, node=args.node)
-        sys.stdout.write(format_summary(summary, args.format, args.csv_table))
+        settings = load_settings(path=args.settings)
+        text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
+        summary = summarize_text(
+            text, source, namespace=args.namespace, node=args.node, settings=settings
+        )
+        sys.stdout.write(
+            format_summary(summary, args.format, args.csv_table, settings.limits.top_rows)
+        )
         if args.chart is not None:
             write_chart(summary, args.chart)
-    except (InputError, UsageProblem) as problem:
+    except (InputError, UsageProblem, SettingsError) as problem:
         message = problem.message if isinstance(problem, InputError) else str(problem)
         where = "" if args.example or args.file in (None, "-") else f" ({args.file})"
         print(f"hami-summary summarize{where}: {message}", file=sys.stderr)

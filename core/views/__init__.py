@@ -26,8 +26,18 @@ def _registry() -> dict[str, TextView]:
 TEXT_FORMATS = ("text", "markdown", "json", "csv")
 
 
-def render(summary: Summary, fmt: str) -> str:
-    """Render ``summary`` in one of ``TEXT_FORMATS``."""
+def render(summary: Summary, fmt: str, *, top: int | None = None) -> str:
+    """Render ``summary`` in one of ``TEXT_FORMATS``.
+
+    ``top``: rows per table in the text and Markdown reports (``Limits.top_rows``); the JSON and
+    CSV views always carry every row.
+    """
+    if fmt in ("text", "markdown") and top is not None:
+        from core.views import markdown_view, text_view
+
+        if fmt == "text":
+            return text_view.render(summary, top)
+        return markdown_view.render(summary, top)
     views = _registry()
     if fmt not in views:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(TEXT_FORMATS)}")

@@ -1,0 +1,65 @@
+"""Operator overrides of the summary's thresholds and limits (SPEC.md: every threshold is a
+documented default that an operator can change in configuration).
+
+``HAMI_SUMMARY_SETTINGS`` names a YAML file such as::
+
+    thresholds:
+      saturation_percent: 95      # SPEC 5 "full" / saturated
+      dominant_percent: 60        # SPEC 8 dominant tenant
+    limits:
+      max_input_bytes: 134217728  # refuse larger pastes and scrapes (default 64 MiB)
+      top_rows: 30
+
+``HAMI_SUMMARY_MAX_INPUT_MIB`` overrides the input limit alone. The field names are those of
+``core.settings.Thresholds`` and ``core.settings.Limits``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from core.settings import DEFAULT_SETTINGS, Settings, SettingsError, settings_from_mapping
+
+SETTINGS_FILE_VARIABLE = "HAMI_SUMMARY_SETTINGS"
+MAX_INPUT_VARIABLE = "HAMI_SUMMARY_MAX_INPUT_MIB"
+
+
+def load_settings(env: Mapping[str, str] | None = None, path: str | None = None) -> Settings:
+    """Settings from ``path`` (or the file ``HAMI_SUMMARY_SETTINGS`` names) and the environment.
+
+    Raises ``SettingsError`` with a message naming the file, the variable or the field.
+    """
+    env = os.environ if env is None else env
+    settings = DEFAULT_SETTINGS
+    path = path or env.get(SETTINGS_FILE_VARIABLE) or None
+    if path:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as err:
+            raise SettingsError(f"cannot read the settings file {path}: {err.strerror}") from err
+        except yaml.YAMLError as err:
+            raise SettingsError(f"the settings file {path} is not valid YAML: {err}") from err
+        if data is not None and not isinstance(data, Mapping):
+            raise SettingsError(
+                f"the settings file {path} must hold a mapping with thresholds/limits"
+            )
+        settings = settings_from_mapping(data or {}, where=path)
+    raw = env.get(MAX_INPUT_VARIABLE)
+    if raw:
+        try:
+            mib = float(raw)
+        except ValueError:
+            mib = -1.0
+        if mib <= 0:
+            raise SettingsError(
+                f"{MAX_INPUT_VARIABLE} must be a positive number of MiB, got {raw!r}"
+            )
+        settings = replace(
+            settings, limits=replace(settings.limits, max_input_bytes=int(mib * 1048576))
+        )
+    return settings
