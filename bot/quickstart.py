@@ -49,10 +49,14 @@ def ensure_environment(extra: str = "") -> None:
         "or two the first time)"
     )
     subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True, cwd=ROOT
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--quiet", "--upgrade", "pip"],
+        check=True,
+        cwd=ROOT,
     )
     subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", target], check=True, cwd=ROOT
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--quiet", "-e", target],
+        check=True,
+        cwd=ROOT,
     )
     stamp_file.write_text(wanted)
 
