@@ -11,7 +11,7 @@ each allocation is counted once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -212,15 +212,27 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
     return out
 
 
-def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
+def _set_on_previous_rows(
+    previous: tuple[list[tuple[str, ...]], Sequence[object]], rows: Columns, attr: str
+) -> bool:
+    """Set ``attr`` on the readings the previous family of this kind looked up, if it had the
+    very same field column; True when done.
+
+    Families with one label set list the same devices (or pods) in the same order, since the Go
+    client sorts series by label values: one list comparison then replaces a lookup per sample.
+    """
     fields, values = rows
-    previous_fields, previous_devices = surface.last_device_rows
-    if fields == previous_fields:
-        # Families with the same label set list the same devices in the same order (the Go
-        # client sorts series by label values): reuse the previous family's lookups.
-        for known, value in zip(previous_devices, values, strict=True):
-            setattr(known, attr, value)
+    if fields != previous[0]:
+        return False
+    for reading, value in zip(previous[1], values, strict=True):
+        setattr(reading, attr, value)
+    return True
+
+
+def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
+    if _set_on_previous_rows(surface.last_device_rows, rows, attr):
         return
+    fields, values = rows
     devices = surface.devices
     in_order: list[DeviceReading] = []
     for (node, uuid, index, dtype, memlimit), value in zip(fields, values, strict=True):
@@ -251,13 +263,9 @@ def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
 
 
 def _allocations(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
-    fields, values = rows
-    previous_fields, previous_allocations = surface.last_allocation_rows
-    if fields == previous_fields:
-        # Memory and cores of the same pods, in the same order (see ``_devices``).
-        for known_alloc, value in zip(previous_allocations, values, strict=True):
-            setattr(known_alloc, attr, value)
+    if _set_on_previous_rows(surface.last_allocation_rows, rows, attr):
         return
+    fields, values = rows
     allocations = surface.allocations
     in_order: list[AllocationReading] = []
     for (namespace, pod, index, uuid, node), value in zip(fields, values, strict=True):
