@@ -8,6 +8,7 @@ variable, what was wrong and what to set instead (``ConfigError``). Secrets are 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +65,10 @@ class BotConfig:
     # itself is built by ``bot.store.factory.store_from_env`` (REDIS_KEY_PREFIX, REDIS_TIMEOUT_MS).
     redis_url: Secret | None = None
     clusters_file: Path | None = None
+    # Folder scanned for kubeconfigs by the admin command; None: the CLI's default (~/.kube).
     kubeconfig_dir: Path | None = None
+    # Slack user ids allowed to use ``/hami-summary admin`` (HAMI_SUMMARY_ADMINS). Empty: nobody.
+    admins: frozenset[str] = frozenset()
     # Follow-ups in a thread use the metrics given there for this long (issue 3: 24 h).
     thread_ttl_seconds: float = 24 * 3600.0
     # Largest compressed metrics text kept for thread follow-ups.
@@ -171,6 +175,25 @@ def _existing_dir(environ: Mapping[str, str], name: str) -> Path | None:
     return path
 
 
+# Slack user ids: U... for users, W... for Enterprise Grid users (https://api.slack.com/changelog/
+# 2016-08-11-user-id-format-changes).
+_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+
+
+def _user_ids(environ: Mapping[str, str], name: str) -> frozenset[str]:
+    raw = _text(environ, name)
+    if raw is None:
+        return frozenset()
+    ids = [part.strip() for part in raw.split(",") if part.strip()]
+    bad = [part for part in ids if not _SLACK_USER_ID.match(part)]
+    if bad:
+        raise ConfigError(
+            f"{name}: {bad[0]!r} is not a Slack user id. List member ids separated by commas, "
+            "e.g. U0123ABCD,U0456EFGH (in Slack: a person's profile -> ⋮ -> Copy member ID)."
+        )
+    return frozenset(ids)
+
+
 def _redis_url(environ: Mapping[str, str]) -> Secret | None:
     raw = _text(environ, "REDIS_URL")
     if raw is None:
@@ -198,6 +221,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
         redis_url=_redis_url(env),
         clusters_file=_existing_file(env, "HAMI_CLUSTERS_FILE"),
         kubeconfig_dir=_existing_dir(env, "KUBECONFIG_DIR"),
+        admins=_user_ids(env, "HAMI_SUMMARY_ADMINS"),
         thread_ttl_seconds=_number(env, "HAMI_SUMMARY_THREAD_TTL_SECONDS", 24 * 3600.0, minimum=1),
         thread_max_bytes=_integer(env, "HAMI_SUMMARY_THREAD_MAX_BYTES", 8 * 1024 * 1024,
                                   minimum=1024),

@@ -7,6 +7,8 @@ The same ``bot.conversation.Conversation`` answers as in Slack, in one thread:
 * ``@bot ...`` (or ``@hami-summary ...``) — a mention: follow-ups such as ``ns team-a``,
   ``gpus``, ``workloads``, ``csv``, ``chart``, ``help``;
 * metrics text pasted over several lines, ended by an empty line (or end of input);
+* ``admin`` (or ``admin check``) — the admin report: kubeconfig discovery and who may query
+  each registered cluster (the local operator is always an admin);
 * any other line is read like a mention; ``quit`` ends.
 
 Replies print as the text report; charts and files are saved, and their paths printed. When
@@ -28,9 +30,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
+from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
 from bot.conversation.formatting import age_text, usage_failure_lines
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
+    AdminReply,
     Attachment,
     ClusterOption,
     ClustersReply,
@@ -54,6 +58,10 @@ THREAD = "terminal"
 COMMAND_PREFIX = "/hami-summary"
 MENTION = re.compile(r"^@(bot|hami-summary|hami)\b[:,]?\s*", re.IGNORECASE)
 QUIT_WORDS = ("quit", "exit", "bye")
+ADMIN_WORD = "admin"
+# Where the text report cuts a table, it says how to get every row in this mode (the CLI's
+# "--format csv" does not exist here): ``csv`` saves the CSV and every table in full.
+FULL_TABLE_HINT = "type csv for the full tables"
 EXAMPLE_RESOURCE = "example-scheduler.prom"
 
 _MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")
@@ -65,6 +73,8 @@ The Slack bot's conversation in this terminal, one thread, no Slack needed. Type
   /hami-summary ...     the slash command: help, clusters, <cluster> [ns=NS] [node=NODE]
   @bot ...              a mention: ns team-a, node gpu-node-1, gpus, workloads, csv, chart, help
   metrics text          pasted over several lines, ended by an empty line
+  admin [check]         kubeconfigs in KUBECONFIG_DIR (or ~/.kube) and who may query each
+                        registered cluster; check also asks each API server
   quit                  leave
 
 Replies print as text; charts and files are saved and their paths printed. Registered
@@ -82,11 +92,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("file", nargs="?", type=Path, help="a metrics file to load first")
     parser.add_argument(
-        "--example", action="store_true",
+        "--example",
+        action="store_true",
         help="load the bundled example cluster first, so a full answer shows at once",
     )
     parser.add_argument(
-        "--out-dir", type=Path, default=None,
+        "--out-dir",
+        type=Path,
+        default=None,
         help="folder for charts and files (default: a new temporary folder)",
     )
     parser.set_defaults(run=run)
@@ -127,16 +140,17 @@ class ChatSession:
         for number, option in enumerate(options, start=1):
             contexts = ", ".join(option.contexts) if option.contexts else "-"
             runtime = "; runtime allowed" if option.runtime_allowed else ""
-            self.say(f"  {number}. {option.name} ({option.display_name}) contexts: {contexts}"
-                     f"{runtime}")
+            self.say(
+                f"  {number}. {option.name} ({option.display_name}) contexts: {contexts}{runtime}"
+            )
 
     def show(self, reply: Reply | None) -> None:
-        from core.views import render
+        from core.views import text_view
 
         if reply is None:
             return
         if isinstance(reply, SummaryReply):
-            self.say(render(reply.summary, "text").rstrip())
+            self.say(text_view.render(reply.summary, full_table_hint=FULL_TABLE_HINT).rstrip())
             # The report's real-usage table names each failure's cause; what went wrong
             # (and what to change) is said here, as in the Slack reply.
             failures = usage_failure_lines(reply.summary)
@@ -170,6 +184,8 @@ class ChatSession:
                 return
             self.say("Registered clusters:")
             self._options(reply.options)
+        elif isinstance(reply, AdminReply):
+            self.say(admin_text(reply.report, PLAIN_MARKUP, check_hint="type admin check"))
         elif isinstance(reply, MessageReply):
             if reply.title:
                 self.say(("Problem: " if reply.tone == "problem" else "") + plain(reply.title))
@@ -189,19 +205,23 @@ class ChatSession:
 
     def load(self, name: str, text: str) -> None:
         """Metrics given as a file (the example, or FILE on the command line)."""
-        self._answer(name, lambda: self.conversation.message(
-            "", channel=CHANNEL, thread_ts=THREAD, user=None, files=[GivenFile(name, text)]
-        ))
+        self._answer(
+            name,
+            lambda: self.conversation.message(
+                "", channel=CHANNEL, thread_ts=THREAD, user=None, files=[GivenFile(name, text)]
+            ),
+        )
 
     def message(self, text: str) -> None:
-        self._answer("a message", lambda: self.conversation.message(
-            text, channel=CHANNEL, thread_ts=THREAD, user=None
-        ))
+        self._answer(
+            "a message",
+            lambda: self.conversation.message(text, channel=CHANNEL, thread_ts=THREAD, user=None),
+        )
 
     def command(self, text: str) -> None:
-        self._answer("a command", lambda: self.conversation.command(
-            text, user=None, channel=CHANNEL
-        ))
+        self._answer(
+            "a command", lambda: self.conversation.command(text, user=None, channel=CHANNEL)
+        )
 
     def run(self, lines: Iterable[str], prompt: bool) -> None:
         """Handle ``lines`` until they end or the person quits."""
@@ -223,7 +243,9 @@ class ChatSession:
                 continue
             if stripped.lower().startswith(COMMAND_PREFIX):
                 flush_paste()
-                self.command(stripped[len(COMMAND_PREFIX):])
+                self.command(stripped[len(COMMAND_PREFIX) :])
+            elif not paste and stripped.split()[0].lower() == ADMIN_WORD:
+                self.command(stripped)
             elif MENTION.match(stripped):
                 flush_paste()
                 self.message(MENTION.sub("", stripped, count=1))
@@ -266,8 +288,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             first_text = (args.file.name, args.file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as error:
-            print(f"hami-summary chat: cannot read {args.file}: {error}. Give a text file with "
-                  "HAMi /metrics output.", file=sys.stderr)
+            print(
+                f"hami-summary chat: cannot read {args.file}: {error}. Give a text file with "
+                "HAMi /metrics output.",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     out_dir = args.out_dir or Path(tempfile.mkdtemp(prefix="hami-summary-chat-"))
     try:
@@ -280,6 +305,8 @@ def run(args: argparse.Namespace) -> int:
     conversation = Conversation(
         BotState(store),
         RegistryLiveSource(registry, store, timeout_seconds=config.scrape_timeout_seconds),
+        # The operator at the terminal is the admin: no Slack ids to list.
+        admin=AdminAccess(registry=registry, kubeconfig_dir=config.kubeconfig_dir),
     )
     session = ChatSession(conversation, out_dir, sys.stdout)
     if args.example:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.conversation.formatting import age_text
-from bot.conversation.parsing import COMMAND_USAGE, FOLLOW_UP_USAGE
+from bot.conversation.parsing import ADMIN_USAGE, COMMAND_USAGE, FOLLOW_UP_USAGE
 from bot.conversation.replies import MessageReply
 from bot.store.state import ClusterTarget, ThreadSubject
 
@@ -37,6 +37,11 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
             "`usage` real usage from nvidia-smi, `fresh` skips the cache.",
             "• `/hami-summary clusters` — the clusters you may query in this channel.",
             "• `/hami-summary help` — this text.",
+            f"• `{ADMIN_USAGE}` — for the bot's admins (Slack user ids in "
+            "`HAMI_SUMMARY_ADMINS`): the kubeconfig files the bot can see (`KUBECONFIG_DIR`, "
+            "default `~/.kube`) with their contexts, clusters, users and problems (never "
+            "credentials), and who may query each registered cluster; `check` also asks each "
+            "context's API server. Only you see the answer.",
             "",
             "*Pasted metrics*",
             "Mention me (or DM me) with HAMi `/metrics` text pasted in the message, or attach it "
@@ -66,7 +71,8 @@ def _follow_up_lines(*, cluster: bool | None, usage_allowed: bool = False) -> li
     lines = [
         "• `ns team-a` — only namespace team-a   • `node gpu-node-1` — only that node",
         "• `gpus` — every GPU   • `workloads` — every pod allocation",
-        "• `csv` — GPU and workload tables as CSV   • `chart` — allocation chart (PNG)",
+        "• `csv` — every table in full, as CSV and text files   • `chart` — allocation chart "
+        "(PNG)",
         "• `summary` — the whole summary again",
     ]
     if cluster is None:

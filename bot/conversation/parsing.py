@@ -101,6 +101,14 @@ class ClustersCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class AdminCommand:
+    """``admin [check]``: kubeconfig discovery and cluster access, for the bot's admins.
+    ``check`` also asks each context's API server (``GET /version``)."""
+
+    check: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterCommand:
     cluster: str
     context: str | None = None
@@ -113,12 +121,14 @@ class ClusterCommand:
     usage: bool = False
 
 
-Command = HelpCommand | PickerCommand | ClustersCommand | ClusterCommand
+Command = HelpCommand | PickerCommand | ClustersCommand | AdminCommand | ClusterCommand
 
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
     "[fresh]"
 )
+
+ADMIN_USAGE = "/hami-summary admin [check]"
 
 # Words asking for real usage (nvidia-smi in the pods) rather than allocation only.
 USAGE_WORDS = ("usage", "nvidia-smi")
@@ -136,6 +146,14 @@ def parse_command(text: str) -> Command:
         if len(words) > 1:
             raise InputError(f"'clusters' takes no arguments (got '{' '.join(words[1:])}').")
         return ClustersCommand()
+    if head == "admin":
+        rest = [word.lower() for word in words[1:]]
+        if rest not in ([], ["check"]):
+            raise InputError(
+                f"'admin' takes only `check` (got '{' '.join(words[1:])}'). Usage: "
+                f"{ADMIN_USAGE}"
+            )
+        return AdminCommand(check=bool(rest))
     if not _CLUSTER.match(words[0]) or "=" in words[0]:
         raise InputError(
             f"'{words[0]}' is not a cluster name. Usage: {COMMAND_USAGE}; "

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.conversation.admin import AdminReport
 from bot.store.state import ClusterTarget
 from core.errors import InputError
 from core.model import Summary
@@ -164,7 +165,17 @@ class ClustersReply:
     admin_notes: tuple[str, ...] = ()
 
 
-Reply = SummaryReply | TableReply | FilesReply | MessageReply | PickerReply | ClustersReply
+@dataclass(frozen=True, slots=True)
+class AdminReply:
+    """The admin report (kubeconfig discovery, cluster access); only ever shown to an admin."""
+
+    report: AdminReport
+
+
+Reply = (
+    SummaryReply | TableReply | FilesReply | MessageReply | PickerReply | ClustersReply
+    | AdminReply
+)
 
 
 def new_error_id() -> str:

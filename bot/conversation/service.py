@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from bot.conversation.admin import AdminAccess
 from bot.conversation.clusters import LiveRequest, LiveSource, nvidia_smi_refusal
 from bot.conversation.formatting import all_tables, gpu_table, workload_table
 from bot.conversation.help import (
@@ -21,6 +22,7 @@ from bot.conversation.help import (
 )
 from bot.conversation.parsing import (
     COMMAND_USAGE,
+    AdminCommand,
     ClusterCommand,
     ClustersCommand,
     Command,
@@ -35,6 +37,7 @@ from bot.conversation.parsing import (
     strip_code_fences,
 )
 from bot.conversation.replies import (
+    AdminReply,
     Attachment,
     ClusterOption,
     ClustersReply,
@@ -147,10 +150,13 @@ class Conversation:
         live: LiveSource,
         *,
         settings: Settings = DEFAULT_SETTINGS,
+        admin: AdminAccess | None = None,
     ) -> None:
         self.state = state
         self.live = live
         self.settings = settings
+        # Who may see the admin report; by default nobody on Slack (the chat's operator may).
+        self.admin = admin if admin is not None else AdminAccess()
 
     # -- slash command -------------------------------------------------------------------
 
@@ -167,6 +173,8 @@ class Conversation:
             return help_reply(admin_notes=self.live.access_notes(user, channel))
         if isinstance(command, PickerCommand):
             return self.picker(user=user, channel=channel)
+        if isinstance(command, AdminCommand):
+            return self.admin_report(command, user=user, channel=channel)
         if isinstance(command, ClustersCommand):
             options = tuple(self.live.clusters_for(user, channel))
             return ClustersReply(
@@ -178,6 +186,20 @@ class Conversation:
             return self._cluster_summary(command, user=user, channel=channel)
         except InputError as error:
             return _problem(error)
+
+    def is_admin(self, user: str | None) -> bool:
+        return self.admin.allows(user)
+
+    def admin_report(
+        self, command: AdminCommand, *, user: str | None, channel: str | None
+    ) -> AdminReply | MessageReply:
+        """Kubeconfig discovery and cluster access for an admin; a polite no for anyone else.
+        With ``command.check`` each context's API server is asked, which takes seconds."""
+        if not self.admin.allows(user):
+            return MessageReply(self.admin.refusal(user), title="Only for the bot's admins",
+                                tone="problem")
+        notes = self.live.access_notes(user, channel)
+        return AdminReply(self.admin.report(check=command.check, access_notes=notes))
 
     def _resolve_cluster(
         self, command: ClusterCommand, *, user: str | None, channel: str | None

@@ -1,7 +1,8 @@
 """One function that puts the bot together from its settings, for ``serve`` and for tests.
 
 Store -> bot state -> live clusters (with Slack user-group lookups for ``allowed_user_groups``)
--> conversation -> Slack services -> Web API client -> Bolt app (instrumented by ``bot.ops``).
+-> conversation (with the admins of ``HAMI_SUMMARY_ADMINS``) -> Slack services -> Web API
+client -> Bolt app (instrumented by ``bot.ops``).
 Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 """
 
@@ -16,6 +17,7 @@ from slack_sdk import WebClient
 from bot.clusters.collect import collect_metrics
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
+from bot.conversation.admin import AdminAccess
 from bot.conversation.service import Conversation
 from bot.live import Collect, LiveLimits, RegistryLiveSource
 from bot.ops.instrument import instrument_app
@@ -69,7 +71,13 @@ def assemble_bot(
         user_groups=SlackUserGroups(lookup_client(token, config.slack_api_url), store),
     )
     services = SlackServices(
-        conversation=Conversation(state, live),
+        conversation=Conversation(
+            state,
+            live,
+            admin=AdminAccess(
+                admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
+            ),
+        ),
         state=state,
         max_file_bytes=config.max_file_bytes,
         api_base_url=config.slack_api_url,

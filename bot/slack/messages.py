@@ -25,7 +25,9 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
+from bot.conversation.admin import SLACK_MARKUP, admin_text
 from bot.conversation.replies import (
+    AdminReply,
     Attachment,
     ClusterOption,
     ClustersReply,
@@ -252,6 +254,21 @@ def clusters_message(reply: ClustersReply) -> SlackMessage:
     return text_message(MessageReply(title="Clusters you may query here", text=text))
 
 
+# The admin report answers ephemerally (no files possible there): whole lines up to this many
+# characters, then a count and where to see everything. Split into sections of at most 3,000,
+# it stays far below the 50-block limit.
+ADMIN_REPORT_MAX_CHARS = 20_000
+
+
+def admin_message(reply: AdminReply) -> SlackMessage:
+    text = admin_text(reply.report, SLACK_MARKUP, check_hint="`/hami-summary admin check`",
+                      max_chars=ADMIN_REPORT_MAX_CHARS)
+    title = "Admin: kubeconfig discovery and cluster access"
+    if reply.report.checked:
+        title += " (API servers checked)"
+    return text_message(MessageReply(title=title, text=text))
+
+
 def _admin_notes(notes: tuple[str, ...]) -> str:
     if not notes:
         return ""
@@ -288,4 +305,6 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
         return picker_message(reply)
     if isinstance(reply, ClustersReply):
         return clusters_message(reply)
+    if isinstance(reply, AdminReply):
+        return admin_message(reply)
     return text_message(reply)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.conftest import FIXTURES, read_fixture
 from tests.kube.fake_apiserver import FakeApiServer, hami_cluster
-from tests.slack.conftest import MetricsServer
+from tests.slack.conftest import MetricsServer, write_kubeconfig, write_registry
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -147,3 +147,44 @@ def test_words_that_are_not_a_follow_up_are_told_apart_from_a_missing_paste(
     assert "none I remember" not in out
     assert "`gpus` — every GPU" in out
     assert "Filter: namespace=team-a" in out  # the metrics still answer afterwards
+
+
+def test_cut_tables_point_at_csv_which_saves_every_row(tmp_path: Path) -> None:
+    from core.simulate import simulate_exposition
+
+    big = tmp_path / "big.prom"
+    big.write_text(simulate_exposition(40, 4))
+    result = chat(str(big), stdin="csv\n", tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "more row(s) not shown (type csv for the full tables)" in out
+    assert "--format csv" not in out  # a CLI flag that does not exist in this mode
+    saved = {p.name.rsplit("-", 1)[0]: p for p in saved_paths(out)}
+    tables = saved["hami-summary-tables"].read_text()
+    assert all(f"gpu-node-{i:02d}" in tables for i in range(1, 41))  # every node, none cut
+    assert "gpu-node-40,3," in saved["hami-summary"].read_text()
+
+
+def test_admin_lists_kubeconfigs_and_who_may_query_each_cluster(tmp_path: Path) -> None:
+    kube_dir = tmp_path / "kube"
+    kube_dir.mkdir()
+    write_kubeconfig(kube_dir / "prod.kubeconfig", ["prod-admin", "prod-readonly"])
+    (kube_dir / "notes.txt").write_text("call the on-call first\n")
+    registry = write_registry(tmp_path, "http://127.0.0.1:9/metrics")
+    result = chat(stdin="admin\nadmin check\n", tmp_path=tmp_path,
+                  env={"HAMI_CLUSTERS_FILE": str(registry), "KUBECONFIG_DIR": str(kube_dir)})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert (f"Kubeconfig files in {kube_dir} (folder from KUBECONFIG_DIR): 1 found, 1 skipped."
+            in out)
+    assert ("◦ prod-admin: cluster gpu (https://127.0.0.1:9), user viewer (token) — valid "
+            "(resolves; credentials present)") in out
+    assert "• notes.txt: YAML, but not a mapping" in out
+    assert "type admin check" in out
+    assert f"Registered clusters ({registry}): 3" in out
+    assert "• demo (Demo cluster): metrics URL http://127.0.0.1:9/metrics" in out
+    assert "may query: channels C0TEAM01" in out and "may query: users U0ALICE1" in out
+    # admin check asked the (closed) API server with the context's credentials.
+    assert ('◦ prod-admin: cluster gpu (https://127.0.0.1:9), user viewer (token) — PROBLEM: '
+            'Cannot reach the Kubernetes API server of context "prod-admin"') in out
+    assert "kube-token-not-a-secret" not in out + result.stderr

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from typing import Any
 
 import pytest
 from slack_sdk.models.blocks import Block
 
+from bot.clusters.registry import ClusterEntry, ClusterRegistry
+from bot.conversation.admin import AdminAccess, AdminReport
 from bot.conversation.formatting import gpu_table, workload_table
 from bot.conversation.help import follow_up_help_reply, help_reply, no_metrics_reply
 from bot.conversation.replies import (
+    AdminReply,
     Attachment,
     ClusterOption,
     ClustersReply,
@@ -131,7 +135,32 @@ def assert_valid(blocks: list[dict[str, Any]]) -> None:
             assert all(len(e.get("value", "")) <= 2000 for e in data["elements"])
 
 
-def all_replies(summaries: dict[str, Summary]) -> list[Reply]:
+@pytest.fixture(scope="module")
+def large_admin_report(tmp_path_factory: pytest.TempPathFactory) -> AdminReport:
+    """An admin report far over one message: 300 kubeconfig files, 400 registered clusters."""
+    folder = tmp_path_factory.mktemp("kube")
+    for i in range(300):
+        contexts = [{"name": f"ctx-{i}-{j}", "context": {"cluster": "c", "user": "u"}}
+                    for j in range(4)]
+        (folder / f"cluster-{i:03d}.yaml").write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": f"ctx-{i}-0",
+            "clusters": [{"name": "c", "cluster": {"server": f"https://10.0.{i // 250}.{i % 250}"
+                                                             ":6443"}}],
+            "users": [{"name": "u", "user": {"token": "secret-token"}}],
+            "contexts": contexts,
+        }))
+    entries = tuple(
+        ClusterEntry(f"cluster-{i}", f"Cluster {i}", "metrics-url",
+                     metrics_url=f"http://10.1.0.{i % 250}:31993/metrics",
+                     allowed_channels=frozenset({f"C{i:08d}"}))
+        for i in range(400)
+    )
+    access = AdminAccess(frozenset({"U1"}), ClusterRegistry(entries, folder / "clusters.yaml"),
+                         kubeconfig_dir=folder)
+    return access.report(check=False)
+
+
+def all_replies(summaries: dict[str, Summary], admin_report: AdminReport) -> list[Reply]:
     options = tuple(
         ClusterOption(f"cluster-{i}", f"Cluster number {i} " + "x" * 80, ("a", "b"), i % 2 == 0)
         for i in range(130)
@@ -152,6 +181,8 @@ def all_replies(summaries: dict[str, Summary]) -> list[Reply]:
         ClustersReply(options[:20]),
         ClustersReply((), "no clusters", admin_notes=("the app lacks `usergroups:read`",)),
         FilesReply("CSV of the tables.", (Attachment("a.csv", "A", lambda: b"x"),)),
+        AdminReply(admin_report),
+        MessageReply(AdminAccess().refusal("U0ALICE1"), "Only for the bot's admins", "problem"),
     ]
     for name, summary in summaries.items():
         ref = SummaryRef(channel="C1", thread_ts="1.1", namespace="team-a")
@@ -164,8 +195,10 @@ def all_replies(summaries: dict[str, Summary]) -> list[Reply]:
     return replies
 
 
-def test_every_reply_is_valid_block_kit(summaries: dict[str, Summary]) -> None:
-    replies = all_replies(summaries)
+def test_every_reply_is_valid_block_kit(
+    summaries: dict[str, Summary], large_admin_report: AdminReport
+) -> None:
+    replies = all_replies(summaries, large_admin_report)
     for reply in replies:
         for files_possible in (True, False):
             message = slack_message(reply, files_possible=files_possible)
@@ -288,3 +321,13 @@ def test_runtime_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
     section = tables[tables.index("Containers (vGPU monitor)"):]
     assert all(c.pod in section for c in runtime.containers)  # none silently cut
     assert all(m in tables for m in MISSING_MONITORS)
+
+
+def test_admin_report_too_large_for_a_message_says_where_the_rest_is(
+    large_admin_report: AdminReport,
+) -> None:
+    message = slack_message(AdminReply(large_admin_report))
+    assert_valid(message.blocks)
+    text = str(message.blocks)
+    assert "more lines. The whole report: `hami-summary clusters` on the bot's host" in text
+    assert "cluster-000.yaml" in text and "secret-token" not in text

@@ -47,6 +47,9 @@ def test_values_are_read_and_the_api_url_gets_its_slash(tmp_path: Path) -> None:
         ({"HAMI_CLUSTERS_FILE": "/nonexistent/clusters.yaml"}, ["no such file"]),
         ({"REDIS_URL": "http://localhost"}, ["REDIS_URL", "redis://"]),
         ({"HAMI_SUMMARY_THREAD_TTL_SECONDS": "0"}, ["at least 1"]),
+        ({"HAMI_SUMMARY_ADMINS": "U0123ABCD,@alice"},
+         ["HAMI_SUMMARY_ADMINS", "'@alice' is not a Slack user id", "Copy member ID"]),
+        ({"KUBECONFIG_DIR": "/nonexistent/kube"}, ["KUBECONFIG_DIR", "no such directory"]),
     ],
 )
 def test_bad_values_name_the_variable_and_the_fix(env: dict[str, str], words: list[str]) -> None:
@@ -68,3 +71,9 @@ def test_secrets_never_show_in_repr_or_errors() -> None:
     with pytest.raises(ConfigError) as error:
         load_config({"SLACK_BOT_TOKEN": "xoxp-leaky-user-token"})
     assert "leaky" not in error.value.message
+
+
+def test_admins_are_a_comma_separated_list_of_slack_user_ids() -> None:
+    assert load_config({}).admins == frozenset()
+    config = load_config({"HAMI_SUMMARY_ADMINS": " U0123ABCD, W0456EFGH ,,"})
+    assert config.admins == frozenset({"U0123ABCD", "W0456EFGH"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.conversation.parsing import (
+    AdminCommand,
     ClusterCommand,
     ClustersCommand,
     FollowUp,
@@ -22,6 +23,8 @@ def test_commands() -> None:
     assert parse_command("") == PickerCommand()
     assert parse_command("  help ") == HelpCommand()
     assert parse_command("clusters") == ClustersCommand()
+    assert parse_command("admin") == AdminCommand()
+    assert parse_command("Admin CHECK") == AdminCommand(check=True)
     assert parse_command("prod ns=team-a node=gpu-node-1 context=admin runtime fresh") == (
         ClusterCommand("prod", "admin", "team-a", "gpu-node-1", True, True)
     )
@@ -35,6 +38,7 @@ def test_commands() -> None:
         ("prod please", ["Unknown word 'please'"]),
         ("ns=team-a", ["'ns=team-a' is not a cluster name"]),
         ("clusters all", ["takes no arguments"]),
+        ("admin everything", ["'admin' takes only `check`", "/hami-summary admin [check]"]),
     ],
 )
 def test_bad_commands_say_what_was_wrong(text: str, words: list[str]) -> None:
