@@ -21,6 +21,7 @@ from bot.conversation.help import (
     not_understood_reply,
 )
 from bot.conversation.parsing import (
+    ADMIN_USAGE,
     COMMAND_USAGE,
     AdminCommand,
     ClusterCommand,
@@ -403,6 +404,14 @@ class Conversation:
     ) -> MessageReply:
         """Words that are neither metrics nor a follow-up. Only a thread without metrics gets
         "none I remember"; one with metrics is told what it has and what to ask."""
+        if body.split()[0].lower() == "admin":
+            # A thread is seen by everyone in it; the admin report is shown only to its reader.
+            return MessageReply(
+                "The admin report is shown only to the person who asks: use "
+                f"`{ADMIN_USAGE}` outside a thread (Slack does not run slash commands in "
+                "threads). It is for the Slack users listed in HAMI_SUMMARY_ADMINS.",
+                title="Ask for the admin report with the slash command",
+            )
         subject = self.state.thread_subject(channel, thread_ts)
         if subject is None:
             return no_metrics_reply()

@@ -16,7 +16,7 @@ from bot.clusters.registry import load_registry
 from tests.kube.fake_apiserver import FakeApiServer, FakeCluster
 from tests.slack.conftest import CHANNEL, USER, RunningBot, start_bot, stop_bot, write_registry
 from tests.slack.test_blocks import assert_valid
-from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, blocks_text
+from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, answer_in, blocks_text
 from tests.support.slack_api import SlackWebApi
 
 ADMIN = "U0ADMIN01"
@@ -196,3 +196,13 @@ def test_help_documents_the_admin_command(admin_setup: AdminSetup) -> None:
                        .json()["blocks"])
     assert "`/hami-summary admin [check]` — for the bot's admins" in text
     assert "`HAMI_SUMMARY_ADMINS`" in text and "`KUBECONFIG_DIR`" in text
+
+
+def test_admin_asked_in_a_thread_points_to_the_private_slash_command(
+    admin_setup: AdminSetup,
+) -> None:
+    bot = admin_setup.bot
+    _, ts = bot.sender.mention("admin", user=ADMIN)
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "use `/hami-summary admin [check]` outside a thread" in text
+    assert "Kubeconfig files" not in text and "fake-cluster" not in text
