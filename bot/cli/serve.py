@@ -144,8 +144,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(ops_port)
     configure_logging(
         logging.getLogger().level or logging.INFO,
-        secrets=(mode.bot_token, mode.signing_secret, mode.app_token,
-                 config.redis_url.reveal() if config.redis_url else None),
+        secrets=(
+            mode.bot_token,
+            mode.signing_secret,
+            mode.app_token,
+            config.redis_url.reveal() if config.redis_url else None,
+        ),
     )
     try:
         registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
@@ -156,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
     readiness.registry_loaded(len(registry.entries), str(config.clusters_file or "none"))
     try:
         # Bolt calls auth.test here: a bad token fails now, not on the first request.
-        app = assemble_bot(config, store=store, registry=registry,
-                           socket_mode=mode.socket_mode).app
+        app = assemble_bot(config, store=store, registry=registry, socket_mode=mode.socket_mode).app
     except BoltError as error:
         readiness.slack_token_failed(str(error))
         return _fail(
@@ -182,8 +185,12 @@ def run(args: argparse.Namespace) -> int:
         assert mode.app_token is not None
         ops = start_ops_server(readiness, port=ops_port) if ops_port else None
         runner = SocketModeRunner(app, mode.app_token).connect()
-        print("hami-summary: connected to Slack in Socket Mode"
-              + (f"; health on port {ops.port}" if ops else ""), file=sys.stderr, flush=True)
+        print(
+            "hami-summary: connected to Slack in Socket Mode"
+            + (f"; health on port {ops.port}" if ops else ""),
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             stop.wait()
         finally:
@@ -194,10 +201,14 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     port = args.port if args.port is not None else config.port
-    server = BotHttpServer({**slack_route(app), **ops_routes(readiness)}, host=args.host,
-                           port=port).start()
-    print(f"hami-summary: listening on http://{args.host}:{server.port}/slack/events",
-          file=sys.stderr, flush=True)
+    server = BotHttpServer(
+        {**slack_route(app), **ops_routes(readiness)}, host=args.host, port=port
+    ).start()
+    print(
+        f"hami-summary: listening on http://{args.host}:{server.port}/slack/events",
+        file=sys.stderr,
+        flush=True,
+    )
     stop.wait()
     server.stop()
     if not drain(app, DRAIN_SECONDS):
