@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from bot.settings_file import load_settings
+from core.settings import DEFAULT_SETTINGS, Settings, SettingsError
+
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
 
@@ -69,6 +72,8 @@ class BotConfig:
     kubeconfig_dir: Path | None = None
     # Slack user ids allowed to use ``/hami-summary admin`` (HAMI_SUMMARY_ADMINS). Empty: nobody.
     admins: frozenset[str] = frozenset()
+    # Thresholds and limits of the summary (HAMI_SUMMARY_SETTINGS, HAMI_SUMMARY_MAX_INPUT_MIB).
+    summary_settings: Settings = DEFAULT_SETTINGS
     # Follow-ups in a thread use the metrics given there for this long (issue 3: 24 h).
     thread_ttl_seconds: float = 24 * 3600.0
     # Largest compressed metrics text kept for thread follow-ups.
@@ -124,8 +129,9 @@ def _number(environ: Mapping[str, str], name: str, default: float, *, minimum: f
     return value
 
 
-def _integer(environ: Mapping[str, str], name: str, default: int, *, minimum: int,
-             maximum: int | None = None) -> int:
+def _integer(
+    environ: Mapping[str, str], name: str, default: int, *, minimum: int, maximum: int | None = None
+) -> int:
     raw = _text(environ, name)
     if raw is None:
         return default
@@ -223,14 +229,23 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
         kubeconfig_dir=_existing_dir(env, "KUBECONFIG_DIR"),
         admins=_user_ids(env, "HAMI_SUMMARY_ADMINS"),
         thread_ttl_seconds=_number(env, "HAMI_SUMMARY_THREAD_TTL_SECONDS", 24 * 3600.0, minimum=1),
-        thread_max_bytes=_integer(env, "HAMI_SUMMARY_THREAD_MAX_BYTES", 8 * 1024 * 1024,
-                                  minimum=1024),
+        thread_max_bytes=_integer(
+            env, "HAMI_SUMMARY_THREAD_MAX_BYTES", 8 * 1024 * 1024, minimum=1024
+        ),
         dedupe_ttl_seconds=_number(env, "HAMI_SUMMARY_DEDUPE_TTL_SECONDS", 3600.0, minimum=60),
         picker_ttl_seconds=_number(env, "HAMI_SUMMARY_PICKER_TTL_SECONDS", 3600.0, minimum=60),
-        max_file_bytes=_integer(env, "HAMI_SUMMARY_MAX_FILE_BYTES", 32 * 1024 * 1024,
-                                minimum=1024),
+        max_file_bytes=_integer(env, "HAMI_SUMMARY_MAX_FILE_BYTES", 32 * 1024 * 1024, minimum=1024),
         live_requests_per_minute=_integer(env, "HAMI_SUMMARY_LIVE_PER_MINUTE", 10, minimum=1),
-        scrape_timeout_seconds=_number(env, "HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS", 10.0,
-                                       minimum=0.1),
+        scrape_timeout_seconds=_number(
+            env, "HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS", 10.0, minimum=0.1
+        ),
         worker_threads=_integer(env, "HAMI_SUMMARY_WORKER_THREADS", 16, minimum=1, maximum=256),
+        summary_settings=_summary_settings(env),
     )
+
+
+def _summary_settings(env: Mapping[str, str]) -> Settings:
+    try:
+        return load_settings(env)
+    except SettingsError as error:
+        raise ConfigError(f"{error}. See the README section on thresholds.") from None

@@ -304,9 +304,15 @@ def run(args: argparse.Namespace) -> int:
     store = MemoryStore()
     conversation = Conversation(
         BotState(store),
-        RegistryLiveSource(registry, store, timeout_seconds=config.scrape_timeout_seconds),
+        RegistryLiveSource(
+            registry,
+            store,
+            timeout_seconds=config.scrape_timeout_seconds,
+            settings=config.summary_settings,
+        ),
         # The operator at the terminal is the admin: no Slack ids to list.
         admin=AdminAccess(registry=registry, kubeconfig_dir=config.kubeconfig_dir),
+        settings=config.summary_settings,
     )
     session = ChatSession(conversation, out_dir, sys.stdout)
     if args.example:

@@ -69,6 +69,7 @@ def assemble_bot(
         timeout_seconds=config.scrape_timeout_seconds,
         collect=collect,
         user_groups=SlackUserGroups(lookup_client(token, config.slack_api_url), store),
+        settings=config.summary_settings,
     )
     services = SlackServices(
         conversation=Conversation(
@@ -77,6 +78,7 @@ def assemble_bot(
             admin=AdminAccess(
                 admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
             ),
+            settings=config.summary_settings,
         ),
         state=state,
         max_file_bytes=config.max_file_bytes,

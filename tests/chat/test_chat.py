@@ -188,3 +188,17 @@ def test_admin_lists_kubeconfigs_and_who_may_query_each_cluster(tmp_path: Path) 
     assert ('◦ prod-admin: cluster gpu (https://127.0.0.1:9), user viewer (token) — PROBLEM: '
             'Cannot reach the Kubernetes API server of context "prod-admin"') in out
     assert "kube-token-not-a-secret" not in out + result.stderr
+
+
+def test_operator_settings_reach_the_bot(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.yaml"
+    # team-a holds 47 % of the example's cores: a dominant tenant once the bar is 45 %.
+    settings.write_text("thresholds:\n  dominant_percent: 45\n")
+    result = chat("--example", stdin="", tmp_path=tmp_path,
+                  env={"HAMI_SUMMARY_SETTINGS": str(settings)})
+    assert result.returncode == 0, result.stderr
+    assert "dominant tenant" in result.stdout
+    bad = chat("--example", stdin="", tmp_path=tmp_path,
+               env={"HAMI_SUMMARY_SETTINGS": str(tmp_path / "missing.yaml")})
+    assert bad.returncode == 2
+    assert "cannot read the settings file" in bad.stderr and "Traceback" not in bad.stderr
