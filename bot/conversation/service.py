@@ -50,13 +50,13 @@ from bot.conversation.replies import (
     SummaryReply,
     TableReply,
 )
-from bot.conversation.runtime_csv import runtime_csv
 from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
 from bot.store.summary_memo import memoized_render
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
+from core.views.runtime_csv import runtime_csv
 
 BUTTON_ACTIONS: dict[str, FollowUpAction] = {
     "refresh": "refresh",

@@ -11,8 +11,9 @@ import io
 from collections.abc import Callable, Iterable
 
 from core.model import Summary
+from core.views.runtime_csv import runtime_csv
 
-TABLES = ("gpus", "workloads", "nodes", "namespaces")
+TABLES = ("gpus", "workloads", "nodes", "namespaces", "runtime")
 
 
 def _write(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
@@ -181,6 +182,8 @@ _BY_NAME: dict[str, Callable[[Summary], str]] = {
     "workloads": workloads_csv,
     "nodes": nodes_csv,
     "namespaces": namespaces_csv,
+    # host GPUs, containers and unreachable monitors of the vGPU monitor section
+    "runtime": runtime_csv,
 }
 
 

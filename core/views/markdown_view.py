@@ -58,7 +58,7 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     runtime = tables.runtime_tables(summary, top)
     if runtime:
         for table in runtime:
-            out += format_table(table)
+            out += format_table(table, full_table_hint)
         if summary.runtime and summary.runtime.missing_monitors:
             out += ["vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors), ""]
     else:

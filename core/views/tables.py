@@ -147,7 +147,7 @@ def nodes_table(summary: Summary, top: int) -> Table:
         ("node", "GPUs", "verdict", "cores", "memory GiB", "I/P/F/X", "free", "largest slice"),
         shown,
         omitted,
-        "full table: --format csv",
+        "full table: --format csv --csv-table nodes",
         "no GPU device series in the input",
     )
 
@@ -268,7 +268,7 @@ def namespaces_table(summary: Summary, top: int) -> Table:
         ("namespace", "cores", "memory", "pods", "GPUs", "whole/frac", "class", "quota used/limit"),
         shown,
         omitted,
-        "full table: --format csv",
+        "full table: --format csv --csv-table namespaces",
         "no per-pod allocation or quota series in the input",
         elastic=(0,),
     )
@@ -313,7 +313,7 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
             ("node", "idx", "GPU", "memory used", "utilisation", "scheduled"),
             host_rows,
             host_omitted,
-            "",
+            "full table: --format csv --csv-table runtime",
             "no host GPU series from the vGPU monitor",
         ),
         Table(
@@ -329,7 +329,7 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
             ),
             ctr_rows,
             ctr_omitted,
-            "",
+            "full table: --format csv --csv-table runtime",
             "no container series from the vGPU monitor",
         ),
     ]

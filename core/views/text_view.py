@@ -104,7 +104,7 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     runtime = tables.runtime_tables(summary, top)
     if runtime:
         for table in runtime:
-            out.extend(format_table(table))
+            out.extend(format_table(table, full_table_hint=full_table_hint))
             out.append("")
         if summary.runtime and summary.runtime.missing_monitors:
             out.extend(

@@ -129,3 +129,13 @@ def test_empty_and_binary_input_say_what_they_are(
     path.write_bytes(content)
     code, _, err = run(capsys, str(path))
     assert code == 2 and message in err
+
+
+def test_runtime_csv_table(capsys: pytest.CaptureFixture[str]) -> None:
+    monitor = str(FIXTURES / "vgpumonitor-small.prom")
+    code, out, _ = run(capsys, monitor, "--format", "csv", "--csv-table", "runtime")
+    assert code == 0
+    host_table, container_table, _missing = out.split("\n\n")
+    assert host_table.splitlines()[0].startswith("node,device_index,device_uuid,device_type")
+    assert len(host_table.splitlines()) == 4 and len(container_table.splitlines()) == 4
+    assert "team-a,llm-infer-0,server,0,GPU-5f3c1a2e" in container_table

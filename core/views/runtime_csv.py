@@ -1,4 +1,4 @@
-"""The runtime section (vGPU monitor) as CSV, every row: what a Slack message had no room for.
+"""The runtime section (vGPU monitor) as CSV, every row (what a Slack message has no room for).
 
 Three tables separated by a blank line, like ``core.views.csv_view.render``: host GPUs (joined
 to the scheduler's device by UUID, so allocation sits next to use), containers, and the vGPU
@@ -12,8 +12,7 @@ import csv
 import io
 from collections.abc import Iterable
 
-from bot.conversation.formatting import gpus_by_uuid
-from core.model import Summary
+from core.model import GpuSummary, Summary
 
 HOST_GPU_HEADER = (
     "node",
@@ -63,6 +62,12 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def gpus_by_uuid(summary: Summary) -> dict[str, GpuSummary]:
+    """The scheduler's devices by UUID: how runtime rows are joined to allocation (device type
+    strings differ between the monitor and the scheduler, UUIDs do not; reference 3.3)."""
+    return {gpu.device_uuid: gpu for gpu in summary.gpus}
+
+
 def runtime_csv(summary: Summary) -> str:
     """Host GPUs, containers and unreachable monitors; empty tables when there is no runtime."""
     runtime = summary.runtime
@@ -72,38 +77,42 @@ def runtime_csv(summary: Summary) -> str:
     hosts = []
     for host in runtime.host_gpus:
         gpu = scheduler.get(host.device_uuid)
-        hosts.append((
-            host.node,
-            host.device_index,
-            host.device_uuid,
-            host.device_type,
-            host.mem_used_mib,
-            _percent(host.utilization_percent),
-            _percent(host.memory_controller_utilization_percent),
-            host.scheduler_device_known,
-            gpu.core_allocated if gpu else None,
-            gpu.core_limit if gpu else None,
-            gpu.mem_allocated_mib if gpu else None,
-            gpu.mem_limit_mib if gpu else None,
-            gpu.state if gpu else None,
-        ))
+        hosts.append(
+            (
+                host.node,
+                host.device_index,
+                host.device_uuid,
+                host.device_type,
+                host.mem_used_mib,
+                _percent(host.utilization_percent),
+                _percent(host.memory_controller_utilization_percent),
+                host.scheduler_device_known,
+                gpu.core_allocated if gpu else None,
+                gpu.core_limit if gpu else None,
+                gpu.mem_allocated_mib if gpu else None,
+                gpu.mem_limit_mib if gpu else None,
+                gpu.state if gpu else None,
+            )
+        )
     containers = []
     for container in runtime.containers:
         gpu = scheduler.get(container.device_uuid)
-        containers.append((
-            container.namespace,
-            container.pod,
-            container.container,
-            container.vdevice_index,
-            container.device_uuid,
-            gpu.node if gpu else None,
-            gpu.device_index if gpu else None,
-            container.mem_used_mib,
-            container.mem_limit_mib,
-            _percent(container.mem_used_percent),
-            _percent(container.sm_utilization_percent),
-            container.seconds_since_last_kernel,
-        ))
+        containers.append(
+            (
+                container.namespace,
+                container.pod,
+                container.container,
+                container.vdevice_index,
+                container.device_uuid,
+                gpu.node if gpu else None,
+                gpu.device_index if gpu else None,
+                container.mem_used_mib,
+                container.mem_limit_mib,
+                _percent(container.mem_used_percent),
+                _percent(container.sm_utilization_percent),
+                container.seconds_since_last_kernel,
+            )
+        )
     return (
         _table(HOST_GPU_HEADER, hosts)
         + "\n"
