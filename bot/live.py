@@ -227,4 +227,5 @@ def live_summary(
             settings=settings,
         ),
     )
-    return LiveResult(summary, age_seconds, collected.context, notes=collected.notes)
+    return LiveResult(summary, age_seconds, collected.context, notes=collected.notes,
+                      usage_allowed=entry.nvidia_smi_allowed)

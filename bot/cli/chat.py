@@ -220,7 +220,9 @@ class ChatSession:
 
     def command(self, text: str) -> None:
         self._answer(
-            "a command", lambda: self.conversation.command(text, user=None, channel=CHANNEL)
+            "a command",
+            # The terminal is one thread: a cluster summary is what later follow-ups ask about.
+            lambda: self.conversation.command(text, user=None, channel=CHANNEL, thread_ts=THREAD),
         )
 
     def run(self, lines: Iterable[str], prompt: bool) -> None:

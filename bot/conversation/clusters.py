@@ -39,6 +39,8 @@ class LiveResult:
     age_seconds: float | None
     context: str | None
     notes: tuple[str, ...] = ()  # how the metrics were reached (fallback routes, skipped parts)
+    # The registry entry allows nvidia-smi exec (real usage can be offered for this cluster).
+    usage_allowed: bool = False
 
 
 class LiveSource(Protocol):

@@ -72,6 +72,14 @@ def workload_table(summary: Summary) -> str:
     return _whole(tables.workloads_table(summary, top=len(summary.workloads)))
 
 
+def real_usage_full_table(summary: Summary) -> str | None:
+    """Every pod's real usage (nvidia-smi), titled; None for a summary without real usage."""
+    if summary.real_usage is None:
+        return None
+    table = tables.real_usage_table(summary, top=len(summary.real_usage))
+    return None if table is None else _whole(table, titled=True)
+
+
 def all_tables(summary: Summary) -> str:
     """Nodes, GPUs, namespaces, workloads, runtime (vGPU monitor) and real usage in full: what
     a Slack message had no room for."""
@@ -135,6 +143,16 @@ def usage_class_counts(summary: Summary) -> list[tuple[UsageClass, int]]:
     """How many read pods fall in each class, in ``USAGE_CLASSES`` order."""
     read = [u for u in summary.real_usage or () if u.failure is None]
     return [(name, sum(1 for u in read if u.usage_class == name)) for name in USAGE_CLASSES]
+
+
+def usage_headline(summary: Summary) -> str | None:
+    """``Real usage (nvidia-smi): 4 of 5 pods read · idle 1 · ...``; None without real usage."""
+    if summary.real_usage is None:
+        return None
+    read = sum(1 for u in summary.real_usage if u.failure is None)
+    classes = "".join(f" · {name} {n}" for name, n in usage_class_counts(summary)) if read else ""
+    return (f"Real usage (nvidia-smi, point in time): {read:,} of {len(summary.real_usage):,} "
+            f"pods read{classes}")
 
 
 def usage_failures_by_cause(summary: Summary) -> list[tuple[ExecFailure, list[PodRealUsage]]]:

@@ -19,7 +19,9 @@ REAL_USAGE_NOTE = (
     "`usage` adds *real usage*: nvidia-smi run once in each pod with an allocation (point in "
     "time): GPU utilisation, memory used against HAMi's allocation, an efficiency class (idle, "
     "high, normal, low / over-allocated) and, per cause, the pods that could not be read. Only "
-    "for clusters whose registry entry sets `nvidia_smi_allowed: true`."
+    "for clusters whose registry entry sets `nvidia_smi_allowed: true`; there, an allocation "
+    "summary also has a *Real usage* button. Follow-ups in the thread of a real-usage summary "
+    "keep it, from the same reading while the cluster's cache is fresh (`refresh` reads again)."
 )
 
 
@@ -65,9 +67,12 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
     return MessageReply(title="hami-summary help", text=text)
 
 
-def _follow_up_lines(*, cluster: bool | None, usage_allowed: bool = False) -> list[str]:
+def _follow_up_lines(
+    *, cluster: bool | None, usage_allowed: bool = False, usage_kept: bool = False
+) -> list[str]:
     """The follow-ups that work in a thread. ``cluster`` None: any thread (the general help);
-    True/False: a thread about a registered cluster / about pasted metrics."""
+    True/False: a thread about a registered cluster / about pasted metrics. ``usage_kept``:
+    the thread's summary has real usage, which every follow-up keeps."""
     lines = [
         "• `ns team-a` — only namespace team-a   • `node gpu-node-1` — only that node",
         "• `gpus` — every GPU   • `workloads` — every pod allocation",
@@ -80,6 +85,8 @@ def _follow_up_lines(*, cluster: bool | None, usage_allowed: bool = False) -> li
             "• `usage` — real usage from nvidia-smi (a cluster summary's thread, where the "
             "cluster allows it)"
         )
+    elif cluster and usage_kept:
+        lines.append("• `refresh` — scrape the cluster and run nvidia-smi in its pods again now")
     elif cluster:
         lines.append("• `refresh` — scrape the cluster again now")
         if usage_allowed:
@@ -110,10 +117,13 @@ def thread_subject_text(subject: ThreadSubject, *, age_seconds: float | None) ->
     """The metrics a thread remembers, named with their source and age."""
     if isinstance(subject, ClusterTarget):
         context = f" (context `{subject.context}`)" if subject.context else ""
-        runtime = " with runtime (vGPU monitor) metrics" if subject.runtime else ""
+        extras = [what for what, wanted in (("runtime (vGPU monitor) metrics", subject.runtime),
+                                             ("real usage (nvidia-smi)", subject.usage))
+                  if wanted]
+        with_extras = f" with {' and '.join(extras)}" if extras else ""
         return (
-            f"the live summary of cluster *{subject.cluster}*{context}{runtime}; follow-ups ask "
-            "the cluster again (answered from the scrape cache while it is fresh)"
+            f"the live summary of cluster *{subject.cluster}*{context}{with_extras}; follow-ups "
+            "ask the cluster again (answered from the scrape cache while it is fresh)"
         )
     what = f"the file *{subject.label}*" if subject.kind == "file" else "metrics pasted here"
     when = f", given {age_text(age_seconds)}" if age_seconds is not None else ""
@@ -135,7 +145,11 @@ def not_understood_reply(
             f"I did not understand “{_quoted(words)}” as a follow-up. This thread has "
             f"{thread_subject_text(subject, age_seconds=age_seconds)}.",
             "Ask about them with one of these (mention me in channels; just type in DMs):",
-            *_follow_up_lines(cluster=cluster, usage_allowed=usage_allowed),
+            *_follow_up_lines(
+                cluster=cluster,
+                usage_allowed=usage_allowed,
+                usage_kept=isinstance(subject, ClusterTarget) and subject.usage,
+            ),
             "• `help` — what I can do",
             "Or paste new metrics (or attach a .prom/.txt file) to start over.",
         ]

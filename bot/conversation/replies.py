@@ -35,8 +35,8 @@ class SummaryRef:
     """Enough to build a summary again: for the Refresh/GPUs/Workloads/CSV buttons.
 
     Pasted metrics are found through the thread they were given in; a cluster by name.
-    Encoded into a button ``value`` (Slack allows 2,000 characters there). ``usage`` keeps a
-    real-usage (nvidia-smi) summary one on Refresh.
+    Encoded into a button ``value`` (Slack allows 2,000 characters there). The cluster's
+    ``usage`` keeps a real-usage (nvidia-smi) summary one on Refresh.
     """
 
     channel: str | None = None
@@ -44,7 +44,11 @@ class SummaryRef:
     cluster: ClusterTarget | None = None
     namespace: str | None = None
     node: str | None = None
-    usage: bool = False
+
+    @property
+    def usage(self) -> bool:
+        """Whether the summary has real usage (nvidia-smi), which only clusters can have."""
+        return self.cluster is not None and self.cluster.usage
 
     def to_value(self) -> str:
         data: dict[str, object] = {}
@@ -58,12 +62,12 @@ class SummaryRef:
                 data["cx"] = self.cluster.context
             if self.cluster.runtime:
                 data["rt"] = 1
+            if self.cluster.usage:
+                data["us"] = 1
         if self.namespace:
             data["ns"] = self.namespace
         if self.node:
             data["no"] = self.node
-        if self.usage:
-            data["us"] = 1
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -81,7 +85,8 @@ class SummaryRef:
 
         cluster_name = text("cl")
         cluster = (
-            ClusterTarget(cluster_name, text("cx"), bool(data.get("rt")))
+            ClusterTarget(cluster_name, text("cx"), runtime=bool(data.get("rt")),
+                          usage=bool(data.get("us")))
             if cluster_name
             else None
         )
@@ -91,7 +96,6 @@ class SummaryRef:
             cluster=cluster,
             namespace=text("ns"),
             node=text("no"),
-            usage=bool(data.get("us")),
         )
 
 
@@ -104,6 +108,9 @@ class SummaryReply:
     age_seconds: float | None
     attachments: tuple[Attachment, ...] = ()
     notes: tuple[str, ...] = ()
+    # The cluster's registry entry allows nvidia-smi and this summary is allocation only:
+    # surfaces offer real usage for the same cluster, context and filters (Slack: a button).
+    usage_available: bool = False
 
 
 @dataclass(frozen=True, slots=True)

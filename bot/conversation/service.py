@@ -13,7 +13,13 @@ from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
 from bot.conversation.clusters import LiveRequest, LiveSource, nvidia_smi_refusal
-from bot.conversation.formatting import all_tables, gpu_table, workload_table
+from bot.conversation.formatting import (
+    all_tables,
+    gpu_table,
+    real_usage_full_table,
+    usage_headline,
+    workload_table,
+)
 from bot.conversation.help import (
     follow_up_help_reply,
     help_reply,
@@ -63,7 +69,46 @@ BUTTON_ACTIONS: dict[str, FollowUpAction] = {
     "gpus": "gpus",
     "workloads": "workloads",
     "csv": "csv",
+    # "Real usage": the same cluster, context and filters again, with nvidia-smi.
+    "usage": "usage",
 }
+
+NO_USAGE_FOR_PASTED = MessageReply(
+    title="No real usage for pasted metrics",
+    text=(
+        "Real usage comes from running nvidia-smi in the pods of a registered "
+        "cluster; pasted metrics have no pods to ask. Use `/hami-summary <cluster> "
+        "usage` for a cluster whose registry entry allows it (`/hami-summary "
+        "clusters` lists them), or mention me with `usage` in the thread of a "
+        "cluster summary."
+    ),
+    tone="problem",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FoundSummary:
+    """A summary a reference points at, with what the reply says about it."""
+
+    summary: Summary
+    age_seconds: float | None
+    notes: tuple[str, ...] = ()
+    usage_allowed: bool = False  # the cluster's registry entry allows nvidia-smi
+
+
+def summary_reply(ref: SummaryRef, found: FoundSummary) -> SummaryReply:
+    """The reply for a summary: its chart, notes, and real usage offered where it could be
+    had (a cluster that allows nvidia-smi, a summary without it)."""
+    summary = found.summary
+    return SummaryReply(
+        summary,
+        ref,
+        found.age_seconds,
+        attachments=(chart_attachment(summary),),
+        notes=found.notes,
+        usage_available=(ref.cluster is not None and found.usage_allowed
+                         and summary.real_usage is None),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +118,20 @@ class GivenFile:
     name: str
     text: str | None = None
     problem: str | None = None
+
+
+def _table_reply(summary: Summary, title: str, table: str, filename: str, rows: int) -> TableReply:
+    """A full table; a real-usage summary's also carries every pod's real usage after it."""
+    usage = real_usage_full_table(summary)
+    if usage is None:
+        return TableReply(title=title, table=table, filename=filename, rows=rows)
+    real_usage = summary.real_usage or ()
+    return TableReply(
+        title=f"{title}, with real usage per pod",
+        table=f"{table}\n\n{usage}",
+        filename=filename,
+        rows=rows + len(real_usage),
+    )
 
 
 def _problem(error: InputError) -> MessageReply:
@@ -161,13 +220,29 @@ class Conversation:
 
     # -- slash command -------------------------------------------------------------------
 
-    def command(self, text: str, *, user: str | None, channel: str) -> Reply:
-        """Answer ``/hami-summary <text>`` completely (the chat mode; Slack splits it)."""
+    def command(
+        self, text: str, *, user: str | None, channel: str, thread_ts: str | None = None
+    ) -> Reply:
+        """Answer ``/hami-summary <text>`` completely (the chat mode; Slack splits it).
+
+        ``thread_ts``: the thread the answer is shown in (the chat is one thread); a cluster
+        summary becomes what follow-ups there ask about.
+        """
         try:
             parsed = parse_command(text)
         except InputError as error:
             return _problem(error)
-        return self.answer_command(parsed, user=user, channel=channel)
+        reply = self.answer_command(parsed, user=user, channel=channel)
+        if thread_ts is not None:
+            self.remember_cluster_thread(reply, channel=channel, thread_ts=thread_ts)
+        return reply
+
+    def remember_cluster_thread(self, reply: Reply, *, channel: str, thread_ts: str) -> None:
+        """A cluster summary shown in a thread becomes what its follow-ups ask about: the
+        cluster, its context, and whether runtime and real usage were asked (so ``ns team-a``
+        after a real-usage summary keeps the real usage)."""
+        if isinstance(reply, SummaryReply) and reply.ref.cluster is not None:
+            self.state.remember_thread(channel, thread_ts, reply.ref.cluster)
 
     def answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
         if isinstance(command, HelpCommand):
@@ -250,13 +325,11 @@ class Conversation:
         self, command: ClusterCommand, *, user: str | None, channel: str | None
     ) -> SummaryReply:
         option, context = self._resolve_cluster(command, user=user, channel=channel)
-        target = ClusterTarget(option.name, context, command.runtime)
-        ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node,
-                         usage=command.usage)
-        summary, age, notes = self._summary_for(ref, user=user, channel=channel,
-                                                fresh=command.fresh)
-        return SummaryReply(summary, ref, age, attachments=(chart_attachment(summary),),
-                            notes=notes)
+        target = ClusterTarget(option.name, context, runtime=command.runtime,
+                               usage=command.usage)
+        ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node)
+        found = self._summary_for(ref, user=user, channel=channel, fresh=command.fresh)
+        return summary_reply(ref, found)
 
     # -- picker --------------------------------------------------------------------------
 
@@ -481,32 +554,25 @@ class Conversation:
         subject = self.state.thread_subject(channel, thread_ts)
         if subject is None:
             return no_metrics_reply()
-        is_cluster = isinstance(subject, ClusterTarget)
-        if follow_up.action == "usage" and not is_cluster:
-            return MessageReply(
-                title="No real usage for pasted metrics",
-                text=(
-                    "Real usage comes from running nvidia-smi in the pods of a registered "
-                    "cluster; pasted metrics have no pods to ask. Use `/hami-summary <cluster> "
-                    "usage` for a cluster whose registry entry allows it (`/hami-summary "
-                    "clusters` lists them), or mention me with `usage` in the thread of a "
-                    "cluster summary."
-                ),
-                tone="problem",
-            )
+        cluster: ClusterTarget | None = None
+        if isinstance(subject, ClusterTarget):
+            # A thread about a real-usage summary keeps it in every follow-up (from the cached
+            # nvidia-smi readings; ``refresh`` reads again); ``usage`` adds it from now on.
+            cluster = replace(subject, usage=True) if follow_up.action == "usage" else subject
+        elif follow_up.action == "usage":
+            return NO_USAGE_FOR_PASTED
         ref = SummaryRef(
             channel=channel,
             thread_ts=thread_ts,
-            cluster=subject if isinstance(subject, ClusterTarget) else None,
+            cluster=cluster,
             namespace=follow_up.namespace,
             node=follow_up.node,
-            usage=follow_up.action == "usage",
         )
         action: FollowUpAction = "summary" if follow_up.action == "usage" else follow_up.action
         return self._answer(ref, action, user=user, channel=channel)
 
     def button(self, action: str, value: str, *, user: str, channel: str) -> Reply:
-        """A button under a summary (Refresh, GPUs, Workloads, CSV)."""
+        """A button under a summary (Refresh, GPUs, Workloads, CSV, Real usage)."""
         follow_action = BUTTON_ACTIONS.get(action)
         try:
             if follow_action is None:
@@ -514,51 +580,62 @@ class Conversation:
             ref = SummaryRef.from_value(value)
         except InputError as error:
             return _problem(error)
+        if follow_action == "usage":
+            cluster = ref.cluster
+            if cluster is None and ref.channel and ref.thread_ts:
+                subject = self.state.thread_subject(ref.channel, ref.thread_ts)
+                cluster = subject if isinstance(subject, ClusterTarget) else None
+            if cluster is None:
+                return NO_USAGE_FOR_PASTED
+            # The same cluster, context and filters, with nvidia-smi: from a cached real-usage
+            # collection when there is one (like any other request), else collected now.
+            ref = replace(ref, cluster=replace(cluster, usage=True))
+            follow_action = "summary"
         return self._answer(ref, follow_action, user=user, channel=channel)
 
     def _answer(
         self, ref: SummaryRef, action: FollowUpAction, *, user: str | None, channel: str
     ) -> Reply:
         try:
-            summary, age, notes = self._summary_for(
-                ref, user=user, channel=channel, fresh=action == "refresh"
-            )
+            found = self._summary_for(ref, user=user, channel=channel, fresh=action == "refresh")
         except InputError as error:
             return _problem(error)
+        summary = found.summary
+        # A real-usage summary's follow-ups keep its real usage (the same nvidia-smi reading).
+        headline = usage_headline(summary)
         if action == "gpus":
-            return TableReply(
-                title=f"All {len(summary.gpus)} GPUs ({summary.source.label})",
-                table=gpu_table(summary),
-                filename="hami-gpus.txt",
-                rows=len(summary.gpus),
+            return _table_reply(
+                summary, f"All {len(summary.gpus)} GPUs ({summary.source.label})",
+                gpu_table(summary), "hami-gpus.txt", len(summary.gpus),
             )
         if action == "workloads":
-            return TableReply(
-                title=f"All {len(summary.workloads)} workload allocations ({summary.source.label})",
-                table=workload_table(summary),
-                filename="hami-workloads.txt",
-                rows=len(summary.workloads),
+            return _table_reply(
+                summary,
+                f"All {len(summary.workloads)} workload allocations ({summary.source.label})",
+                workload_table(summary), "hami-workloads.txt", len(summary.workloads),
             )
         if action == "csv":
             runtime = ", the runtime tables" if summary.runtime is not None else ""
+            usage = ", real usage" if summary.real_usage is not None else ""
             return FilesReply(
                 text=(
                     f"Full tables of {summary.source.label}: GPUs and workloads as CSV{runtime}"
-                    " and every table (nodes and namespaces too) as text."
+                    f" and every table (nodes and namespaces too{usage}) as text."
+                    + (f" {headline}." if headline else "")
                 ),
                 attachments=full_table_attachments(summary),
             )
         if action == "chart":
             return FilesReply(
-                text=f"Allocation per GPU, grouped by node ({summary.source.label}).",
+                text=f"Allocation per GPU, grouped by node ({summary.source.label})."
+                + (f" {headline}." if headline else ""),
                 attachments=(chart_attachment(summary),),
             )
-        return SummaryReply(summary, ref, age, attachments=(chart_attachment(summary),),
-                            notes=notes)
+        return summary_reply(ref, found)
 
     def _summary_for(
         self, ref: SummaryRef, *, user: str | None, channel: str | None, fresh: bool
-    ) -> tuple[Summary, float | None, tuple[str, ...]]:
+    ) -> FoundSummary:
         """The summary ``ref`` points at, its data age in seconds, and notes on the source."""
         if ref.cluster is not None:
             result = self.live.summarize(
@@ -571,10 +648,11 @@ class Conversation:
                     node=ref.node,
                     runtime=ref.cluster.runtime,
                     fresh=fresh,
-                    usage=ref.usage,
+                    usage=ref.cluster.usage,
                 )
             )
-            return result.summary, result.age_seconds, result.notes
+            return FoundSummary(result.summary, result.age_seconds, result.notes,
+                                usage_allowed=result.usage_allowed)
         subject = (
             self.state.thread_subject(ref.channel, ref.thread_ts)
             if ref.channel and ref.thread_ts
@@ -593,4 +671,4 @@ class Conversation:
                 "24 h). Paste or attach them again."
             )
         summary = self._summarize_pasted(subject, namespace=ref.namespace, node=ref.node)
-        return summary, max(0.0, self.state.now() - subject.given_at), ()
+        return FoundSummary(summary, max(0.0, self.state.now() - subject.given_at))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from slack_bolt import Respond
 from slack_sdk import WebClient
 
-from bot.conversation.replies import Reply, SummaryReply, internal_error_reply, new_error_id
+from bot.conversation.replies import Reply, internal_error_reply, new_error_id
 from bot.slack.delivery import Delivery
 from bot.slack.messages import SlackMessage, slack_message
 from bot.slack.services import SlackServices
@@ -88,10 +88,11 @@ def answer_in_thread(
         else:
             delivery.ephemeral(channel, user, thread_ts, message)
         return
-    if isinstance(reply, SummaryReply) and reply.ref.cluster is not None:
-        # Follow-ups mentioning the bot in this summary's thread ask the same cluster again;
-        # remembered before the answer shows, so an immediate follow-up finds it.
-        services.state.remember_thread(channel, thread_ts or ts, reply.ref.cluster)
+    # Follow-ups mentioning the bot in this summary's thread ask the same cluster again (with
+    # real usage if this summary had it); remembered before the answer shows, so an immediate
+    # follow-up finds it.
+    services.conversation.remember_cluster_thread(reply, channel=channel,
+                                                  thread_ts=thread_ts or ts)
     delivery.finish(channel, ts, thread_ts, message)
 
 

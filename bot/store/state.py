@@ -2,7 +2,8 @@
 
 - Thread context: the metrics (or the cluster) a thread's follow-ups refer to, so that
   ``ns team-a`` in a thread works without re-pasting. TTL 24 h by default; texts above a size
-  cap are not kept (the reply says so).
+  cap are not kept (the reply says so). A cluster target also remembers whether real usage
+  (nvidia-smi) was asked, so follow-ups keep it.
 - Deliveries seen: Slack retries an event (same ``event_id``, header ``X-Slack-Retry-Num``) when
   it did not get a 200 within 3 s; interactions are keyed by (command or action, trigger_id).
   Recording the first sighting atomically (``put_if_absent``) means every replica sharing the
@@ -40,11 +41,16 @@ class PastedMetrics:
 
 @dataclass(frozen=True, slots=True)
 class ClusterTarget:
-    """A registered cluster a thread's summary came from; follow-ups ask it again (cached)."""
+    """A registered cluster a thread's summary came from; follow-ups ask it again (cached).
+
+    ``runtime`` / ``usage``: the summary had vGPU monitor metrics / real usage from nvidia-smi,
+    so every follow-up keeps them (answered from the same cached collection).
+    """
 
     cluster: str
     context: str | None
     runtime: bool = False
+    usage: bool = False
 
 
 ThreadSubject = PastedMetrics | ClusterTarget
@@ -113,6 +119,7 @@ class BotState:
                     "cluster": subject.cluster,
                     "context": subject.context,
                     "runtime": subject.runtime,
+                    "usage": subject.usage,
                 },
             )
         key = self._thread_key(channel, thread_ts)
@@ -142,6 +149,10 @@ class BotState:
                     cluster=str(payload["cluster"]),
                     context=None if context is None else str(context),
                     runtime=bool(payload.get("runtime", False)),
+                    # Entries written before real usage was remembered have no "usage": they
+                    # were allocation threads (the codec version stays 1, so replicas of both
+                    # releases can share one store).
+                    usage=bool(payload.get("usage", False)),
                 )
         except (KeyError, TypeError, ValueError):
             return None

@@ -202,3 +202,39 @@ def test_operator_settings_reach_the_bot(tmp_path: Path) -> None:
                env={"HAMI_SUMMARY_SETTINGS": str(tmp_path / "missing.yaml")})
     assert bad.returncode == 2
     assert "cannot read the settings file" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_follow_ups_after_a_real_usage_summary_keep_it_from_the_same_reading(
+    tmp_path: Path,
+) -> None:
+    cluster = hami_cluster()
+    with FakeApiServer(cluster) as kube:
+        kube.write_kubeconfig(tmp_path / "lab.kubeconfig", context="lab")
+        registry = tmp_path / "clusters.yaml"
+        registry.write_text(
+            "clusters:\n  - name: lab\n    kubeconfig: lab.kubeconfig\n"
+            "    nvidia_smi_allowed: true\n"
+        )
+        script = "/hami-summary lab usage\nns team-a\nworkloads\nchart\n"
+        result = chat(stdin=script, tmp_path=tmp_path,
+                      env={"HAMI_CLUSTERS_FILE": str(registry)})
+        execs_before_refresh = len(cluster.execs)
+        refreshed = chat(stdin="/hami-summary lab usage\nrefresh\n", tmp_path=tmp_path,
+                         env={"HAMI_CLUSTERS_FILE": str(registry)})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    # The ns follow-up is the cluster's summary, filtered, with the real-usage table.
+    filtered = out[out.index("Filter: namespace=team-a"):]
+    filtered = filtered[:filtered.index("workload allocations")]
+    assert re.search(r"team-a\s+llm-infer-0\s+server\s+41\.0%\s+9,000 MiB of 10,240", filtered)
+    assert "Real usage (nvidia-smi, point in time)" in filtered
+    # The workloads table carries every pod's real usage after it; the chart says it too.
+    workloads = out[out.index("workload allocations"):]
+    assert "with real usage per pod" in workloads.splitlines()[0]
+    assert re.search(r"team-a\s+train-full-0\s+trainer\s+97\.0%", workloads)
+    assert "Real usage (nvidia-smi, point in time): 4 of 5 pods read" in workloads
+    # One nvidia-smi per pod for the whole conversation: follow-ups use the cached reading.
+    assert execs_before_refresh == 5
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert refreshed.stdout.count("Real usage (nvidia-smi, point in time)") >= 2
+    assert len(cluster.execs) == execs_before_refresh + 10  # the command, then refresh again

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
+from bot.conversation.replies import SummaryRef
 from bot.store import codec
 from bot.store.memory import MemoryStore
 from bot.store.state import BotState, ClusterTarget, PastedMetrics, PickerChoice
@@ -22,6 +24,41 @@ def test_thread_metrics_round_trip_and_expire() -> None:
     assert state.thread_subject("C1", "3.3") == target
     now[0] += 61
     assert state.thread_subject("C1", "1.1") is None
+
+
+def test_a_cluster_thread_remembers_real_usage() -> None:
+    state = BotState(MemoryStore())
+    target = ClusterTarget("lab", "lab", usage=True)
+    assert state.remember_thread("C1", "4.4", target)
+    assert state.thread_subject("C1", "4.4") == target
+    assert state.thread_subject("C1", "4.4") != ClusterTarget("lab", "lab")
+
+
+def test_a_cluster_entry_written_before_real_usage_was_remembered_still_reads() -> None:
+    store = MemoryStore()
+    state = BotState(store)
+    # Exactly what the previous release wrote: codec version 1, no "usage" key.
+    old_entry = codec.encode(
+        "thread", {"type": "cluster", "cluster": "prod", "context": "prod-admin", "runtime": True}
+    )
+    store.put(state._thread_key("C1", "5.5"), old_entry, 60)
+    assert state.thread_subject("C1", "5.5") == ClusterTarget(
+        "prod", "prod-admin", runtime=True, usage=False
+    )
+    # And the previous release reads a new entry: the same version, one more key it ignores.
+    state.remember_thread("C1", "6.6", ClusterTarget("prod", None, usage=True))
+    payload = codec.decode("thread", store.get(state._thread_key("C1", "6.6")))
+    assert payload == {"type": "cluster", "cluster": "prod", "context": None, "runtime": False,
+                       "usage": True}
+
+
+def test_button_values_carry_real_usage_with_the_cluster() -> None:
+    ref = SummaryRef(cluster=ClusterTarget("lab", "lab", usage=True), namespace="team-a")
+    assert json.loads(ref.to_value()) == {"cl": "lab", "cx": "lab", "us": 1, "ns": "team-a"}
+    assert SummaryRef.from_value(ref.to_value()) == ref and ref.usage
+    # A value without "us" (any allocation summary, and every button of before) is allocation.
+    old = SummaryRef.from_value('{"cl":"prod","cx":"prod-admin","rt":1}')
+    assert old.cluster == ClusterTarget("prod", "prod-admin", runtime=True) and not old.usage
 
 
 def test_metrics_over_the_size_cap_are_not_kept_and_do_not_leave_old_ones() -> None:
@@ -96,6 +133,8 @@ def test_two_replicas_sharing_redis_agree_on_deliveries_and_threads(
 
     replica_a = BotState(RedisStore(redis_url, redis_key_prefix))
     replica_b = BotState(RedisStore(redis_url, redis_key_prefix))
+    assert replica_a.remember_thread("C1", "8.8", ClusterTarget("lab", "lab", usage=True))
+    assert replica_b.thread_subject("C1", "8.8") == ClusterTarget("lab", "lab", usage=True)
     assert replica_a.first_sighting("event:Ev777")
     assert not replica_b.first_sighting("event:Ev777")
     pasted = PastedMetrics("hami_gpu_shared_count{} 2\n", "pasted", "paste", 5.0)
