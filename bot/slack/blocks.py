@@ -61,6 +61,9 @@ SUMMARY_BUTTONS = (
     ("summary_workloads", "Workloads"),
     ("summary_csv", "CSV"),
 )
+# After them, under an allocation-only summary of a cluster whose registry entry allows
+# nvidia-smi: the same cluster, context and filters again with real usage, in place.
+USAGE_BUTTON = ("summary_usage", "Real usage")
 
 DEFAULT_OVERFLOW_HINT = "full tables in the files attached in this thread"
 
@@ -457,10 +460,12 @@ def summary_message(
     button_value: str | None = None,
     notes: Sequence[str] = (),
     overflow_hint: str = DEFAULT_OVERFLOW_HINT,
+    usage_button: bool = False,
 ) -> SummaryMessage:
     """The summary as Block Kit, what was left out, and the notification text.
 
-    ``button_value`` (a ``SummaryRef`` value) enables the Refresh/GPUs/Workloads/CSV buttons.
+    ``button_value`` (a ``SummaryRef`` value) enables the Refresh/GPUs/Workloads/CSV buttons;
+    ``usage_button`` adds *Real usage* after them.
     """
     omitted: list[str] = []
     c = summary.cluster
@@ -561,12 +566,13 @@ def summary_message(
         # core's notes usually say it already (SPEC 12.1); never say it twice.
         blocks.append(_context(ALLOCATION_NOTE))
     if button_value is not None and len(button_value) <= BUTTON_VALUE_MAX:
+        buttons = [*SUMMARY_BUTTONS, *([USAGE_BUTTON] if usage_button else [])]
         blocks.append(
             ActionsBlock(
                 block_id="summary_actions",
                 elements=[
                     ButtonElement(text=label, action_id=action_id, value=button_value)
-                    for action_id, label in SUMMARY_BUTTONS
+                    for action_id, label in buttons
                 ],
             )
         )

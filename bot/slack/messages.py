@@ -291,6 +291,7 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
             button_value=reply.ref.to_value(),
             notes=reply.notes,
             overflow_hint=hint,
+            usage_button=reply.usage_available,
         )
         attachments = list(reply.attachments)
         if built.omitted:

@@ -188,7 +188,8 @@ def all_replies(summaries: dict[str, Summary], admin_report: AdminReport) -> lis
         ref = SummaryRef(channel="C1", thread_ts="1.1", namespace="team-a")
         if name == "large":
             ref = SummaryRef(cluster=ClusterTarget("prod", "prod-admin", True))
-        replies.append(SummaryReply(summary, ref, 42.0, notes=("a note",)))
+        replies.append(SummaryReply(summary, ref, 42.0, notes=("a note",),
+                                    usage_available=ref.cluster is not None))
         replies.append(TableReply("GPUs", gpu_table(summary), "g.txt", len(summary.gpus)))
         replies.append(TableReply("Workloads", workload_table(summary), "w.txt",
                                   len(summary.workloads)))

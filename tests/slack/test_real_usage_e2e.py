@@ -21,6 +21,9 @@ from tests.slack.test_blocks import assert_valid
 from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, blocks_text
 from tests.support.slack_api import SlackWebApi, StoredMessage
 
+# The real-usage section's heading (the *Real usage* button's label is not enough).
+USAGE_SECTION = "*Real usage (nvidia-smi, point in time)*"
+
 REGISTRY = """\
 clusters:
   - name: lab
@@ -96,7 +99,7 @@ def test_usage_shows_real_usage_per_pod_and_failures_by_cause(lab: Lab) -> None:
     assert response.elapsed_seconds < ACK_LIMIT_SECONDS
     working = api.wait_for("chat.postMessage")[0]
     assert "running nvidia-smi in its pods" in working.params["text"]
-    answer = final_message(api, has("Real usage"))
+    answer = final_message(api, has(USAGE_SECTION))
     text = blocks_text(answer.blocks)
     assert_valid(answer.blocks)
     assert answer.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
@@ -128,20 +131,20 @@ def test_usage_and_allocation_only_collections_are_cached_apart(lab: Lab) -> Non
     api = lab.bot.api
     lab.bot.sender.command("lab", response_url=api.response_url("plain"))
     allocation = final_message(api, has("cores"))
-    assert "Real usage" not in blocks_text(allocation.blocks)
+    assert USAGE_SECTION not in blocks_text(allocation.blocks)
     assert lab.cluster.execs == [] and lab.scheduler_scrapes() == 1
     # A cached allocation-only scrape never answers a usage request...
     lab.bot.sender.command("lab usage", response_url=api.response_url("usage"))
-    final_message(api, has("Real usage"))
+    final_message(api, has(USAGE_SECTION))
     execs = len(lab.cluster.execs)
     assert execs >= 5 and lab.scheduler_scrapes() == 2
     # ...and each is then answered from its own cache entry.
     lab.bot.sender.command("lab usage ns=team-a", response_url=api.response_url("usage2"))
     filtered = final_message(api, has("filter `namespace=team-a`"))
-    assert "Real usage" in blocks_text(filtered.blocks)
+    assert USAGE_SECTION in blocks_text(filtered.blocks)
     lab.bot.sender.command("lab ns=team-b", response_url=api.response_url("plain2"))
     plain = final_message(api, has("filter `namespace=team-b`"))
-    assert "Real usage" not in blocks_text(plain.blocks)
+    assert USAGE_SECTION not in blocks_text(plain.blocks)
     assert len(lab.cluster.execs) == execs and lab.scheduler_scrapes() == 2
 
 
@@ -153,7 +156,7 @@ def test_usage_in_a_cluster_thread_reports_blocked_exec_and_gone_pods(lab: Lab) 
     lab.cluster.forbid("create", "pods/exec")
     lab.cluster.pods = [p for p in lab.cluster.pods if p.name != "llm-infer-0"]
     lab.bot.sender.mention("usage", thread_ts=summary.ts)
-    answer = final_message(api, has("Real usage"), thread_ts=summary.ts)
+    answer = final_message(api, has(USAGE_SECTION), thread_ts=summary.ts)
     text = blocks_text(answer.blocks)
     assert_valid(answer.blocks)
     assert "cluster *lab*" in text
@@ -228,5 +231,175 @@ def test_picker_offers_real_usage_only_where_allowed(lab: Lab) -> None:
     lab.bot.sender.interaction({**base, "state": state, "actions": [{
         "type": "button", "action_id": "picker_confirm", "block_id": "picker_actions",
         "value": "confirm", "action_ts": "1710000003.1"}]})
-    answer = final_message(api, has("Real usage"))
+    answer = final_message(api, has(USAGE_SECTION))
     assert "4 pods read of 5" in blocks_text(answer.blocks)
+
+
+def button_labels(message: StoredMessage) -> list[str]:
+    actions = next(b for b in message.blocks if b["type"] == "actions")
+    return [element["text"]["text"] for element in actions["elements"]]
+
+
+def button_value(message: StoredMessage) -> dict[str, Any]:
+    actions = next(b for b in message.blocks if b["type"] == "actions")
+    value: dict[str, Any] = json.loads(actions["elements"][0]["value"])
+    return value
+
+
+def press(lab: Lab, message: StoredMessage, action_id: str, *, name: str = "buttons",
+          trigger_id: str | None = None) -> dict[str, Any]:
+    """Press a button under ``message`` (as Slack sends it); the payload, to send it again."""
+    actions = next(b for b in message.blocks if b["type"] == "actions")
+    value = actions["elements"][0]["value"]
+    payload: dict[str, Any] = {
+        "type": "block_actions",
+        "user": {"id": USER, "username": "alice"},
+        "channel": {"id": CHANNEL, "name": "gpu-team"},
+        "container": {"type": "message", "message_ts": message.ts, "channel_id": CHANNEL,
+                      "is_ephemeral": False},
+        "message": {"ts": message.ts, "text": message.text, "blocks": message.blocks,
+                    **({"thread_ts": message.thread_ts} if message.thread_ts else {})},
+        "response_url": lab.bot.api.response_url(name),
+        "actions": [{"type": "button", "action_id": action_id, "block_id": "summary_actions",
+                     "value": value, "action_ts": f"{time.time():.6f}"}],
+    }
+    if trigger_id is not None:
+        payload["trigger_id"] = trigger_id
+    response = lab.bot.sender.interaction(payload)
+    assert response.status == 200 and response.elapsed_seconds < ACK_LIMIT_SECONDS
+    return payload
+
+
+def updated_in_place(api: SlackWebApi, ts: str, text: str, timeout: float = 30.0) -> StoredMessage:
+    """The message at ``ts`` once an update put ``text`` in it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        message = api.message(CHANNEL, ts)
+        if text in blocks_text(message.blocks):
+            return message
+        time.sleep(0.02)
+    raise AssertionError(f"message {ts} never showed {text!r}")
+
+
+def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: Lab) -> None:
+    api = lab.bot.api
+    lab.bot.sender.command("lab usage", response_url=api.response_url("usage"))
+    root = final_message(api, has(USAGE_SECTION))
+    # A real-usage summary offers no Real usage button: it has it already.
+    assert button_labels(root) == ["Refresh", "GPUs", "Workloads", "CSV"]
+    execs, scrapes = len(lab.cluster.execs), lab.scheduler_scrapes()
+    assert execs == 5 and scrapes == 1
+
+    lab.bot.sender.mention("ns team-a", thread_ts=root.ts)
+    filtered = final_message(api, has("filter `namespace=team-a`"), thread_ts=root.ts)
+    text = blocks_text(filtered.blocks)
+    assert_valid(filtered.blocks)
+    assert filtered.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
+    assert USAGE_SECTION + ": 4 pods read of 5" in text
+    assert row("team-a/llm-infer-0", "41.0%", "9,000/10,240", "87.9%", "high").search(text)
+    assert button_value(filtered)["us"] == 1 and button_value(filtered)["ns"] == "team-a"
+
+    lab.bot.sender.mention("node gpu-node-1", thread_ts=root.ts)
+    on_node = final_message(api, has("filter `node=gpu-node-1`"), thread_ts=root.ts)
+    assert USAGE_SECTION in blocks_text(on_node.blocks)
+
+    lab.bot.sender.mention("gpus", thread_ts=root.ts)
+    gpus = blocks_text(final_message(api, has("All 6 GPUs"), thread_ts=root.ts).blocks)
+    assert "with real usage per pod" in gpus
+    assert re.search(r"team-b\s+embed-svc-0\s+embed\s+2\.0%\s+300 MiB of 8,192 MiB", gpus)
+
+    lab.bot.sender.mention("workloads", thread_ts=root.ts)
+    workloads = blocks_text(final_message(api, has("workload allocations"),
+                                          thread_ts=root.ts).blocks)
+    assert "with real usage per pod" in workloads
+    assert re.search(r"team-a\s+train-full-0\s+trainer\s+97\.0%", workloads)
+
+    lab.bot.sender.mention("csv", thread_ts=root.ts)
+    csv_answer = blocks_text(final_message(api, has("Full tables of"), thread_ts=root.ts).blocks)
+    assert ("Real usage (nvidia-smi, point in time): 4 of 5 pods read · idle 1 · "
+            "low / over-allocated 0 · normal 1 · high 2") in csv_answer
+    api.wait_for("files.completeUploadExternal",
+                 where=lambda c: "workloads, real usage" in json.dumps(c.json_param("files")))
+    tables = next(f for f in api.uploaded_files() if f.filename == "hami-summary-tables.txt")
+    assert tables.thread_ts == root.ts and tables.content is not None
+    assert b"Real usage (nvidia-smi, point in time)" in tables.content
+    assert b"nvidia-smi unavailable" in tables.content
+
+    lab.bot.sender.mention("chart", thread_ts=root.ts)
+    chart = blocks_text(final_message(api, has("Allocation per GPU"), thread_ts=root.ts).blocks)
+    assert "Real usage (nvidia-smi, point in time): 4 of 5 pods read" in chart
+
+    lab.bot.sender.mention("thanks!", thread_ts=root.ts)
+    words = blocks_text(final_message(api, has("Not a follow-up I know"),
+                                      thread_ts=root.ts).blocks)
+    assert ("This thread has the live summary of cluster *lab* (context `lab`) with real usage "
+            "(nvidia-smi)") in words
+    assert "`refresh` — scrape the cluster and run nvidia-smi in its pods again now" in words
+
+    # Every follow-up was answered from the one cached collection: no exec, no scrape.
+    assert len(lab.cluster.execs) == execs and lab.scheduler_scrapes() == scrapes
+
+    # Refresh reads again, and keeps the real usage.
+    press(lab, root, "summary_refresh")
+    api.wait_for("chat.update", where=lambda c: c.params.get("ts") == root.ts
+                 and "Refreshing" not in str(c.params.get("blocks")), count=2)
+    refreshed = updated_in_place(api, root.ts, USAGE_SECTION)
+    assert refreshed.updates >= 3
+    assert len(lab.cluster.execs) == 2 * execs and lab.scheduler_scrapes() == scrapes + 1
+
+
+def test_real_usage_button_replaces_the_summary_in_place_once(lab: Lab) -> None:
+    api = lab.bot.api
+    lab.bot.sender.command("lab ns=team-a", response_url=api.response_url("lab"))
+    summary = final_message(api, has("filter `namespace=team-a`"))
+    assert USAGE_SECTION not in blocks_text(summary.blocks)
+    assert button_labels(summary) == ["Refresh", "GPUs", "Workloads", "CSV", "Real usage"]
+    assert lab.cluster.execs == []
+
+    payload = press(lab, summary, "summary_usage", trigger_id="trigger.usage.1")
+    # The same delivery again (same trigger): acknowledged, not answered a second time.
+    again = lab.bot.sender.interaction(payload)
+    assert again.status == 200 and again.elapsed_seconds < ACK_LIMIT_SECONDS
+    answer = updated_in_place(api, summary.ts, USAGE_SECTION)
+    text = blocks_text(answer.blocks)
+    assert_valid(answer.blocks)
+    assert answer.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
+    assert "filter `namespace=team-a`" in text  # the same filters, now with real usage
+    assert row("team-a/train-full-0", "97.0%", "39,000/40,960", "95.2%", "high").search(text)
+    assert button_labels(answer) == ["Refresh", "GPUs", "Workloads", "CSV"]
+    assert button_value(answer) == {"cl": "lab", "cx": "lab", "us": 1, "ns": "team-a"}
+    # In place: still one message in the channel, nvidia-smi run once per pod.
+    assert [m.ts for m in api.messages.values() if m.thread_ts is None] == [summary.ts]
+    time.sleep(0.3)
+    assert len(lab.cluster.execs) == 5
+    notes = [c for c in api.calls_to("chat.update") if c.params.get("ts") == summary.ts
+             and "Running nvidia-smi in the pods" in str(c.params.get("blocks"))]
+    assert len(notes) == 1
+
+    # The thread now remembers real usage: a follow-up keeps it, from the same reading.
+    lab.bot.sender.mention("ns team-b", thread_ts=summary.ts)
+    follow_up = final_message(api, has("filter `namespace=team-b`"), thread_ts=summary.ts)
+    assert row("team-b/embed-svc-0", "2.0%", "300/8,192", "3.7%", "idle").search(
+        blocks_text(follow_up.blocks))
+    assert len(lab.cluster.execs) == 5
+
+
+def test_clusters_that_do_not_allow_real_usage_show_no_button(lab: Lab) -> None:
+    api = lab.bot.api
+    lab.bot.sender.command("plain", response_url=api.response_url("plain"))
+    summary = final_message(api, has("cores"))
+    assert button_labels(summary) == ["Refresh", "GPUs", "Workloads", "CSV"]
+    lab.bot.sender.mention("ns team-a", thread_ts=summary.ts)
+    follow_up = final_message(api, has("filter `namespace=team-a`"), thread_ts=summary.ts)
+    assert button_labels(follow_up) == ["Refresh", "GPUs", "Workloads", "CSV"]
+    # A press that reaches the bot anyway (an old message, a crafted payload) is refused to
+    # the presser alone; the summary stays as it was and nothing is run in the pods.
+    before = api.message(CHANNEL, summary.ts).blocks
+    press(lab, summary, "summary_usage")
+    refusal = api.wait_for("chat.postEphemeral")[0]
+    assert refusal.params["user"] == USER
+    assert 'nvidia-smi exec is not enabled for cluster "plain"' in blocks_text(
+        refusal.json_param("blocks"))
+    api.wait_for("chat.update", where=lambda c: c.params.get("ts") == summary.ts, count=3)
+    assert api.message(CHANNEL, summary.ts).blocks == before
+    assert lab.cluster.execs == []

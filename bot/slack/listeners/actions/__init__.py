@@ -6,7 +6,7 @@ import re
 
 from slack_bolt import App
 
-from bot.slack.blocks import SUMMARY_BUTTONS
+from bot.slack.blocks import SUMMARY_BUTTONS, USAGE_BUTTON
 from bot.slack.listeners.actions.picker import (
     acknowledge_action,
     cancel_picker,
@@ -24,8 +24,12 @@ from bot.slack.messages import (
     PICKER_USAGE,
 )
 
+# Every button under a summary, Real usage included: acknowledged at once, answered lazily,
+# and de-duplicated like any block action (``bot.slack.app.skip_redeliveries``).
 SUMMARY_ACTION_IDS = re.compile(
-    "^(" + "|".join(re.escape(action_id) for action_id, _ in SUMMARY_BUTTONS) + ")$"
+    "^("
+    + "|".join(re.escape(action_id) for action_id, _ in (*SUMMARY_BUTTONS, USAGE_BUTTON))
+    + ")$"
 )
 
 

@@ -1,4 +1,10 @@
-"""The buttons under a summary: Refresh (in place), GPUs, Workloads and CSV (in the thread)."""
+"""The buttons under a summary: Refresh and Real usage (in place), GPUs, Workloads and CSV (in
+the thread).
+
+Real usage re-asks the summary's cluster, context and filters with nvidia-smi and replaces the
+allocation-only summary with the real-usage one; the thread then remembers real usage, so its
+follow-ups keep it.
+"""
 
 from __future__ import annotations
 
@@ -18,9 +24,17 @@ from bot.slack.delivery import Delivery
 from bot.slack.messages import slack_message
 from bot.slack.services import services_from
 
-REFRESHING_NOTE = {
-    "type": "context",
-    "elements": [{"type": "mrkdwn", "text": ":hourglass_flowing_sand: Refreshing…"}],
+
+def _working_note(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+# Shown on top of the old summary while the in-place buttons work (nvidia-smi takes longer).
+IN_PLACE_NOTES = {
+    "refresh": _working_note(":hourglass_flowing_sand: Refreshing…"),
+    "usage": _working_note(
+        ":hourglass_flowing_sand: Running nvidia-smi in the pods for real usage…"
+    ),
 }
 
 
@@ -52,26 +66,30 @@ def press_summary_button(
         old_blocks = message.get("blocks") or []
         old_text = str(message.get("text") or "HAMi summary")
         delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
-                                    blocks=[REFRESHING_NOTE, *old_blocks][:50])
+                                    blocks=[IN_PLACE_NOTES[name], *old_blocks][:50])
         reply = compute_safely(compute, logger, what, f"channel {channel}")
         if reply is None:
             return
         new = slack_message(reply)
         if new.problem:
-            # The old summary stays; only the person who pressed Refresh hears why.
+            # The old summary stays; only the person who pressed the button hears why.
             delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
                                         blocks=old_blocks)
             delivery.ephemeral(channel, user, thread_root, new)
             return
+        if thread_root is not None:
+            # The summary in place is now the thread's latest: follow-ups ask what it shows.
+            conversation.remember_cluster_thread(reply, channel=channel, thread_ts=thread_root)
         delivery.finish(channel, message_ts, thread_root, new)
 
     def press() -> None:
-        if name == "refresh" and container.get("is_ephemeral"):
+        in_place = name in IN_PLACE_NOTES
+        if in_place and container.get("is_ephemeral"):
             reply = compute_safely(compute, logger, what, f"channel {channel}")
             if reply is not None:
                 respond_ephemeral(respond, slack_message(reply, files_possible=False),
                                   replace=True)
-        elif name == "refresh" and message_ts:
+        elif in_place and message_ts:
             refresh_in_place()
         else:
             answer_in_thread(
