@@ -182,7 +182,8 @@ class ShapeFit:
     cores_per_gpu: float
     mem_per_gpu_mib: float | None  # None: the whole memory of each device
     placements: int
-    nodes: tuple[tuple[str, int], ...]  # (node, placements on it), most first
+    nodes: tuple[tuple[str, int], ...]  # (node, placements on it), most first, top few
+    node_count: int = 0  # how many nodes have at least one placement (``nodes`` is cut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,3 +286,6 @@ class Summary:
     real_usage: tuple[PodRealUsage, ...] | None
     notes: tuple[str, ...]
     filters: tuple[tuple[str, str], ...] = field(default=())
+    # The notes a reader must see first (what the report is based on, incomplete input); each
+    # is also in ``notes``.
+    headline: tuple[str, ...] = field(default=())

@@ -151,7 +151,7 @@ def _overview(
         inconsistent_gpus=sum(n.inconsistent_gpus for n in nodes),
         shared_gpus=sum(n.shared_gpus for n in nodes),
         exclusive_gpus=int((cols.shared_count == 1).sum()),
-        free_whole_gpus=idle,
+        free_whole_gpus=sum(n.free_whole_gpus for n in nodes),
         free_cores=sum(n.free_cores for n in nodes),
         free_mem_mib=sum(n.free_mem_mib for n in nodes),
         pods=len(pods),
@@ -358,6 +358,11 @@ def summarize_readings(
         hami_version=readings.hami_version,
     )
     notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
+    headline = [notes[0]] if notes and notes[0] in (RUNTIME_ONLY_NOTE, ALLOCATION_ONLY_NOTE) else []
+    incomplete = device_series_gap_note(missing_series)
+    if incomplete:
+        headline.append(incomplete)
+        notes.insert(len(headline) - 1, incomplete)
     filters: list[tuple[str, str]] = []
     if namespace is not None or node is not None:
         gpus, nodes, workloads, namespaces = _apply_filters(
@@ -370,7 +375,8 @@ def summarize_readings(
         notes.append(
             "Tables are filtered to "
             + " and ".join(f"{k} {v}" for k, v in filters)
-            + "; the cluster overview still covers everything."
+            + "; the overview, findings, checks and capacity outlook still cover the whole "
+            "cluster."
         )
     return Summary(
         source=source,
@@ -387,6 +393,19 @@ def summarize_readings(
         real_usage=usage,
         notes=tuple(notes),
         filters=tuple(filters),
+        headline=tuple(headline),
+    )
+
+
+def device_series_gap_note(missing: Mapping[str, int]) -> str:
+    gaps = [f"{figure} of {count} GPU(s)" for figure, count in missing.items() if count]
+    if not gaps:
+        return ""
+    return (
+        "Incomplete input: no series for the "
+        + ", ".join(gaps)
+        + " (a truncated paste or partial scrape?). Those GPUs are marked 'incomplete', their "
+        "missing figures count as 0, and they are not offered as free capacity."
     )
 
 

@@ -59,6 +59,7 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
                 mem_per_gpu_mib=None,
                 placements=int(per_node.sum()),
                 nodes=_ranked(names, per_node),
+                node_count=int(np.count_nonzero(per_node)),
             )
         )
     for name, fraction in (("half GPU", 0.5), ("quarter GPU", 0.25)):
@@ -71,6 +72,7 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
                 mem_per_gpu_mib=None,
                 placements=int(per_node.sum()),
                 nodes=_ranked(names, per_node),
+                node_count=int(np.count_nonzero(per_node)),
             )
         )
     largest_mem = float(cols.free_mem_mib.max()) if len(cols) else 0.0
@@ -78,12 +80,13 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
     per_node = cols.per_node(holding)
     shapes.append(
         ShapeFit(
-            name=f"memory-only {largest_mem:.0f} MiB",
+            name=f"memory-only {largest_mem:,.0f} MiB",
             gpus=1,
             cores_per_gpu=0.0,
             mem_per_gpu_mib=largest_mem,
             placements=int(per_node.sum()),
             nodes=_ranked(names, per_node),
+            node_count=int(np.count_nonzero(per_node)),
         )
     )
     return shapes
@@ -102,21 +105,21 @@ def capacity_answer(shapes: Sequence[ShapeFit], free_cores: float, free_mem_mib:
         where = ", ".join(f"{n} ({c})" for n, c in biggest.nodes[:3])
         return (
             f"Yes: {whole[0].placements} whole GPU(s) free; the largest job that fits on one "
-            f"node is {biggest.name} (on {where}); {free_cores:.0f} cores and "
-            f"{free_mem_mib:.0f} MiB free in all."
+            f"node is {biggest.name} (on {where}); {free_cores:,.0f} cores and "
+            f"{free_mem_mib:,.0f} MiB free in all."
         )
     if half is not None and half.placements > 0:
         return (
             f"Only fractional jobs: no whole GPU is free, but {half.placements} half-GPU slice(s) "
-            f"fit ({free_cores:.0f} cores, {free_mem_mib:.0f} MiB free in all)."
+            f"fit ({free_cores:,.0f} cores, {free_mem_mib:,.0f} MiB free in all)."
         )
     if quarter is not None and quarter.placements > 0:
         return (
             f"Only small jobs: no whole or half GPU is free, but {quarter.placements} quarter-GPU "
-            f"slice(s) fit ({free_cores:.0f} cores, {free_mem_mib:.0f} MiB free in all)."
+            f"slice(s) fit ({free_cores:,.0f} cores, {free_mem_mib:,.0f} MiB free in all)."
         )
     mem_only = shapes[-1]
     return (
-        f"Barely: only slivers are free ({free_cores:.0f} cores, {free_mem_mib:.0f} MiB in all); "
-        f"the largest memory-only request that fits is {mem_only.mem_per_gpu_mib or 0:.0f} MiB."
+        f"Barely: only slivers are free ({free_cores:,.0f} cores, {free_mem_mib:,.0f} MiB in all); "
+        f"the largest memory-only request that fits is {mem_only.mem_per_gpu_mib or 0:,.0f} MiB."
     )

@@ -36,6 +36,7 @@ class GpuColumns:
     mem_ratio: Floats  # NaN where the ratio series is absent
     state: Ints  # STATE_CODES
     overcommitted: Bools
+    incomplete: Bools  # a limit or allocation series is missing for the GPU
     node_names: tuple[str, ...]  # one per run, in order
     node_starts: Ints  # index of each node's first GPU
 
@@ -82,6 +83,7 @@ class GpuColumns:
             state=numbers[:, 9].astype(np.int64),
             overcommitted=((core_limit > 0) & (cores > core_limit))
             | ((mem_limit > 0) & (mem > mem_limit)),
+            incomplete=np.array(["incomplete" in g.flags for g in gpus], dtype=np.bool_),
             node_names=tuple(names),
             node_starts=np.array(starts, dtype=np.int64),
         )

@@ -86,16 +86,19 @@ def build_gpus(
     no_namespaces: tuple[str, ...] = ()
     missing = {"core limit": 0, "memory limit": 0, "cores allocated": 0, "memory allocated": 0}
     for dev in devices:
+        incomplete = False
         if dev.core_limit is not None:
             core_limit = dev.core_limit
         else:
             core_limit = 0.0
             missing["core limit"] += 1
+            incomplete = True
         if dev.core_allocated is not None:
             cores = dev.core_allocated
         else:
             cores = 0.0
             missing["cores allocated"] += 1
+            incomplete = True
         if dev.mem_limit_bytes is not None:
             mem_limit = dev.mem_limit_bytes / BYTES_PER_MIB
         elif dev.overview_mem_limit_mib is not None:
@@ -103,6 +106,7 @@ def build_gpus(
         else:
             mem_limit = 0.0
             missing["memory limit"] += 1
+            incomplete = True
         alloc_bytes = dev.mem_allocated_bytes
         if alloc_bytes is None:
             alloc_bytes = dev.overview_mem_allocated_bytes
@@ -111,6 +115,7 @@ def build_gpus(
         else:
             mem = 0.0
             missing["memory allocated"] += 1
+            incomplete = True
         uuid = dev.device_uuid
         key = (dev.node, uuid)
         containers = containers_per_device.get(key, 0)
@@ -118,6 +123,15 @@ def build_gpus(
         core_pct = cores / core_limit * 100.0 if core_limit > 0 else 0.0
         mem_pct = mem / mem_limit * 100.0 if mem_limit > 0 else 0.0
         state = gpu_state(cores, core_limit, mem, mem_limit, t)
+        flags = gpu_flags(state, shared, core_pct, mem_pct, cores, core_limit, mem, mem_limit, t)
+        free_cores = core_limit - cores if core_limit > cores else 0.0
+        free_mem = mem_limit - mem if mem_limit > mem else 0.0
+        if incomplete:
+            # A figure without its series is unknown, not 0: never "full", never free capacity.
+            flags = (*flags, "incomplete")
+            free_cores = free_mem = 0.0
+            if state == "full":
+                state = "partial"
         append(
             GpuSummary(
                 dev.node,
@@ -133,9 +147,9 @@ def build_gpus(
                 shared,
                 containers,
                 state,
-                gpu_flags(state, shared, core_pct, mem_pct, cores, core_limit, mem, mem_limit, t),
-                core_limit - cores if core_limit > cores else 0.0,
-                mem_limit - mem if mem_limit > mem else 0.0,
+                flags,
+                free_cores,
+                free_mem,
                 namespaces_per_device.get(key, no_namespaces),
                 dev.mem_ratio,
             )
@@ -164,6 +178,8 @@ def build_nodes(
     free_cores = per_node(cols.free_cores)
     free_mem = per_node(cols.free_mem_mib)
     idle = per_node(cols.is_state("idle"))
+    # A whole GPU is free only when its limits are known (see the "incomplete" flag).
+    free_whole = per_node(cols.is_state("idle") & ~cols.incomplete)
     partial = per_node(cols.is_state("partial"))
     full = per_node(cols.is_state("full"))
     inconsistent = per_node(cols.is_state("inconsistent"))
@@ -194,12 +210,12 @@ def build_nodes(
                 int(full[i]),
                 int(inconsistent[i]),
                 int(shared[i]),
-                idle_count,
+                int(free_whole[i]),
                 float(free_cores[i]),
                 float(free_mem[i]),
                 float(cols.free_cores[best[i]]),
                 float(cols.free_mem_mib[best[i]]),
-                node_verdict(idle_count, float(free_cores[i]), float(free_mem[i])),
+                node_verdict(int(free_whole[i]), float(free_cores[i]), float(free_mem[i])),
                 pods_per_node.get(name, 0),
             )
         )

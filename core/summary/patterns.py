@@ -10,6 +10,7 @@ import numpy as np
 from core.model import Distribution, Finding, GpuSummary, NamespaceSummary, Workload
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns, Ints
+from core.summary.workloads import is_memory_resource
 
 _MAX_SUBJECTS = 10
 
@@ -160,12 +161,13 @@ def build_findings(
     for ns in namespaces:
         for figure in ns.quota:
             if figure.limit is not None and figure.used > figure.limit:
+                unit = "MiB" if is_memory_resource(figure.resource) else "cores"
                 findings.append(
                     Finding(
                         "quota-exceeded",
                         "warn",
-                        f"Namespace {ns.namespace} uses {figure.used:.0f} of {figure.resource} "
-                        f"against a quota limit of {figure.limit:.0f}.",
+                        f"Namespace {ns.namespace} uses {figure.used:,.0f} {unit} of "
+                        f"{figure.resource} against a quota limit of {figure.limit:,.0f} {unit}.",
                         (ns.namespace,),
                     )
                 )

@@ -240,6 +240,7 @@ def to_document(summary: Summary) -> dict[str, Any]:
                 "mem_per_gpu_mib": s.mem_per_gpu_mib,
                 "placements": s.placements,
                 "nodes": [{"node": n, "placements": c} for n, c in s.nodes],
+                "node_count": s.node_count,
             }
             for s in summary.capacity
         ],

@@ -36,8 +36,8 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     (e.g. chat mode, where the full tables come from another command)."""
     out = ["# HAMi GPU allocation summary", ""]
     out += [f"- {line}" for line in tables.header_lines(summary)]
-    if summary.notes:
-        out += ["", f"> {summary.notes[0]}"]
+    for note in summary.headline:
+        out += ["", f"> {note}"]
     out += ["", "## Cluster overview", ""]
     out += [f"- {line}" for line in tables.overview_lines(summary)]
     out.append("")
@@ -46,6 +46,8 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
         tables.gpus_table(summary, top),
         tables.workloads_table(summary, top),
         tables.namespaces_table(summary, top),
+        tables.top_pods_table(summary, top),
+        tables.quota_table(summary, top),
     ):
         out += format_table(table, full_table_hint)
     out += ["## Findings", ""]
@@ -72,6 +74,7 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     if usage is not None:
         out += format_table(usage)
     out += format_table(tables.capacity_table(summary))
-    if len(summary.notes) > 1:
-        out += ["## Notes", ""] + [f"- {note}" for note in summary.notes[1:]]
+    other_notes = tables.other_notes(summary)
+    if other_notes:
+        out += ["## Notes", ""] + [f"- {note}" for note in other_notes]
     return "\n".join(out).rstrip() + "\n"

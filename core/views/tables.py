@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from core.model import GpuSummary, Summary
+from core.summary.workloads import is_core_resource, is_memory_resource
 
 GPU_INTEREST = {"inconsistent": 0, "full": 1, "partial": 2, "idle": 3}
 
@@ -98,8 +99,21 @@ def header_lines(summary: Summary, now: datetime | None = None) -> list[str]:
     return lines
 
 
+def other_notes(summary: Summary) -> list[str]:
+    """The notes not already shown in the header."""
+    return [note for note in summary.notes if note not in summary.headline]
+
+
 def overview_lines(summary: Summary) -> list[str]:
     c = summary.cluster
+    if not summary.gpus and not summary.filters:
+        # Monitor-only input: zeros here would read as facts about allocation.
+        return [
+            "No scheduler device series in the input: nodes, GPUs, cores and memory allocated "
+            "are not known from these metrics.",
+            f"Distribution: {c.distribution}",
+            f"Free capacity: {c.capacity_answer}",
+        ]
     return [
         f"Nodes {c.nodes:,}, GPUs {c.gpus:,}, pods {c.pods:,}, namespaces {c.namespaces:,}",
         f"Cores allocated {num(c.core_allocated)} / {num(c.core_limit)} "
@@ -240,37 +254,83 @@ def workloads_table(summary: Summary, top: int) -> Table:
 
 def namespaces_table(summary: Summary, top: int) -> Table:
     namespaces = sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace))
-    rows: list[tuple[str, ...]] = []
-    for ns in namespaces:
-        quota = (
-            "; ".join(
-                f"{f.resource.split('/')[-1]} {num(f.used)}/"
-                + (num(f.limit) if f.limit is not None else "no limit")
-                for f in ns.quota
-            )
-            or "-"
+    rows: list[tuple[str, ...]] = [
+        (
+            ns.namespace,
+            f"{num(ns.cores)} ({pct(ns.core_share_percent)})",
+            f"{ns.mem_mib / 1024:,.1f} GiB ({pct(ns.mem_share_percent)})",
+            f"{len(ns.pods)}/{ns.gpus_touched}",
+            f"{ns.whole_gpu_allocations}/{ns.fractional_allocations}",
+            ns.usage_class,
         )
-        rows.append(
-            (
-                ns.namespace,
-                f"{num(ns.cores)} ({pct0(ns.core_share_percent)})",
-                f"{mib(ns.mem_mib)} ({pct0(ns.mem_share_percent)})",
-                str(len(ns.pods)),
-                str(ns.gpus_touched),
-                f"{ns.whole_gpu_allocations}/{ns.fractional_allocations}",
-                ns.usage_class,
-                quota,
-            )
-        )
+        for ns in namespaces
+    ]
     shown, omitted = _limit(rows, top)
     return Table(
         "Namespaces" if not omitted else f"Namespaces ({len(shown)} of {len(rows)})",
-        ("namespace", "cores", "memory", "pods", "GPUs", "whole/frac", "class", "quota used/limit"),
+        ("namespace", "cores (share)", "memory (share)", "pods/GPUs", "whole/frac", "class"),
         shown,
         omitted,
         "full table: --format csv --csv-table namespaces",
         "no per-pod allocation or quota series in the input",
         elastic=(0,),
+    )
+
+
+def top_pods_table(summary: Summary, top: int, per_namespace: int = 3) -> Table:
+    """The largest pods of the largest namespaces (SPEC 8, "top pods")."""
+    namespaces = sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace))
+    rows: list[tuple[str, ...]] = [
+        (ns.namespace, num(cores), mib(mem), pod)
+        for ns in namespaces
+        for pod, cores, mem in ns.top_pods[:per_namespace]
+    ]
+    shown, omitted = _limit(rows, top)
+    return Table(
+        f"Top pods per namespace (up to {per_namespace} each)",
+        ("namespace", "cores", "memory", "pod"),
+        shown,
+        omitted,
+        "every pod: --format csv --csv-table workloads",
+        "no per-pod allocation series (hami_vgpu_*) in the input",
+    )
+
+
+def quota_unit(resource: str) -> str:
+    """Quota figures are MiB for memory resources and share points for core ones (ref. 2.6)."""
+    if is_memory_resource(resource):
+        return "MiB"
+    return "cores" if is_core_resource(resource) else ""
+
+
+def quota_table(summary: Summary, top: int) -> Table:
+    rows: list[tuple[str, ...]] = []
+    for ns in summary.namespaces:
+        for figure in ns.quota:
+            unit = quota_unit(figure.resource)
+            if figure.limit is None:
+                status = "no limit set"
+            elif figure.used > figure.limit:
+                status = "EXCEEDED"
+            else:
+                status = f"{pct(figure.used / figure.limit * 100.0)} of limit"
+            rows.append(
+                (
+                    ns.namespace,
+                    figure.resource,
+                    f"{num(figure.used)} {unit}".strip(),
+                    f"{num(figure.limit)} {unit}".strip() if figure.limit is not None else "-",
+                    status,
+                )
+            )
+    shown, omitted = _limit(rows, top)
+    return Table(
+        "Quotas (HAMi accounting; limit 0 or none means no limit)",
+        ("namespace", "resource", "used", "limit", "status"),
+        shown,
+        omitted,
+        "full table: --format csv --csv-table namespaces",
+        "no hami_resource_quota_used series in the input",
     )
 
 
@@ -285,7 +345,7 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
             h.device_uuid,
             mib(h.mem_used_mib) if h.mem_used_mib is not None else "n/a",
             pct(h.utilization_percent) if h.utilization_percent is not None else "n/a",
-            "yes" if h.scheduler_device_known else "no",
+            ("yes" if h.scheduler_device_known else "no") if summary.gpus else "n/a",
         )
         for h in rt.host_gpus
     ]
@@ -384,6 +444,8 @@ def capacity_table(summary: Summary) -> Table:
         else:
             shape = f"1 GPU, {mib(s.mem_per_gpu_mib)}, no core share"
         where = ", ".join(f"{n} ({c})" for n, c in s.nodes) or "nowhere"
+        if s.node_count > len(s.nodes):
+            where += f" and {s.node_count - len(s.nodes)} more node(s)"
         rows.append((s.name, shape, str(s.placements), where))
     return Table(
         "Capacity outlook (which job shapes fit now)",

@@ -64,8 +64,13 @@ def format_table(table: Table, width: int = WIDTH, full_table_hint: str | None =
 
 
 def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
+    # Names such as gpu-node-01 must not be split at their hyphens.
     return textwrap.wrap(
-        text, width=width, initial_indent=indent, subsequent_indent=" " * len(indent)
+        text,
+        width=width,
+        initial_indent=indent,
+        subsequent_indent=" " * len(indent),
+        break_on_hyphens=False,
     ) or [indent]
 
 
@@ -75,8 +80,8 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     out: list[str] = ["HAMi GPU allocation summary", "=" * 27]
     for line in tables.header_lines(summary):
         out.extend(_wrap(line))
-    if summary.notes:
-        out.extend(_wrap(summary.notes[0]))
+    for note in summary.headline:
+        out.extend(_wrap(note))
     out.append("")
     out += ["Cluster overview", "-" * 16]
     for line in tables.overview_lines(summary):
@@ -87,6 +92,8 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
         tables.gpus_table(summary, top),
         tables.workloads_table(summary, top),
         tables.namespaces_table(summary, top),
+        tables.top_pods_table(summary, top),
+        tables.quota_table(summary, top),
     ):
         out.extend(format_table(table, full_table_hint=full_table_hint))
         out.append("")
@@ -124,8 +131,9 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
         out.append("")
     out.extend(format_table(tables.capacity_table(summary)))
     out.append("")
-    if len(summary.notes) > 1:
+    other_notes = tables.other_notes(summary)
+    if other_notes:
         out += ["Notes", "-" * 5]
-        for note in summary.notes[1:]:
+        for note in other_notes:
             out.extend(_wrap(note, indent="  - "))
     return "\n".join(out).rstrip() + "\n"

@@ -124,12 +124,14 @@ def test_capacity_shapes_count_placements_per_node() -> None:
     s.device("b", 2, cores=50, mem_mib=20480)
     shapes = {c.name: c for c in summarize(s).capacity}
     assert shapes["1 whole GPU"].placements == 6
+    assert shapes["1 whole GPU"].node_count == 2
+    assert shapes["4 whole GPUs"].node_count == 1
     assert shapes["2 whole GPUs"].placements == 3
     assert shapes["2 whole GPUs"].nodes == (("a", 2), ("b", 1))
     assert shapes["4 whole GPUs"].placements == 1 and shapes["4 whole GPUs"].nodes == (("a", 1),)
     assert shapes["8 whole GPUs"].placements == 0
     assert shapes["half GPU"].placements == 6 * 2 + 1
-    assert shapes["memory-only 40960 MiB"].placements == 6
+    assert shapes["memory-only 40,960 MiB"].placements == 6
 
 
 def test_checks_warn_with_numbers_on_both_sides() -> None:
@@ -266,3 +268,27 @@ def test_fragmented_verdict_always_comes_with_its_finding() -> None:
     assert summary.cluster.distribution == "fragmented"
     risk = next(f for f in summary.findings if f.kind == "fragmentation-risk")
     assert "whole-GPU jobs fit only on the 1 idle GPU(s)" in risk.message
+
+
+def test_gpus_with_missing_series_are_incomplete_and_never_free_capacity() -> None:
+    from tests.conftest import read_fixture
+
+    cut = read_fixture("scheduler-small.prom")[:3000]  # ends inside the allocated-memory family
+    summary = summarize_text(cut, SOURCE)
+    assert all("incomplete" in g.flags for g in summary.gpus)
+    assert summary.cluster.free_whole_gpus == 0
+    assert all(g.state != "full" for g in summary.gpus)
+    assert all(s.placements == 0 for s in summary.capacity)
+    assert summary.headline[1].startswith("Incomplete input: no series for the memory limit")
+    assert summary.cluster.capacity_answer.startswith("Incomplete input")
+
+
+def test_monitor_only_text_report_states_no_allocation_figures() -> None:
+    from core.views import render
+    from tests.conftest import read_fixture
+
+    summary = summarize_text(read_fixture("vgpumonitor-small.prom"), SOURCE)
+    text = render(summary, "text")
+    assert "No scheduler device series in the input" in text
+    assert "Cores allocated" not in text
+    assert "Scheduler allocation metrics are absent" in text.split("Cluster overview")[0]

@@ -66,23 +66,29 @@ def test_reports_fit_100_columns_and_stay_short_on_1000_nodes(large: Summary, fm
     if fmt == "text":
         too_wide = [line for line in lines if len(line) > 100]
         assert too_wide == []
-    assert len(lines) < 260
+    assert len(lines) < 320  # every table is cut to its top 20 rows
     assert f"{len(large.gpus) - 20:,} more row(s) not shown (full table: --format csv)" in report
     assert "Nodes (20 of 1000, most free first)" in report
+    whole = next(s for s in large.capacity if s.name == "1 whole GPU")
+    assert whole.node_count > len(whole.nodes) == 5
+    assert f"and {whole.node_count - 5} more node(s)" in " ".join(report.split())
 
 
 def test_markdown_has_the_same_sections(small: Summary) -> None:
     md = render(small, "markdown")
     headings = [line for line in md.splitlines() if line.startswith("#")]
-    assert headings[:7] == [
+    assert headings[:9] == [
         "# HAMi GPU allocation summary",
         "## Cluster overview",
         "## Nodes",
         "## GPUs",
         "## Workloads",
         "## Namespaces",
+        "## Top pods per namespace (up to 3 each)",
+        "## Quotas (HAMi accounting; limit 0 or none means no limit)",
         "## Findings",
     ]
+    assert "| team-b | nvidia.com/gpumem | 12,288 MiB | 16,384 MiB | 75.0% of limit |" in md
     assert "| gpu-node-1/1 | A100-PCIE-40GB | 100/100 100% |" in md
 
 
