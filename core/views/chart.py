@@ -207,6 +207,9 @@ def _subtitle(summary: Summary, layout: Layout) -> str:
     scope = ""
     if summary.filters:
         scope = " \u00b7 filtered: " + ", ".join(f"{k}={v}" for k, v in summary.filters)
+    if not summary.gpus and not summary.filters:
+        # Zeros would read as facts: the input simply has no allocation series.
+        return "no scheduler allocation series in this input (vGPU monitor metrics only?)"
     return (
         f"{c.nodes} nodes, {c.gpus} GPUs \u00b7 cores {c.core_allocated_percent:.1f}% and "
         f"memory {c.mem_allocated_percent:.1f}% allocated \u00b7 {c.idle_gpus} idle, "
