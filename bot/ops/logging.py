@@ -6,8 +6,10 @@
   among many replicas' logs.
 * ``redact``: removes Slack tokens (``xoxb-``, ``xoxp-``, ``xapp-``, ``xoxe`` refresh tokens),
   signing secrets, bearer and basic credentials, URL passwords, PEM private keys (plain or
-  base64) and kubeconfig credentials (``token:``, ``client-key-data``,
-  ``client-certificate-data``, ``password``, ...).
+  base64), kubeconfig credentials (``token:``, ``client-key-data``,
+  ``client-certificate-data``, ``password``, ...) and any assignment, env list entry or flag
+  whose name says it is a credential (``AWS_SECRET_ACCESS_KEY=``, ``*_KEY``, ``password=``,
+  ``name: DB_PASSWORD`` / ``value: ...``, ``--token ...``), as kubeconfig ``exec`` plugins use.
   ``RedactingFilter`` applies it to each record's message, arguments, exception and extra
   fields before any handler writes it; the formatters apply it once more to what they write.
 * ``register_secret``: exact values to remove as well (the configured tokens themselves), for
@@ -42,20 +44,49 @@ _PEM_PRIVATE_KEY = re.compile(
 _BASE64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]*")
 _AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^@\s/]+@")
-# Key/value credentials as YAML (kubeconfig), JSON, env or query strings: the key, its
-# separator and optional quote are kept, the value goes.
+# Names whose value is a credential (case-insensitive). Kubeconfig ``exec`` credential plugins
+# carry cloud credentials in their ``env`` list and ``args`` (e.g. AWS_SECRET_ACCESS_KEY for
+# aws-iam-authenticator), so generic names are caught too, not only Slack's and kubeconfig's.
+_NAME = r"[a-z0-9_.-]"
 _CREDENTIAL_KEYS = (
     r"client-key-data|client-certificate-data|"
-    # any name ending in one of these: token, id-token, SLACK_BOT_TOKEN, signing_secret,
-    # SLACK_SIGNING_SECRET, client_secret, password, api_key, ...
-    r"[a-z0-9_-]*?(?:token|password|passwd|secret|api[_-]?key)"
+    # ending in: token, id-token, SLACK_BOT_TOKEN, signing_secret, client_secret, DB_PASSWORD,
+    # api_key, apikey, passphrase
+    rf"{_NAME}*?(?:token|password|passwd|passphrase|secret|api[_-]?key|apikey)|"
+    # containing: AWS_SECRET_ACCESS_KEY, SECRET_KEY_BASE, password_file, GOOGLE_CREDENTIALS
+    rf"{_NAME}*?(?:secret|password|passwd|passphrase|credential){_NAME}*|"
+    # ending in _key / -key (and its _id): STRIPE_KEY, private_key, ssh-key, AWS_ACCESS_KEY_ID
+    rf"{_NAME}*?[_-]key(?:[_-]id)?"
 )
+_QUOTE = r"""(?:\\?["'])"""
+# The value: inside plain quotes everything up to the closing quote (spaces too), otherwise up
+# to a delimiter. ``[REDACTED]`` is never redacted twice.
+_VALUE = r"""(?!\[REDACTED\])(?:(?<=")[^"\\\n]+(?=")|(?<=')[^'\\\n]+(?=')|[^\s"'\\,;&}]+)"""
+# Key/value credentials as YAML (kubeconfig), JSON, env or query strings: the key, its
+# separator and optional quote are kept, the value goes.
 _KEY_VALUE = re.compile(
     rf"""(?ix)
-    ((?:\\?["'])?\b(?:{_CREDENTIAL_KEYS})\b(?:\\?["'])?   # the key, maybe quoted or escaped
-    \s*[:=]\s*                                 # YAML/JSON ':' or env/query '='
-    (?:\\?["'])?)                              # an opening quote
-    (?!\[REDACTED\])([^\s"'\\,;&}}]+)           # the value, up to a delimiter
+    ({_QUOTE}?\b(?:{_CREDENTIAL_KEYS})\b{_QUOTE}?   # the key, maybe quoted or escaped
+    \s*[:=]\s*                                   # YAML/JSON ':' or env/query '='
+    {_QUOTE}?)                                   # an opening quote
+    ({_VALUE})
+    """
+)
+# Kubernetes env lists (a kubeconfig exec plugin's ``env``): ``name: AWS_SECRET_ACCESS_KEY``
+# then ``value: ...``, as YAML, JSON or a Python repr.
+_NAMED_VALUE = re.compile(
+    rf"""(?ix)
+    (\bname{_QUOTE}?\s*[:=]\s*{_QUOTE}?(?:{_CREDENTIAL_KEYS}){_QUOTE}?   # name: THE_SECRET
+    \s*,?\s*                                     # a line break and indent, or a comma
+    {_QUOTE}?value{_QUOTE}?\s*[:=]\s*{_QUOTE}?)  # value:
+    ({_VALUE})
+    """
+)
+# Command-line flags (a plugin's ``args``): ``--token abc``, ``"--password", "abc"``.
+_FLAG_VALUE = re.compile(
+    rf"""(?ix)
+    (--(?:{_CREDENTIAL_KEYS}){_QUOTE}?(?:\s*,\s*{_QUOTE}|\s+))
+    ({_VALUE})
     """
 )
 
@@ -81,6 +112,8 @@ def redact(text: str) -> str:
     text = _SLACK_TOKEN.sub(lambda m: f"{m.group(1)}-{REDACTED}", text)
     text = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    text = _NAMED_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = _FLAG_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = _KEY_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     return text
 

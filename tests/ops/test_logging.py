@@ -154,10 +154,71 @@ def test_registered_secrets_of_any_shape_are_removed(root_logger_restored: None)
     assert redact(f"x {odd_secret} y") == f"x {REDACTED} y"
 
 
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+AWS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+DB_PASSWORD = "p4ss word with spaces"
+STRIPE_KEY = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+PLUGIN_TOKEN = "k8s-aws-v1.aHR0cHM6Ly9zdHMuYW1hem9uYXdzLmNvbQ"
+
+# A kubeconfig whose users authenticate with exec credential plugins: cloud credentials in the
+# plugin's env list and args, as aws-iam-authenticator and similar plugins are configured.
+EXEC_KUBECONFIG = f"""users:
+- name: eks-admin
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: aws-iam-authenticator
+      args: ["token", "-i", "gpu-prod", "--token", "{PLUGIN_TOKEN}"]
+      env:
+      - name: AWS_ACCESS_KEY_ID
+        value: {AWS_KEY_ID}
+      - name: AWS_SECRET_ACCESS_KEY
+        value: {AWS_SECRET}
+      - name: AWS_REGION
+        value: eu-west-1
+"""
+
+
+def test_generic_credential_assignments_are_redacted(root_logger_restored: None) -> None:
+    stream = io.StringIO()
+    configure_logging("INFO", stream=stream)
+    logger = logging.getLogger("hami_summary.test")
+    logger.info("kubeconfig loaded:\n%s", EXEC_KUBECONFIG)
+    logger.info("plugin environment: AWS_SECRET_ACCESS_KEY=%s AWS_REGION=eu-west-1", AWS_SECRET)
+    logger.info(
+        "exec plugin failed: %s",
+        {"env": [{"name": "DB_PASSWORD", "value": DB_PASSWORD},
+                 {"name": "STRIPE_KEY", "value": STRIPE_KEY}]},
+    )
+    logger.info("%s", json.dumps({"env": [{"name": "DB_PASSWORD", "value": DB_PASSWORD}]}))
+    logger.info('settings: STRIPE_KEY: %s, client_secret="%s", password=%s&user=ops',
+                STRIPE_KEY, DB_PASSWORD, PASSWORD)
+    logger.info("running aws-iam-authenticator token --password %s --role ops", PASSWORD)
+    output = stream.getvalue()
+    for secret in (AWS_SECRET, AWS_KEY_ID, DB_PASSWORD, STRIPE_KEY, PLUGIN_TOKEN, PASSWORD):
+        assert secret not in output, secret
+    lines = [json.loads(line)["message"] for line in output.splitlines()]
+    assert len(lines) == 6
+    # What is not a credential stays readable, and the names say what was removed.
+    assert "- name: AWS_SECRET_ACCESS_KEY\n        value: [REDACTED]" in lines[0]
+    assert "- name: AWS_REGION\n        value: eu-west-1" in lines[0]
+    assert '"--token", "[REDACTED]"' in lines[0] and "command: aws-iam-authenticator" in lines[0]
+    assert lines[1] == f"plugin environment: AWS_SECRET_ACCESS_KEY={REDACTED} AWS_REGION=eu-west-1"
+    assert f"'name': 'STRIPE_KEY', 'value': '{REDACTED}'" in lines[2]
+    assert f'"name": "DB_PASSWORD", "value": "{REDACTED}"' in lines[3]
+    assert lines[4] == (f'settings: STRIPE_KEY: {REDACTED}, client_secret="{REDACTED}", '
+                        f"password={REDACTED}&user=ops")
+    assert lines[5] == f"running aws-iam-authenticator token --password {REDACTED} --role ops"
+
+
 def test_ordinary_text_is_left_alone() -> None:
     for text in [
         "the bot token was verified for team T123",
         "tokens: 5",
+        "keys: 4",
+        "monkey=3",
+        "cache key=hami-summary:v1:thread:C0TEAM01",
+        "- name: AWS_REGION\n  value: eu-west-1",
         'hami_vgpu_memory_allocated_bytes{node="gpu-1"} 1.6e+10',
         "Cluster gpu-prod: 403 Forbidden: cannot get services/proxy in namespace kube-system",
     ]:
