@@ -116,6 +116,19 @@ def _ops_port(args: argparse.Namespace) -> int | str:
         return f"OPS_PORT={raw!r} is not a port number; set e.g. 8080, or 0 to turn it off."
 
 
+# Read once by ``load_config`` and ``store_from_env``, then taken out of the environment:
+# child processes (kubeconfig ``exec`` credential plugins, which the Kubernetes client starts with
+# this process's environment) never see them, and Bolt, which falls back to SLACK_BOT_TOKEN when
+# no token is passed, gets the token only through the Web API client we give it (otherwise it
+# warns "As you gave `client` as well, `token` will be unused." on every start).
+SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "REDIS_URL")
+
+
+def _forget_secret_environment() -> None:
+    for name in SECRET_VARIABLES:
+        os.environ.pop(name, None)
+
+
 def run(args: argparse.Namespace) -> int:
     # Imported here: `hami-summary summarize` must not pay for Bolt and Redis imports.
     from slack_bolt.error import BoltError
@@ -124,33 +137,34 @@ def run(args: argparse.Namespace) -> int:
     from bot.clusters.errors import RegistryError
     from bot.clusters.registry import empty_registry, load_registry
     from bot.ops.endpoints import Readiness, ops_routes, start_ops_server
-    from bot.ops.logging import configure_logging
+    from bot.ops.logging import configure_logging, register_secret
     from bot.slack.app import drain
     from bot.slack.assembly import assemble_bot
     from bot.store.factory import StoreConfigError, redis_state, store_from_env
     from bot.web.server import BotHttpServer, slack_route
     from bot.web.socket_mode import SocketModeRunner
 
+    # Logging first: the store and Bolt log while they start (e.g. "Redis unavailable"), and
+    # every line of a run must be in one format (JSON off a terminal), redacted.
+    configure_logging(logging.getLogger().level or logging.INFO)
     try:
         config = load_config()
-        store = store_from_env()
-    except (ConfigError, StoreConfigError) as error:
+    except ConfigError as error:
         return _fail(error.message)
+    for secret in (config.slack_bot_token, config.slack_signing_secret, config.slack_app_token,
+                   config.redis_url):
+        register_secret(secret.reveal() if secret else None)
+    try:
+        store = store_from_env()
+    except StoreConfigError as error:
+        return _fail(error.message)
+    _forget_secret_environment()
     mode = _choose_mode(config, args.socket_mode)
     if isinstance(mode, str):
         return _fail(mode)
     ops_port = _ops_port(args)
     if isinstance(ops_port, str):
         return _fail(ops_port)
-    configure_logging(
-        logging.getLogger().level or logging.INFO,
-        secrets=(
-            mode.bot_token,
-            mode.signing_secret,
-            mode.app_token,
-            config.redis_url.reveal() if config.redis_url else None,
-        ),
-    )
     try:
         registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
     except RegistryError as error:

@@ -4,10 +4,12 @@
   nothing else on purpose: a liveness failure restarts the pod, which cures no outside outage.
 * ``/readyz``: the bot can answer (readiness probe). Checks: the Slack bot token was verified
   (``auth.test``), the cluster registry loaded, and the Redis state. HTTP 503 when the bot cannot
-  answer (token not verified or rejected, registry unusable); HTTP 200 with status ``degraded``
-  when Redis is away, because the bot still answers from process memory, and taking every
-  replica out of the Service for a Redis outage would stop all answers (set ``redis_required``
-  to make it a 503 instead). The JSON body names each check's state and why.
+  answer (token not verified or rejected, registry not loaded yet); HTTP 200 with status
+  ``degraded`` when Redis is away, because the bot still answers from process memory, and taking
+  every replica out of the Service for a Redis outage would stop all answers (set
+  ``redis_required`` to make it a 503 instead). The JSON body names each check's state and why.
+  An unusable registry file stops ``serve`` at start instead (exit 2 naming the file, line and
+  field): a configuration error is fixed by the operator, not waited out by a probe.
 * ``/metrics``: the Prometheus text exposition of ``bot.ops.metrics``.
 
 In HTTP mode these are extra routes of the bot's own web server; in Socket Mode, where the bot
@@ -67,6 +69,8 @@ class Readiness:
             self._slack = CheckResult("failed", f"auth.test refused the bot token: {reason}")
 
     def registry_loaded(self, clusters: int, source: str | None = None) -> None:
+        """The registry is read once, at start; an unusable one stops ``serve`` (exit 2, with
+        the file, line and field) before any probe is answered, so there is no failed state."""
         if clusters == 0:
             result = CheckResult("ok", "no clusters registered: pasted metrics only")
         else:
@@ -74,10 +78,6 @@ class Readiness:
             result = CheckResult("ok", f"{clusters} cluster(s) registered{where}")
         with self._lock:
             self._registry = result
-
-    def registry_failed(self, message: str) -> None:
-        with self._lock:
-            self._registry = CheckResult("failed", message)
 
     def _redis_check(self) -> CheckResult:
         state = self._redis_state()

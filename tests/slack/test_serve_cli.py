@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -10,11 +11,13 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from tests.slack.conftest import SIGNING_SECRET, SlackSender
 from tests.slack.test_http_e2e import blocks_text
+from tests.support.redis_server import free_port
 from tests.support.slack_api import SlackWebApi
 
 
@@ -107,3 +110,60 @@ def test_socket_mode_needs_an_app_token(slack_api: SlackWebApi) -> None:
     )
     assert result.returncode == 2
     assert "SLACK_APP_TOKEN" in result.stderr and "connections:write" in result.stderr
+
+
+def test_serve_logs_json_from_its_first_line_without_bolt_warnings_or_secrets(
+    slack_api: SlackWebApi,
+) -> None:
+    redis_password = "r3dis-pw-7731"
+    closed = free_port()  # nothing listens: the store says Redis is unavailable at start
+    env = serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token,
+                    SLACK_SIGNING_SECRET=SIGNING_SECRET,
+                    REDIS_URL=f"redis://:{redis_password}@127.0.0.1:{closed}/0")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli.main", "--log-level", "INFO", "serve",
+         "--host", "127.0.0.1", "--port", "0"],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        before_listening = []
+        for line in process.stderr:
+            if "listening on http://" in line:
+                break
+            before_listening.append(line)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+        rest = process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert before_listening, "serve logged nothing before it listened"
+    records = [json.loads(line) for line in before_listening]  # every line is JSON
+    assert records[0]["logger"] == "hami_summary.store"
+    assert records[0]["message"].startswith("Redis unavailable")
+    logs = "".join(before_listening) + rest
+    assert "will be unused" not in logs  # Bolt got one token, the client's
+    for secret in (slack_api.bot_token, SIGNING_SECRET, redis_password):
+        assert secret not in logs
+
+
+def test_serve_with_an_unusable_registry_stops_with_file_line_and_field(
+    slack_api: SlackWebApi, tmp_path: Path,
+) -> None:
+    registry = tmp_path / "clusters.yaml"
+    registry.write_text("clusters:\n  - name: demo\n    metrics_url: http://127.0.0.1:9/metrics\n"
+                        "    runtime_allowd: true\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "serve", "--port", "0"],
+        env=serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token,
+                      SLACK_SIGNING_SECRET=SIGNING_SECRET, HAMI_CLUSTERS_FILE=str(registry)),
+        capture_output=True, text=True, timeout=60,
+    )
+    # A configuration error ends the process (the pod restarts with the message in its log)
+    # rather than leaving it running and unready.
+    assert result.returncode == 2
+    assert f"{registry}:4" in result.stderr and "runtime_allowd" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert slack_api.calls_to("auth.test") == []  # stopped before reaching Slack
