@@ -24,7 +24,12 @@ from kubernetes import client as k8s
 
 from bot.clusters import kube_scrape
 from bot.clusters.deadline import Deadline
-from bot.clusters.errors import CollectionError, KubeconfigError
+from bot.clusters.errors import (
+    CollectionError,
+    KubeconfigError,
+    nvidia_smi_not_allowed,
+    runtime_not_allowed,
+)
 from bot.clusters.exec_usage import DEFAULT_BUDGET_SECONDS, collect_real_usage
 from bot.clusters.hami_text import pods_with_allocations, scheduler_problem
 from bot.clusters.http_fetch import http_get
@@ -146,16 +151,9 @@ def collect_metrics(
     defaults to the entry's ``timeout_seconds`` (10 s). Raises ``CollectionError``."""
     budget = timeout_seconds if timeout_seconds is not None else entry.timeout_seconds
     if runtime and not entry.runtime_allowed:
-        raise CollectionError(
-            f'Runtime (vGPU monitor) scrapes are not enabled for cluster "{entry.name}". An admin '
-            f"can set runtime_allowed: true for it in the cluster registry ({entry.defined_at})."
-        )
+        raise CollectionError(runtime_not_allowed(entry.name, entry.defined_at))
     if nvidia_smi and not entry.nvidia_smi_allowed:
-        raise CollectionError(
-            f'nvidia-smi exec is not enabled for cluster "{entry.name}". An admin can set '
-            f"nvidia_smi_allowed: true for it in the cluster registry ({entry.defined_at}); it "
-            "also needs RBAC `create pods/exec`."
-        )
+        raise CollectionError(nvidia_smi_not_allowed(entry.name, entry.defined_at))
     if entry.source_kind == "kubeconfig":
         chosen = _choose_context(entry, context)
         assert entry.kubeconfig_path is not None

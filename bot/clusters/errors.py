@@ -24,3 +24,27 @@ class CollectionError(ClusterError):
 
 class KubeconfigError(ClusterError):
     """A kubeconfig file or context cannot be used (names the file and context)."""
+
+
+# -- refusals by registry policy ----------------------------------------------------------------
+# One wording wherever a request meets a registry flag that is off (the collector, the Slack
+# bot, the chat mode): it names the flag and the entry (``file:line``) where an admin turns it on.
+
+
+def runtime_not_allowed(cluster: str, defined_at: str) -> str:
+    """Why runtime (vGPU monitor) scrapes are refused for a cluster (``runtime_allowed``)."""
+    where = f" ({defined_at})" if defined_at else ""
+    return (
+        f'Runtime (vGPU monitor) scrapes are not enabled for cluster "{cluster}". An admin can '
+        f"set runtime_allowed: true for it in the cluster registry{where}."
+    )
+
+
+def nvidia_smi_not_allowed(cluster: str, defined_at: str) -> str:
+    """Why nvidia-smi exec (real usage) is refused for a cluster (``nvidia_smi_allowed``)."""
+    where = f" ({defined_at})" if defined_at else ""
+    return (
+        f'nvidia-smi exec is not enabled for cluster "{cluster}". An admin can set '
+        f"nvidia_smi_allowed: true for it in the cluster registry{where}; it also needs RBAC "
+        "`create pods/exec`."
+    )

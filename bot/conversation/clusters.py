@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.clusters.errors import nvidia_smi_not_allowed, runtime_not_allowed
 from bot.conversation.replies import ClusterOption
 from core.model import Summary
 
@@ -59,16 +60,20 @@ class LiveSource(Protocol):
 
 
 def nvidia_smi_refusal(cluster: str, defined_at: str) -> str:
-    """Why ``usage`` is refused for a cluster whose registry entry does not allow nvidia-smi.
-
-    Worded like the registry check in ``bot.clusters.collect`` so both name the same setting
-    and the entry (``file:line``) where an admin turns it on.
-    """
-    where = f" ({defined_at})" if defined_at else ""
+    """Why ``usage`` is refused for a cluster whose registry entry does not allow nvidia-smi:
+    the collector's own message (``bot.clusters.errors``), then what to ask instead."""
     return (
-        f'nvidia-smi exec is not enabled for cluster "{cluster}". An admin can set '
-        f"nvidia_smi_allowed: true for it in the cluster registry{where}; it also needs RBAC "
-        "`create pods/exec`. Ask without `usage` for the allocation summary."
+        nvidia_smi_not_allowed(cluster, defined_at)
+        + " Ask without `usage` for the allocation summary."
+    )
+
+
+def runtime_refusal(cluster: str, defined_at: str) -> str:
+    """Why ``runtime`` is refused for a cluster whose registry entry does not allow vGPU
+    monitor scrapes: the collector's own message, then what to ask instead."""
+    return (
+        runtime_not_allowed(cluster, defined_at)
+        + " Ask without `runtime` for the allocation summary."
     )
 
 

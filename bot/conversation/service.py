@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
-from bot.conversation.clusters import LiveRequest, LiveSource, nvidia_smi_refusal
+from bot.conversation.clusters import (
+    LiveRequest,
+    LiveSource,
+    nvidia_smi_refusal,
+    runtime_refusal,
+)
 from bot.conversation.formatting import (
     all_tables,
     gpu_table,
@@ -191,16 +196,6 @@ def full_table_attachments(summary: Summary) -> tuple[Attachment, ...]:
     return tuple(files)
 
 
-def markdown_attachment(summary: Summary) -> Attachment:
-    def render() -> bytes:
-        from core.views import render as render_view
-
-        return render_view(summary, "markdown").encode("utf-8")
-
-    name = "hami-summary.md"
-    return Attachment(name, "Full report (Markdown)", memoized_render(summary, name, render))
-
-
 class Conversation:
     """The bot's answers. ``live`` reaches registered clusters; ``state`` remembers threads."""
 
@@ -313,10 +308,7 @@ class Conversation:
                 "to pick one."
             )
         if command.runtime and not option.runtime_allowed:
-            raise InputError(
-                f"Runtime (vGPU monitor) scrapes are not enabled for cluster '{option.name}'. "
-                "Ask without `runtime`, or ask an operator to allow them in the registry."
-            )
+            raise InputError(runtime_refusal(option.name, option.defined_at))
         if command.usage and not option.nvidia_smi_allowed:
             raise InputError(nvidia_smi_refusal(option.name, option.defined_at))
         return option, context
