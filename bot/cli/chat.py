@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
-from bot.conversation.formatting import age_text, usage_failure_lines
+from bot.conversation.formatting import given_text, usage_failure_lines
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
     AdminReply,
@@ -158,8 +158,10 @@ class ChatSession:
                 self.say("Real usage could not be read, by cause:")
                 for line in failures:
                     self.say(f"  - {line}")
-            if reply.age_seconds:
-                self.say(f"(metrics given {age_text(reply.age_seconds)})")
+            if reply.age_seconds and reply.summary.source.kind != "cluster":
+                # The report's header has a cluster's scrape time; pasted text has none, so
+                # say when it was given (follow-ups answer from it later).
+                self.say(f"(metrics {given_text(reply.age_seconds)})")
             for note in reply.notes:
                 self.say(f"Note: {note}")
             for attachment in reply.attachments:

@@ -1,42 +1,29 @@
 """Formatting shared by the Slack view and the chat mode (formatting only, no new numbers).
 
 Full tables reuse ``core.views.tables`` rows so every surface shows the same cells; short
-figures follow the same conventions (thousands separators, one-decimal percentages).
+figures use its helpers too (``num``, ``pct``, ``age_text``), so a number reads the same in
+Slack, the terminal and the text report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
-from core.model import ExecFailure, GpuSummary, PodRealUsage, Summary, UsageClass
+from core.model import ExecFailure, PodRealUsage, Summary, UsageClass
 from core.views import tables
+from core.views.tables import age_text, num, pct
 from core.views.text_view import format_table
 
 # Wide enough that no column is cut: these tables go into files or code blocks, not a terminal.
 _NO_WRAP_WIDTH = 10_000
 
 
-def num(value: float) -> str:
-    """A share or MiB figure: whole numbers without decimals, others to one decimal."""
-    if abs(value - round(value)) < 0.05:
-        return f"{round(value):,}"
-    return f"{value:,.1f}"
-
-
-def percent(value: float) -> str:
-    return f"{value:.1f}%"
-
-
-def age_text(age_seconds: float | None) -> str:
-    """``42 s ago`` / ``3 min ago`` / ``2.0 h ago``; empty when unknown."""
-    if age_seconds is None:
-        return ""
-    seconds = max(0.0, age_seconds)
-    if seconds < 120:
-        return f"{seconds:.0f} s ago"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min ago"
-    return f"{seconds / 3600:.1f} h ago"
+def given_text(age_seconds: float, now: datetime | None = None) -> str:
+    """When metrics were given to the bot, ``given 2025-05-01 09:30:00 UTC (3 min ago)``, worded
+    like the report's scrape time (``core.views.tables.age_text``)."""
+    now = now or datetime.now(UTC)
+    return age_text(now - timedelta(seconds=max(0.0, age_seconds)), now, verb="given")
 
 
 def fixed_width(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
@@ -106,12 +93,6 @@ def all_tables(summary: Summary) -> str:
     return text
 
 
-def gpus_by_uuid(summary: Summary) -> dict[str, GpuSummary]:
-    """The scheduler's devices by UUID: how runtime rows are joined to allocation (issue 4:
-    device type strings differ between the monitor and the scheduler, UUIDs do not)."""
-    return {gpu.device_uuid: gpu for gpu in summary.gpus}
-
-
 def filter_text(summary: Summary) -> str:
     """``ns=team-a node=gpu-node-1`` for a filtered summary; empty otherwise."""
     return " ".join(f"{key}={value}" for key, value in summary.filters)
@@ -166,10 +147,10 @@ def usage_failures_by_cause(summary: Summary) -> list[tuple[ExecFailure, list[Po
 
 def usage_row(usage: PodRealUsage) -> list[str]:
     """One read pod: pod, utilisation, memory used of allocated, efficiency, class."""
-    util = percent(usage.utilization_percent) if usage.utilization_percent is not None else "n/a"
+    util = pct(usage.utilization_percent) if usage.utilization_percent is not None else "n/a"
     used = num(usage.mem_used_mib) if usage.mem_used_mib is not None else "n/a"
     efficiency = (
-        percent(usage.mem_efficiency_percent)
+        pct(usage.mem_efficiency_percent)
         if usage.mem_efficiency_percent is not None
         else "n/a"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.conversation.formatting import age_text
+from bot.conversation.formatting import given_text
 from bot.conversation.parsing import ADMIN_USAGE, COMMAND_USAGE, FOLLOW_UP_USAGE
 from bot.conversation.replies import MessageReply
 from bot.store.state import ClusterTarget, ThreadSubject
@@ -126,7 +126,7 @@ def thread_subject_text(subject: ThreadSubject, *, age_seconds: float | None) ->
             "ask the cluster again (answered from the scrape cache while it is fresh)"
         )
     what = f"the file *{subject.label}*" if subject.kind == "file" else "metrics pasted here"
-    when = f", given {age_text(age_seconds)}" if age_seconds is not None else ""
+    when = f", {given_text(age_seconds)}" if age_seconds is not None else ""
     return f"{what}{when} (kept 24 h)"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -28,12 +28,9 @@ from slack_sdk.models.blocks import (
 
 from bot.conversation.formatting import (
     USAGE_HEADER,
-    age_text,
     filter_text,
     fixed_width,
-    gpus_by_uuid,
-    num,
-    percent,
+    given_text,
     usage_class_counts,
     usage_failure_lines,
     usage_read,
@@ -41,7 +38,8 @@ from bot.conversation.formatting import (
 )
 from bot.conversation.help import ALLOCATION_NOTE
 from core.model import GpuSummary, Summary
-from core.views.tables import short_uuid
+from core.views.runtime_csv import gpus_by_uuid
+from core.views.tables import age_text, num, pct, short_uuid
 
 MAX_BLOCKS = 50
 SECTION_TEXT_MAX = 3000
@@ -66,6 +64,10 @@ SUMMARY_BUTTONS = (
 USAGE_BUTTON = ("summary_usage", "Real usage")
 
 DEFAULT_OVERFLOW_HINT = "full tables in the files attached in this thread"
+# Nodes named per job shape in the capacity outlook; the rest are counted.
+CAPACITY_NODES_SHOWN = 3
+# Next to the sections a namespace or node filter does not narrow.
+WHOLE_CLUSTER = "whole cluster, not filtered"
 
 
 def count(number: int, noun: str, plural_noun: str | None = None) -> str:
@@ -135,25 +137,34 @@ def _lines_section(
     return _section(text)
 
 
+def _when_text(summary: Summary, age_seconds: float | None) -> str:
+    """The time of scrape and its age (SPEC 12.1), worded like the text report."""
+    src = summary.source
+    if src.kind == "cluster":
+        fetched = src.fetched_at
+        if fetched is None and age_seconds is not None:
+            fetched = datetime.now(UTC) - timedelta(seconds=max(0.0, age_seconds))
+        return age_text(fetched)
+    # Pasted text and files carry no scrape time; a follow-up answered later also says when
+    # the metrics were given.
+    when = age_text(src.fetched_at, verb="saved" if src.kind == "file" else "scraped")
+    if src.fetched_at is None and age_seconds:
+        when += f"; {given_text(age_seconds)}"
+    return when
+
+
 def _source_line(summary: Summary, age_seconds: float | None) -> str:
     src = summary.source
-    if age_seconds is None and src.fetched_at is not None:
-        fetched = src.fetched_at if src.fetched_at.tzinfo else src.fetched_at.replace(tzinfo=UTC)
-        age_seconds = (datetime.now(UTC) - fetched).total_seconds()
-    when: str | None = None
     if src.kind == "cluster":
         where = f"cluster *{mrkdwn_escape(src.cluster or src.label)}*"
         if src.context:
             where += f" (context `{mrkdwn_escape(src.context)}`)"
-        when = f"scraped {age_text(age_seconds)}" if age_seconds is not None else None
     else:
         where = mrkdwn_escape(src.label)
-        # A paste has no scrape time; its age only matters for follow-ups answered later.
-        when = f"given {age_text(age_seconds)}" if age_seconds else None
     inp = summary.input
     parts = [
         f"Source: {where}",
-        *([when] if when else []),
+        _when_text(summary, age_seconds),
         f"{inp.surface} metric names from {', '.join(inp.components) or 'no HAMi exporter'}",
     ]
     if inp.hami_version:
@@ -171,12 +182,12 @@ def _overview_fields(summary: Summary) -> list[MarkdownTextObject]:
         (
             "Cores allocated",
             f"{num(c.core_allocated)} / {num(c.core_limit)} cores "
-            f"({percent(c.core_allocated_percent)})",
+            f"({pct(c.core_allocated_percent)})",
         ),
         (
             "Memory allocated",
             f"{num(c.mem_allocated_mib)} / {num(c.mem_limit_mib)} MiB "
-            f"({percent(c.mem_allocated_percent)})",
+            f"({pct(c.mem_allocated_percent)})",
         ),
         (
             "GPU states",
@@ -261,8 +272,8 @@ def _namespace_lines(summary: Summary) -> list[str]:
         )
         line = (
             f"• *{mrkdwn_escape(ns.namespace)}* — {num(ns.cores)} cores "
-            f"({percent(ns.core_share_percent)}), {num(ns.mem_mib)} MiB "
-            f"({percent(ns.mem_share_percent)}), {count(len(ns.pods), 'pod')} on "
+            f"({pct(ns.core_share_percent)}), {num(ns.mem_mib)} MiB "
+            f"({pct(ns.mem_share_percent)}), {count(len(ns.pods), 'pod')} on "
             f"{count(ns.gpus_touched, 'GPU')}"
             f" · _{ns.usage_class}_"
         )
@@ -277,10 +288,12 @@ def _namespace_lines(summary: Summary) -> list[str]:
 def _capacity_lines(summary: Summary) -> list[str]:
     lines = []
     for shape in summary.capacity:
-        where = ", ".join(f"{mrkdwn_escape(node)} ×{count}" for node, count in shape.nodes[:3])
-        more = len(shape.nodes) - 3
+        named = shape.nodes[:CAPACITY_NODES_SHOWN]
+        where = ", ".join(f"{mrkdwn_escape(node)} ×{n}" for node, n in named)
+        # ``nodes`` holds only the top few; ``node_count`` is every node with a placement.
+        more = shape.node_count - len(named)
         if more > 0:
-            where += f" +{more} nodes"
+            where += f" +{count(more, 'more node')}"
         if shape.placements:
             lines.append(
                 f"• {mrkdwn_escape(shape.name)}: *{count(shape.placements, 'placement')}* "
@@ -298,7 +311,7 @@ def _real_usage_blocks(
     and those it could not, grouped by cause with an example of what went wrong."""
     usage = summary.real_usage or ()
     read = usage_read(summary)
-    title = "*Real usage (nvidia-smi, point in time)*"
+    title = f"*Real usage (nvidia-smi, point in time)*{_scope_title(summary)}"
     if not usage:
         return [_section(f"{title}\nNo pod with a HAMi allocation to read.")]
     classes = " · ".join(f"{name} {n}" for name, n in usage_class_counts(summary))
@@ -385,7 +398,7 @@ def _mib_or_na(value: float | None) -> str:
 
 
 def _percent_or_na(value: float | None) -> str:
-    return percent(value) if value is not None else "n/a"
+    return pct(value) if value is not None else "n/a"
 
 
 def _runtime_blocks(summary: Summary, *, overflow_hint: str, omitted: list[str]) -> list[Block]:
@@ -396,7 +409,7 @@ def _runtime_blocks(summary: Summary, *, overflow_hint: str, omitted: list[str])
         return []
     missing = len(runtime.missing_monitors)
     heading = (
-        f"*Runtime (vGPU monitor, measured at scrape time)*: "
+        f"*Runtime (vGPU monitor, measured at scrape time)*{_scope_title(summary)}: "
         f"{count(len(runtime.host_gpus), 'host GPU')}, "
         f"{count(len(runtime.containers), 'container')}"
         + (f", {count(missing, 'monitor')} not reached" if missing else "")
@@ -427,6 +440,134 @@ def _runtime_blocks(summary: Summary, *, overflow_hint: str, omitted: list[str])
             [f"• {mrkdwn_escape(line)}" for line in runtime.missing_monitors],
             noun="monitors", overflow_hint=overflow_hint, omitted=omitted,
         ))
+    return blocks
+
+
+def _scope(summary: Summary) -> str:
+    """Said next to each section a filter does not narrow: core computes the overview, findings,
+    checks, runtime, real usage and capacity outlook over the whole cluster (``Summary.notes``)."""
+    return f"; {WHOLE_CLUSTER}" if summary.filters else ""
+
+
+def _scope_title(summary: Summary) -> str:
+    """``_scope`` for a title without parentheses of its own."""
+    return f" ({WHOLE_CLUSTER})" if summary.filters else ""
+
+
+def _filtered(summary: Summary) -> str:
+    """Said next to each list a filter narrows (nodes, GPUs, namespaces)."""
+    filters = filter_text(summary)
+    return f", filtered to `{mrkdwn_escape(filters)}`" if filters else ""
+
+
+def _overview_blocks(summary: Summary) -> list[Block]:
+    blocks: list[Block] = []
+    if summary.filters:
+        sections = ["findings", "checks"]
+        sections += ["runtime"] if summary.runtime is not None else []
+        sections += ["real usage"] if summary.real_usage is not None else []
+        listed = ", ".join(sections) + " and capacity outlook"
+        blocks.append(_context(
+            f"*Whole cluster:* the filter `{mrkdwn_escape(filter_text(summary))}` narrows only "
+            f"the nodes, GPUs and namespaces lists. These figures and the {listed} cover the "
+            "whole cluster."
+        ))
+    blocks.append(SectionBlock(fields=_overview_fields(summary)))
+    blocks.append(_section(f"*Free capacity:* {mrkdwn_escape(summary.cluster.capacity_answer)}"))
+    return blocks
+
+
+def _not_listed_text(summary: Summary, listed: Sequence[GpuSummary]) -> str | None:
+    """What the GPU list left out, by state: a tally of the Summary's GPU rows, never a
+    difference of figures. None under a filter: the filtered rows are not the cluster's GPUs,
+    and the overview's counts are (so subtracting the one from the other would be wrong)."""
+    if summary.filters:
+        return None
+    shown = set(listed)
+    idle = sum(1 for g in summary.gpus if g not in shown and g.state == "idle")
+    partial = sum(1 for g in summary.gpus if g not in shown and g.state == "partial")
+    rest = [f"{count(idle, 'idle GPU')} (free for whole-GPU jobs)"]
+    if partial:
+        rest.append(f"{count(partial, 'partial GPU')} with one container")
+    return "Not listed above: " + ", ".join(rest) + ". The *GPUs* button lists every GPU."
+
+
+def _table_blocks(summary: Summary, *, overflow_hint: str, omitted: list[str]) -> list[Block]:
+    """Nodes, the GPUs that matter and namespaces: the lists a filter narrows."""
+    blocks: list[Block] = []
+    if summary.nodes:
+        node_header, node_rows = _node_lines(summary)
+        blocks.append(
+            _lines_section(
+                f"*Nodes* ({len(summary.nodes):,}{_filtered(summary)}; most free first; "
+                "I/P/F/X = idle/partial/full/inconsistent GPUs)",
+                node_rows,
+                noun="nodes",
+                overflow_hint=overflow_hint,
+                omitted=omitted,
+                table_header=node_header,
+            )
+        )
+    matter = gpus_that_matter(summary)
+    gpu_title = (f"*GPUs that matter* ({len(matter)}{_filtered(summary)}: inconsistent, full "
+                 "and shared)")
+    if matter:
+        gpu_header, gpu_rows = _gpu_lines(matter)
+        blocks.append(
+            _lines_section(
+                gpu_title, gpu_rows, noun="GPUs", overflow_hint=overflow_hint,
+                omitted=omitted, table_header=gpu_header,
+            )
+        )
+    elif summary.gpus:
+        blocks.append(_section(gpu_title + "\nNone: no GPU is full, shared or inconsistent."))
+    not_listed = _not_listed_text(summary, matter) if summary.gpus else None
+    if not_listed:
+        blocks.append(_context(not_listed))
+    if summary.namespaces:
+        blocks.append(
+            _lines_section(
+                f"*Namespaces* ({len(summary.namespaces)}{_filtered(summary)})",
+                _namespace_lines(summary),
+                noun="namespaces",
+                overflow_hint=overflow_hint,
+                omitted=omitted,
+            )
+        )
+    return blocks
+
+
+def _judgement_blocks(
+    summary: Summary, *, overflow_hint: str, omitted: list[str]
+) -> list[Block]:
+    """Findings and consistency checks, said to cover the whole cluster under a filter."""
+    blocks: list[Block] = []
+    if summary.findings:
+        finding_lines = [
+            (":warning: " if f.severity == "warn" else "• ") + mrkdwn_escape(f.message)
+            for f in summary.findings
+        ]
+        blocks.append(
+            _lines_section(f"*Findings*{_scope_title(summary)}", finding_lines,
+                           noun="findings", overflow_hint=overflow_hint, omitted=omitted)
+        )
+    failed = [check for check in summary.checks if check.status == "warn"]
+    skipped = sum(1 for check in summary.checks if check.status == "skip")
+    if failed:
+        blocks.append(
+            _lines_section(
+                f"*Checks that failed* ({len(failed)} of {len(summary.checks)}{_scope(summary)})",
+                [f":warning: *{mrkdwn_escape(ch.name)}*: {mrkdwn_escape(ch.message)}"
+                 for ch in failed],
+                noun="checks",
+                overflow_hint=overflow_hint,
+                omitted=omitted,
+            )
+        )
+    elif summary.checks:
+        passed = sum(1 for check in summary.checks if check.status == "pass")
+        blocks.append(_context(f"Consistency checks{_scope_title(summary)}: {passed} passed, "
+                               f"{skipped} skipped (input missing)."))
     return blocks
 
 
@@ -468,96 +609,28 @@ def summary_message(
     ``usage_button`` adds *Real usage* after them.
     """
     omitted: list[str] = []
-    c = summary.cluster
     what = "allocation and real usage" if summary.real_usage is not None else "allocation"
     title = f"HAMi GPU {what}: {summary.source.cluster or summary.source.label}"
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=clip(title, HEADER_TEXT_MAX))),
         _context(_source_line(summary, age_seconds)),
-        SectionBlock(fields=_overview_fields(summary)),
-        _section(f"*Free capacity:* {mrkdwn_escape(c.capacity_answer)}"),
+        *_overview_blocks(summary),
         DividerBlock(),
     ]
-    if summary.nodes:
-        node_header, node_rows = _node_lines(summary)
-        blocks.append(
-            _lines_section(
-                f"*Nodes* ({len(summary.nodes):,}, most free first; I/P/F/X = idle/partial/"
-                "full/inconsistent GPUs)",
-                node_rows,
-                noun="nodes",
-                overflow_hint=overflow_hint,
-                omitted=omitted,
-                table_header=node_header,
-            )
-        )
-    matter = gpus_that_matter(summary)
-    others = len(summary.gpus) - len(matter)
-    gpu_title = f"*GPUs that matter* ({len(matter)}: inconsistent, full and shared)"
-    if matter:
-        gpu_header, gpu_rows = _gpu_lines(matter)
-        blocks.append(
-            _lines_section(
-                gpu_title, gpu_rows, noun="GPUs", overflow_hint=overflow_hint,
-                omitted=omitted, table_header=gpu_header,
-            )
-        )
-    elif summary.gpus:
-        blocks.append(_section(gpu_title + "\nNone: no GPU is full, shared or inconsistent."))
-    if summary.gpus:
-        partial_exclusive = others - c.idle_gpus
-        rest = [f"{count(c.idle_gpus, 'idle GPU')} (free for whole-GPU jobs)"]
-        if partial_exclusive > 0:
-            rest.append(f"{count(partial_exclusive, 'partial GPU')} with one container")
-        blocks.append(_context("Not listed above: " + ", ".join(rest) + ". The *GPUs* button "
-                               "lists every GPU."))
-    if summary.namespaces:
-        blocks.append(
-            _lines_section(
-                f"*Namespaces* ({len(summary.namespaces)})",
-                _namespace_lines(summary),
-                noun="namespaces",
-                overflow_hint=overflow_hint,
-                omitted=omitted,
-            )
-        )
-    if summary.findings:
-        finding_lines = [
-            (":warning: " if f.severity == "warn" else "• ") + mrkdwn_escape(f.message)
-            for f in summary.findings
-        ]
-        blocks.append(
-            _lines_section("*Findings*", finding_lines, noun="findings",
-                           overflow_hint=overflow_hint, omitted=omitted)
-        )
-    failed = [check for check in summary.checks if check.status == "warn"]
-    skipped = sum(1 for check in summary.checks if check.status == "skip")
-    if failed:
-        blocks.append(
-            _lines_section(
-                f"*Checks that failed* ({len(failed)} of {len(summary.checks)})",
-                [f":warning: *{mrkdwn_escape(ch.name)}*: {mrkdwn_escape(ch.message)}"
-                 for ch in failed],
-                noun="checks",
-                overflow_hint=overflow_hint,
-                omitted=omitted,
-            )
-        )
-    elif summary.checks:
-        passed = len(summary.checks) - skipped
-        blocks.append(_context(f"Consistency checks: {passed} passed, {skipped} skipped "
-                               "(input missing)."))
-    if summary.capacity:
-        blocks.append(
-            _lines_section("*Capacity outlook* (job shapes that fit now)",
-                           _capacity_lines(summary), noun="shapes",
-                           overflow_hint=overflow_hint, omitted=omitted)
-        )
+    # SPEC 12 order: nodes, GPUs, namespaces, findings, checks, runtime, real usage, capacity.
+    blocks.extend(_table_blocks(summary, overflow_hint=overflow_hint, omitted=omitted))
+    blocks.extend(_judgement_blocks(summary, overflow_hint=overflow_hint, omitted=omitted))
     runtime = summary.runtime
     if runtime is not None:
         blocks.extend(_runtime_blocks(summary, overflow_hint=overflow_hint, omitted=omitted))
     if summary.real_usage is not None:
         blocks.extend(_real_usage_blocks(summary, overflow_hint=overflow_hint, omitted=omitted))
+    if summary.capacity:
+        blocks.append(
+            _lines_section(f"*Capacity outlook* (job shapes that fit now{_scope(summary)})",
+                           _capacity_lines(summary), noun="shapes",
+                           overflow_hint=overflow_hint, omitted=omitted)
+        )
     all_notes = [*summary.notes, *notes]
     if all_notes:
         blocks.append(_context(clip(" ".join(mrkdwn_escape(n) for n in all_notes),

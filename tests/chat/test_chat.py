@@ -86,14 +86,22 @@ def test_registered_cluster_is_summarised_live(tmp_path: Path) -> None:
     try:
         registry = tmp_path / "clusters.yaml"
         registry.write_text(f"clusters:\n  - name: demo\n    metrics_url: {server.url}\n")
-        result = chat(stdin="/hami-summary\n/hami-summary demo ns=team-b\n",
+        result = chat(stdin="/hami-summary\n/hami-summary demo ns=team-b\n"
+                            "/hami-summary demo runtime\n",
                       tmp_path=tmp_path, env={"HAMI_CLUSTERS_FILE": str(registry)})
     finally:
         server.stop()
     assert result.returncode == 0, result.stderr
     assert "1. demo" in result.stdout
     assert "cluster demo" in result.stdout and "Cores allocated 275 / 600" in result.stdout
+    assert re.search(r"Source: cluster demo; scraped \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
+                     result.stdout)
+    assert "metrics given" not in result.stdout  # a cluster has its scrape time, above
     assert server.scrapes == 1
+    # Runtime refused by the registry: the collector's wording, naming the setting and entry.
+    assert ('Runtime (vGPU monitor) scrapes are not enabled for cluster "demo". An admin can set '
+            f"runtime_allowed: true for it in the cluster registry ({registry}:2). Ask without "
+            "`runtime` for the allocation summary.") in result.stdout
 
 
 def test_unreadable_file_is_a_usage_error(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import re
 import struct
 import time
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -310,8 +311,9 @@ def test_follow_up_without_metrics_explains_what_to_paste(bot: RunningBot) -> No
     assert "/metrics" in text
 
 
-def thread_reply(api: SlackWebApi, thread_ts: str, words: str) -> str:
-    """The text of the bot's final answer in ``thread_ts`` that contains ``words``."""
+def thread_reply(api: SlackWebApi, thread_ts: str | None, words: str) -> str:
+    """The text of the bot's final answer in ``thread_ts`` (None: at the channel's top level)
+    that contains ``words``."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         for message in list(api.messages.values()):
@@ -330,7 +332,8 @@ def test_words_that_are_not_a_follow_up_in_a_thread_with_metrics_are_not_called_
     bot.sender.mention("hello", thread_ts=root)
     text = thread_reply(bot.api, root, "Not a follow-up I know")
     assert "I did not understand “hello” as a follow-up" in text
-    assert re.search(r"This thread has metrics pasted here, given \d+ s ago", text)
+    assert re.search(r"This thread has metrics pasted here, given \d{4}-\d\d-\d\d "
+                     r"\d\d:\d\d:\d\d UTC \(\d+ s ago\)", text)
     assert "none I remember" not in text and "did not find HAMi metrics" not in text
     for follow_up in ("`ns team-a`", "`node gpu-node-1`", "`gpus`", "`workloads`", "`csv`",
                       "`chart`", "`summary`", "`help`"):
@@ -609,3 +612,86 @@ def test_files_over_the_size_limit_are_refused_before_download(
         stop_bot(running, server)
     assert "huge.prom: it is 12.0 KiB, over my limit of 4.0 KiB" in text
     assert slack_api.calls_to("download") == []
+
+
+# -- what the summary says about itself -------------------------------------------------------
+
+SCRAPED = re.compile(r"scraped (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC \((\d+) s ago\)")
+
+
+def test_header_has_the_scrape_time_of_a_cluster_and_says_a_paste_has_none(
+    bot: RunningBot,
+) -> None:
+    bot.sender.command("demo", response_url=bot.api.response_url("demo"))
+    cluster = blocks_text(answer_in(bot.api, CHANNEL, None).blocks)
+    found = SCRAPED.search(cluster)
+    assert found, cluster
+    stamp = datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    assert abs((datetime.now(UTC) - stamp).total_seconds()) < 60
+    assert "Source: cluster *demo* · scraped " in cluster
+
+    _, root = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
+    paste = blocks_text(answer_in(bot.api, CHANNEL, root).blocks)
+    assert ("Source: pasted metrics · time of scrape unknown (pasted or exported text) · "
+            "current metric names") in paste
+    assert "scraped" not in paste
+    # A follow-up answered later also says when the metrics were given.
+    bot.sender.mention("ns team-b", thread_ts=root)
+    follow_up = thread_reply(bot.api, root, "filter `namespace=team-b`")
+    assert re.search(r"time of scrape unknown \(pasted or exported text\); given "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)", follow_up)
+
+
+def test_filtered_answers_say_which_sections_cover_the_whole_cluster(bot: RunningBot) -> None:
+    bot.sender.command("demo", response_url=bot.api.response_url("whole"))
+    whole = answer_in(bot.api, CHANNEL, None)
+    text = blocks_text(whole.blocks)
+    # Unfiltered: the GPUs left out of the list, tallied from the GPU rows.
+    assert ("Not listed above: 2 idle GPUs (free for whole-GPU jobs), 1 partial GPU with one "
+            "container.") in text
+    assert "whole cluster" not in text and "*Findings*\n" in text
+
+    bot.sender.command("demo ns=team-a", response_url=bot.api.response_url("team-a"))
+    bot.api.wait_for("chat.update", 2)
+    filtered = thread_reply(bot.api, None, "filter `namespace=team-a`")
+    assert "Not listed above" not in filtered
+    assert ("*Whole cluster:* the filter `namespace=team-a` narrows only the nodes, GPUs and "
+            "namespaces lists. These figures and the findings, checks and capacity outlook "
+            "cover the whole cluster.") in filtered
+    assert "275 / 600 cores (45.8%)" in filtered
+    assert "*Nodes* (1, filtered to `namespace=team-a`; most free first" in filtered
+    assert "*GPUs that matter* (2, filtered to `namespace=team-a`: " in filtered
+    assert "*Namespaces* (1, filtered to `namespace=team-a`)" in filtered
+    # Other namespaces' pods in the findings are fine: the section says whose they are.
+    findings = filtered[filtered.index("*Findings* (whole cluster, not filtered)"):]
+    assert "ml-batch/ddp-worker-0" in findings
+    assert "Consistency checks (whole cluster, not filtered): 5 passed" in filtered
+    assert "*Capacity outlook* (job shapes that fit now; whole cluster, not filtered)" in filtered
+
+    bot.sender.mention("node gpu-node-2", thread_ts=whole.ts)
+    by_node = thread_reply(bot.api, whole.ts, "filter `node=gpu-node-2`")
+    assert "Not listed above" not in by_node
+    assert "*Nodes* (1, filtered to `node=gpu-node-2`" in by_node
+    assert "*Capacity outlook* (job shapes that fit now; whole cluster, not filtered)" in by_node
+
+
+def test_capacity_outlook_counts_every_node_a_shape_fits_on(bot: RunningBot) -> None:
+    from core.simulate import simulate_exposition
+
+    metrics = simulate_exposition(50, 8, seed=7)
+    file = bot.api.add_private_file("fifty-nodes.prom", metrics.encode())
+    _, ts = bot.sender.mention("", files=[file])
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    outlook = text[text.index("*Capacity outlook*"):]
+    # 35 nodes have room for a whole GPU: three are named, 32 counted (the Summary keeps the
+    # top five by name, so the count cannot come from that list).
+    assert ("• 1 whole GPU: *66 placements* (gpu-node-19 ×4, gpu-node-24 ×4, gpu-node-09 ×3 "
+            "+32 more nodes)") in outlook
+    assert ("• half GPU: *234 placements* (gpu-node-24 ×10, gpu-node-12 ×9, gpu-node-19 ×8 "
+            "+43 more nodes)") in outlook
+    assert "• memory-only 81,920 MiB: *6 placements* (gpu-node-01 ×2, gpu-node-43 ×2, " \
+        "gpu-node-06 ×1 +1 more node)" in outlook
+    assert "• 4 whole GPUs: *2 placements* (gpu-node-19 ×1, gpu-node-24 ×1)\n" in outlook
+    assert "• 8 whole GPUs: does not fit anywhere now" in outlook
+    # SPEC 12: the capacity outlook is the last section, after runtime and real usage.
+    assert text.index("*Findings*") < text.index("*Capacity outlook*")

@@ -295,7 +295,8 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
     text = blocks_text(filtered.blocks)
     assert_valid(filtered.blocks)
     assert filtered.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
-    assert USAGE_SECTION + ": 4 pods read of 5" in text
+    # nvidia-smi read every pod of the cluster, and the section says so under the filter.
+    assert USAGE_SECTION + " (whole cluster, not filtered): 4 pods read of 5" in text
     assert row("team-a/llm-infer-0", "41.0%", "9,000/10,240", "87.9%", "high").search(text)
     assert button_value(filtered)["us"] == 1 and button_value(filtered)["ns"] == "team-a"
 

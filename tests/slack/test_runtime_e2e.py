@@ -18,7 +18,7 @@ from core.model import SourceInfo
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
 from tests.kube.fake_apiserver import FakeApiServer, hami_cluster
-from tests.slack.conftest import CHANNEL, RunningBot, start_bot, stop_bot
+from tests.slack.conftest import CHANNEL, MetricsServer, RunningBot, start_bot, stop_bot
 from tests.slack.test_blocks import assert_valid, monitor_exposition
 from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, answer_in, blocks_text
 from tests.slack.test_real_usage_e2e import final_message, has, row
@@ -76,6 +76,12 @@ def test_runtime_shows_host_gpus_containers_and_monitors_not_reached(lab_bot: Ru
                "4 s ago").search(text)
     assert f"• {MISSING_NODE_2}" in text
     assert "Runtime: 3 host GPUs and 3 containers measured" in answer.text
+    # SPEC 12: the header has the time of scrape and its age; runtime comes before the
+    # capacity outlook, which ends the report.
+    assert re.search(r"Source: cluster \*lab\* \(context `lab`\) · scraped "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)", text)
+    assert (text.index("*Findings*") < text.index("*Runtime (vGPU monitor")
+            < text.index("*Capacity outlook*"))
     # Everything fitted: only the chart is uploaded.
     api.wait_for("files.completeUploadExternal")
     assert [f.filename for f in api.uploaded_files()] == ["hami-allocation.png"]
@@ -136,3 +142,17 @@ def test_small_runtime_paste_fits_without_files(bot: RunningBot) -> None:
     assert "3 host GPUs, 3 containers" in shown and "not reached" not in shown
     bot.api.wait_for("files.completeUploadExternal")
     assert [f.filename for f in bot.api.uploaded_files()] == ["hami-allocation.png"]
+
+
+def test_runtime_refused_by_the_registry_names_the_setting_and_the_entry(
+    bot: RunningBot, metrics_server: MetricsServer, tmp_path: Path
+) -> None:
+    response = bot.sender.command("demo runtime", response_url=bot.api.response_url("no-rt"))
+    body = response.json()
+    assert body["response_type"] == "ephemeral"
+    text = blocks_text(body["blocks"])
+    # The collector's own wording (bot.clusters.errors), then what to ask instead.
+    assert ('Runtime (vGPU monitor) scrapes are not enabled for cluster "demo". An admin can set '
+            f"runtime_allowed: true for it in the cluster registry ({tmp_path / 'clusters.yaml'}"
+            ":2). Ask without `runtime` for the allocation summary.") in text
+    assert metrics_server.scrapes == 0 and bot.api.calls_to("chat.postMessage") == []
