@@ -375,8 +375,8 @@ def summarize_readings(
         notes.append(
             "Tables are filtered to "
             + " and ".join(f"{k} {v}" for k, v in filters)
-            + "; the overview, findings, checks and capacity outlook still cover the whole "
-            "cluster."
+            + "; the overview, findings, checks, runtime, real usage and capacity outlook still "
+            "cover the whole cluster."
         )
     return Summary(
         source=source,
