@@ -225,10 +225,12 @@ def workloads_table(summary: Summary, top: int) -> Table:
         if w.shares_gpu:
             marks.append("shared")
         index = index_of.get(w.device_uuid)
+        # HAMi v2.10 always exports container index 0 (reference 2.4); older ones may not.
+        pod = w.pod if w.container_index in ("0", "") else f"{w.pod} [{w.container_index}]"
         rows.append(
             (
                 w.namespace,
-                w.pod,
+                pod,
                 f"{w.node}/{index}" if index is not None else short_uuid(w.device_uuid),
                 num(w.cores),
                 mib(w.mem_mib),
