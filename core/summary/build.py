@@ -311,15 +311,24 @@ def summarize_readings(
         {key: tuple(sorted(ns)) for key, ns in ns_per_device.items()},
         t,
     )
-    gpus_by_key = {(g.node, g.device_uuid): g for g in gpus}
-    workloads = build_workloads(allocations, device_keys, gpus_by_key)
+    # Devices by number: a GPU's position in ``gpus``; devices only allocations name get numbers
+    # past the end. Integers keep the per-workload bookkeeping below cheap.
+    device_number = {(g.node, g.device_uuid): i for i, g in enumerate(gpus)}
+    device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
+    core_limits = [g.core_limit for g in gpus]
+    workloads, workload_devices = build_workloads(allocations, device_keys, device_ids, core_limits)
     pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for w in workloads:
         pods_per_node[w.node].add((w.namespace, w.pod))
     cols = GpuColumns.of(gpus)
     nodes = build_nodes(gpus, cols, {n: len(p) for n, p in pods_per_node.items()})
     namespaces = build_namespaces(
-        workloads, readings.quotas.values(), readings.quota_limit_family_seen, gpus_by_key, t
+        workloads,
+        workload_devices,
+        readings.quotas.values(),
+        readings.quota_limit_family_seen,
+        core_limits,
+        t,
     )
     # Without device series there is nothing to judge capacity by (e.g. monitor metrics only).
     capacity = build_capacity(cols) if gpus else []
@@ -329,12 +338,12 @@ def summarize_readings(
     if gpus and any(missing_series.values()):
         answer = "Incomplete input (see the device series check): " + answer
     cluster = _overview(cols, nodes, workloads, namespaces, answer, settings)
-    checks = build_checks(gpus, cols, workloads, namespaces, missing_series, t)
+    checks = build_checks(gpus, cols, workloads, workload_devices, namespaces, missing_series, t)
     findings = build_findings(gpus, cols, workloads, namespaces, t)
     runtime = build_runtime(
         readings.host_gpus.values(),
         readings.containers.values(),
-        {uuid for _, uuid in gpus_by_key},
+        {g.device_uuid for g in gpus},
         missing_monitors,
     )
     usage = None

@@ -61,28 +61,28 @@ def check_memory_ratio(gpus: Sequence[GpuSummary], cols: GpuColumns, t: Threshol
 
 
 def check_device_sums(
-    gpus: Sequence[GpuSummary], cols: GpuColumns, workloads: Sequence[Workload], t: Thresholds
+    gpus: Sequence[GpuSummary],
+    cols: GpuColumns,
+    workloads: Sequence[Workload],
+    device_ids: Sequence[int],
+    t: Thresholds,
 ) -> Check:
+    """``device_ids[i]`` is the device number of ``workloads[i]``: its GPU's position in ``gpus``,
+    or a number past the end for a device the device series do not list."""
     name = "device vs container sums"
     if not workloads:
         return Check(name, "skip", "no per-pod allocation series (hami_vgpu_*) in the input.")
-    position = {(g.node, g.device_uuid): i for i, g in enumerate(gpus)}
+    ids = np.asarray(device_ids, dtype=np.int64)
+    cores = np.fromiter((w.cores for w in workloads), dtype=np.float64, count=len(workloads))
+    mem = np.fromiter((w.mem_mib for w in workloads), dtype=np.float64, count=len(workloads))
+    listed = ids < len(gpus)
+    sum_cores = np.bincount(ids[listed], weights=cores[listed], minlength=len(gpus))
+    sum_mem = np.bincount(ids[listed], weights=mem[listed], minlength=len(gpus))
     unknown: dict[str, list[float]] = {}
-    where: list[int] = []
-    cores: list[float] = []
-    mem: list[float] = []
-    for w in workloads:
-        i = position.get((w.node, w.device_uuid))
-        if i is None:
-            totals = unknown.setdefault(w.device_uuid, [0.0, 0.0])
-            totals[0] += w.cores
-            totals[1] += w.mem_mib
-        else:
-            where.append(i)
-            cores.append(w.cores)
-            mem.append(w.mem_mib)
-    sum_cores = np.bincount(where, weights=cores, minlength=len(gpus))
-    sum_mem = np.bincount(where, weights=mem, minlength=len(gpus))
+    for i in np.flatnonzero(~listed).tolist():
+        totals = unknown.setdefault(workloads[i].device_uuid, [0.0, 0.0])
+        totals[0] += workloads[i].cores
+        totals[1] += workloads[i].mem_mib
     off = np.flatnonzero(
         (np.abs(sum_cores - cols.cores) > t.check_cores)
         | (np.abs(sum_mem - cols.mem_mib) > t.check_mem_mib)
@@ -175,6 +175,7 @@ def build_checks(
     gpus: Sequence[GpuSummary],
     cols: GpuColumns,
     workloads: Sequence[Workload],
+    device_ids: Sequence[int],
     namespaces: Sequence[NamespaceSummary],
     missing_series: Mapping[str, int],
     t: Thresholds,
@@ -182,7 +183,7 @@ def build_checks(
     return [
         check_device_series(missing_series, len(gpus)),
         check_memory_ratio(gpus, cols, t),
-        check_device_sums(gpus, cols, workloads, t),
+        check_device_sums(gpus, cols, workloads, device_ids, t),
         check_shared_counts(gpus, cols, workloads),
         check_quota_sums(namespaces, t),
     ]

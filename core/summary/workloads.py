@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
+from collections.abc import Iterable, Sequence
 
-from core.model import GpuSummary, NamespaceSummary, QuotaFigure, Workload
+from core.model import NamespaceSummary, QuotaFigure, Workload
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
 from core.settings import Thresholds
 from core.summary.devices import percent
@@ -19,40 +18,50 @@ _CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
 def build_workloads(
     allocations: Sequence[AllocationReading],
     device_keys: Sequence[DeviceKey],
-    gpus_by_key: Mapping[DeviceKey, GpuSummary],
-) -> list[Workload]:
-    """One row per allocation; ``device_keys[i]`` is the (node, UUID) of ``allocations[i]``."""
-    devices_per_pod: dict[tuple[str, str], set[DeviceKey]] = defaultdict(set)
-    pods_per_device: dict[DeviceKey, set[tuple[str, str]]] = defaultdict(set)
-    for a, key in zip(allocations, device_keys, strict=True):
-        devices_per_pod[(a.namespace, a.pod)].add(key)
-        pods_per_device[key].add((a.namespace, a.pod))
+    device_ids: Sequence[int],
+    core_limits: Sequence[float],
+) -> tuple[list[Workload], list[int]]:
+    """One row per allocation, sorted by namespace, pod, device and container.
+
+    ``device_keys[i]`` / ``device_ids[i]`` are the (node, UUID) and the device number of
+    ``allocations[i]``: the position of its GPU in the GPU list, or a number past the end for a
+    device the device series do not list. Returns the rows and their device numbers, in order.
+    """
+    count = len(allocations)
+    devices_per_pod: dict[tuple[str, str], set[int]] = defaultdict(set)
+    pods_per_device: dict[int, set[tuple[str, str]]] = defaultdict(set)
+    for a, device in zip(allocations, device_ids, strict=True):
+        devices_per_pod[(a.namespace, a.pod)].add(device)
+        pods_per_device[device].add((a.namespace, a.pod))
     multi_gpu_pods = {pod for pod, devices in devices_per_pod.items() if len(devices) > 1}
-    shared_devices = {key for key, pods in pods_per_device.items() if len(pods) > 1}
+    shared_devices = {device for device, pods in pods_per_device.items() if len(pods) > 1}
+    sort_keys = [(a.namespace, a.pod, a.device_uuid, a.container_index) for a in allocations]
+    order = sorted(range(count), key=sort_keys.__getitem__)
+    known = len(core_limits)
     workloads: list[Workload] = []
     append = workloads.append
-    for a, key in zip(allocations, device_keys, strict=True):
-        gpu = gpus_by_key.get(key)
+    for i in order:
+        a = allocations[i]
+        device = device_ids[i]
         cores = a.cores if a.cores is not None else 0.0
         mem = a.mem_allocated_bytes / BYTES_PER_MIB if a.mem_allocated_bytes is not None else 0.0
         # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
-        core_limit = gpu.core_limit if gpu is not None else 100.0
+        core_limit = core_limits[device] if device < known else 100.0
         append(
             Workload(
                 a.namespace,
                 a.pod,
                 a.container_index,
-                a.node or key[0],
+                a.node or device_keys[i][0],
                 a.device_uuid,
                 cores,
                 mem,
                 core_limit > 0 and cores >= core_limit,
                 (a.namespace, a.pod) in multi_gpu_pods,
-                key in shared_devices,
+                device in shared_devices,
             )
         )
-    workloads.sort(key=attrgetter("namespace", "pod", "device_uuid", "container_index"))
-    return workloads
+    return workloads, [device_ids[i] for i in order]
 
 
 def is_memory_resource(resource: str) -> bool:
@@ -104,11 +113,14 @@ def _classify(
 
 def build_namespaces(
     workloads: list[Workload],
+    device_ids: Sequence[int],
     quotas: Iterable[QuotaReading],
     quota_limit_family_seen: bool,
-    gpus_by_key: Mapping[DeviceKey, GpuSummary],
+    core_limits: Sequence[float],
     t: Thresholds,
 ) -> list[NamespaceSummary]:
+    """Per-namespace totals; ``device_ids`` are the workloads' device numbers (see
+    ``build_workloads``) and ``core_limits`` the GPUs' core limits by number."""
     quota_by_ns: dict[str, list[QuotaFigure]] = defaultdict(list)
     for q in quotas:
         quota_by_ns[q.namespace].append(
@@ -116,14 +128,15 @@ def build_namespaces(
         )
     # "below half a GPU" is relative to each device's own core limit (100 for NVIDIA).
     slice_share = t.fragmented_slice_cores / 100.0
-    core_limits = {k: g.core_limit for k, g in gpus_by_key.items() if g.core_limit > 0}
+    # Half a GPU of each device's own core limit, by device number (100 for unknown devices).
+    half_gpu = [slice_share * (limit if limit > 0 else 100.0) for limit in core_limits]
+    known = len(half_gpu)
 
     # One pass over the workloads: per namespace, per pod totals and the devices touched.
     per_ns: dict[str, _NamespaceTally] = {}
-    namespaces_per_device: dict[DeviceKey, set[str]] = defaultdict(set)
+    namespaces_per_device: dict[int, set[str]] = defaultdict(set)
     # (Inlined rather than a method per workload: a large cluster has tens of thousands.)
-    for w in workloads:
-        device = (w.node, w.device_uuid)
+    for w, device in zip(workloads, device_ids, strict=True):
         tally = per_ns.get(w.namespace)
         if tally is None:
             tally = per_ns[w.namespace] = _NamespaceTally()
@@ -139,7 +152,7 @@ def build_namespaces(
             pod[0] += w.cores
             pod[1] += w.mem_mib
         tally.devices.add(device)
-        if w.cores < slice_share * core_limits.get(device, 100.0):
+        if w.cores < (half_gpu[device] if device < known else slice_share * 100.0):
             tally.small_slices += 1
             tally.small_slice_devices.add(device)
         namespaces_per_device[device].add(w.namespace)
@@ -222,5 +235,5 @@ class _NamespaceTally:
         self.whole = 0
         self.small_slices = 0
         self.pods: dict[str, list[float]] = {}
-        self.devices: set[DeviceKey] = set()
-        self.small_slice_devices: set[DeviceKey] = set()
+        self.devices: set[int] = set()
+        self.small_slice_devices: set[int] = set()
