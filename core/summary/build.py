@@ -303,8 +303,10 @@ def summarize_readings(
     # allocations on a device is its number of distinct containers.
     containers_per_device = Counter(device_keys)
     ns_per_device: dict[DeviceKey, set[str]] = defaultdict(set)
+    pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for a, key in zip(allocations, device_keys, strict=True):
         ns_per_device[key].add(a.namespace)
+        pods_per_node[a.node or key[0]].add((a.namespace, a.pod))
     gpus, missing_series = build_gpus(
         readings.devices.values(),
         containers_per_device,
@@ -317,9 +319,6 @@ def summarize_readings(
     device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
     core_limits = [g.core_limit for g in gpus]
     workloads, workload_devices = build_workloads(allocations, device_keys, device_ids, core_limits)
-    pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for w in workloads:
-        pods_per_node[w.node].add((w.namespace, w.pod))
     cols = GpuColumns.of(gpus)
     nodes = build_nodes(gpus, cols, {n: len(p) for n, p in pods_per_node.items()})
     namespaces = build_namespaces(
