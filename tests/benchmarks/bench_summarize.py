@@ -50,14 +50,24 @@ def our_summary(text: str) -> int:
     return len(summary.gpus)
 
 
-def best_times(text: str, runs: dict[str, Callable[[str], int]], repeat: int) -> dict[str, float]:
-    best = dict.fromkeys(runs, float("inf"))
+def best_times(
+    text: str, runs: dict[str, Callable[[str], int]], repeat: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Best wall-clock and best CPU time of each run, in seconds.
+
+    Both runs are single-threaded: the CPU time of this process is the fairer measure on a
+    shared machine (other processes' work does not count), so the verdict uses it; the wall
+    clock is printed beside it.
+    """
+    wall = dict.fromkeys(runs, float("inf"))
+    cpu = dict.fromkeys(runs, float("inf"))
     for _ in range(repeat):
         for name, run in runs.items():  # interleaved: both see the same load
-            started = time.perf_counter()
+            started_wall, started_cpu = time.perf_counter(), time.process_time()
             run(text)
-            best[name] = min(best[name], time.perf_counter() - started)
-    return best
+            wall[name] = min(wall[name], time.perf_counter() - started_wall)
+            cpu[name] = min(cpu[name], time.process_time() - started_cpu)
+    return wall, cpu
 
 
 def peak_rss_mb(command: list[str]) -> tuple[float, int]:
@@ -100,20 +110,23 @@ def main() -> int:
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}"
     )
 
-    times = best_times(text, {"reference": reference_parse, "ours": our_summary}, args.repeat)
-    ratio = times["ours"] / times["reference"]
+    wall, cpu = best_times(text, {"reference": reference_parse, "ours": our_summary}, args.repeat)
     print(
         f"reference parser (text_string_to_metric_families, all families consumed): "
-        f"{times['reference'] * 1000:.0f} ms (best of {args.repeat})"
-    )
-    print(
-        f"ours (summarize_text: parse + full summary): {times['ours'] * 1000:.0f} ms "
+        f"{cpu['reference'] * 1000:.0f} ms CPU, {wall['reference'] * 1000:.0f} ms wall "
         f"(best of {args.repeat})"
     )
+    print(
+        f"ours (summarize_text: parse + full summary): {cpu['ours'] * 1000:.0f} ms CPU, "
+        f"{wall['ours'] * 1000:.0f} ms wall (best of {args.repeat})"
+    )
+    ratio = cpu["ours"] / cpu["reference"]
+    wall_ratio = wall["ours"] / wall["reference"]
     ratio_ok = ratio <= TARGET_RATIO
     print(
-        f"{'PASS' if ratio_ok else 'FAIL'} time ratio ours/reference = {ratio:.3f} "
-        f"(1/{1 / ratio:.1f}); target <= {TARGET_RATIO:.3f} (1/8)"
+        f"{'PASS' if ratio_ok else 'FAIL'} time ratio ours/reference = {ratio:.3f} CPU "
+        f"(1/{1 / ratio:.1f}), {wall_ratio:.3f} wall (1/{1 / wall_ratio:.1f}); "
+        f"target <= {TARGET_RATIO:.3f} (1/8)"
     )
 
     with tempfile.TemporaryDirectory(prefix="hami-bench-") as folder:
