@@ -277,24 +277,16 @@ def _via_service(
             f"(ports: {ports})",
         )
     name = service.metadata.name
-    route = f"Service {namespace}/{name} port {SERVICE_PORT_NAME}"
-    proxy = Call("get", "services/proxy", namespace, f"reading /metrics through {route}")
-    try:
-        text, content_type = read_proxied_body(
-            target,
-            proxy,
-            deadline,
-            core.connect_get_namespaced_service_proxy_with_path,
-            f"{name}:{SERVICE_PORT_NAME}",
-            namespace,
-            "metrics",
-            max_bytes=max_bytes,
-        )
-    except ApiFailure as failure:
-        _raise_if_fatal(failure)
-        raise _RouteFailed(route, failure.short, failure) from failure
-    _check_scheduler_body(route, text, content_type)
-    return text, route
+    return _read_scheduler_metrics(
+        target,
+        deadline,
+        max_bytes,
+        route=f"Service {namespace}/{name} port {SERVICE_PORT_NAME}",
+        resource="services/proxy",
+        read=core.connect_get_namespaced_service_proxy_with_path,
+        name_and_port=f"{name}:{SERVICE_PORT_NAME}",
+        namespace=namespace,
+    )
 
 
 def _via_pod(
@@ -302,15 +294,38 @@ def _via_pod(
 ) -> tuple[str, str]:
     namespace, name = pod.metadata.namespace, pod.metadata.name
     port = _container_port(pod, POD_PORT_NAME, DEFAULT_SCHEDULER_PORT)
-    route = f"pod {namespace}/{name} port {port}"
-    proxy = Call("get", "pods/proxy", namespace, f"reading /metrics through {route}")
+    return _read_scheduler_metrics(
+        target,
+        deadline,
+        max_bytes,
+        route=f"pod {namespace}/{name} port {port}",
+        resource="pods/proxy",
+        read=core.connect_get_namespaced_pod_proxy_with_path,
+        name_and_port=f"{name}:{port}",
+        namespace=namespace,
+    )
+
+
+def _read_scheduler_metrics(
+    target: Target,
+    deadline: Deadline,
+    max_bytes: int,
+    *,
+    route: str,
+    resource: str,
+    read: Any,
+    name_and_port: str,
+    namespace: str,
+) -> tuple[str, str]:
+    """GET /metrics through one API-server proxy route (Service or pod) and check the body."""
+    proxy = Call("get", resource, namespace, f"reading /metrics through {route}")
     try:
         text, content_type = read_proxied_body(
             target,
             proxy,
             deadline,
-            core.connect_get_namespaced_pod_proxy_with_path,
-            f"{name}:{port}",
+            read,
+            name_and_port,
             namespace,
             "metrics",
             max_bytes=max_bytes,
