@@ -6,8 +6,11 @@ capacity, runtime, real usage -> notes. Every number of SPEC.md is computed here
 
 from __future__ import annotations
 
+import functools
+import gc
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import ParamSpec, TypeVar
 
 from core.errors import InputError
 from core.exposition import RejectedLine, parse_exposition
@@ -51,6 +54,9 @@ RUNTIME_ONLY_NOTE = (
     "namespace and device allocation conclusions are incomplete. Add the scheduler's /metrics "
     "(Service port 'monitor') for allocation figures."
 )
+P = ParamSpec("P")
+R = TypeVar("R")
+
 NO_DEVICES_ANSWER = (
     "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
     "add the scheduler's /metrics (Service port 'monitor')."
@@ -199,7 +205,30 @@ def _apply_filters(
     return gpus, nodes, workloads, namespaces
 
 
-def build_summary_from_text(
+def _cyclic_gc_paused(function: Callable[P, R]) -> Callable[P, R]:
+    """Pause the cyclic garbage collector while ``function`` builds a summary.
+
+    A large scrape creates a few hundred thousand small acyclic objects; CPython's collector
+    would rescan them over and over (a third of the run time on 70,000 samples) although
+    reference counting frees them all. The collector's state is process-wide: a concurrent
+    summary may re-enable it early, which only costs speed.
+    """
+
+    @functools.wraps(function)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused
+
+
+@_cyclic_gc_paused
+def summarize_text(
     text: str,
     source: SourceInfo,
     *,
@@ -210,6 +239,16 @@ def build_summary_from_text(
     node: str | None = None,
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Summary:
+    """Summarise HAMi ``/metrics`` text (scheduler, and/or vGPU monitor families).
+
+    ``text`` may be a messy paste: it is cleaned first and the cleaning is noted in the report.
+    ``monitor_texts`` are extra vGPU monitor expositions (one per node) from a live scrape.
+    ``real_usage`` are nvidia-smi exec results collected by ``bot``.
+    ``namespace`` / ``node`` filter the tables (cluster totals stay whole).
+
+    Raises ``core.errors.InputError`` with a message for the user when no HAMi series remain
+    or the input is over the size limit.
+    """
     _check_size(text, settings, "metrics text")
     # Text exactly as the Go client writes it needs no cleaning: read it in bulk at once. The
     # bulk reader refuses anything a paste leaves behind (fences, prompts, quote markers, cut
