@@ -8,7 +8,6 @@ consistency checks read the simulator's text back with the reference parser
 from __future__ import annotations
 
 import math
-import time
 from collections import Counter, defaultdict
 
 import pytest
@@ -336,13 +335,11 @@ def test_invalid_sizes_are_refused_with_the_reason() -> None:
         simulate_cluster(2, 2, t=-1)
 
 
-def test_a_thousand_nodes_of_eight_gpus_is_quick() -> None:
-    started = time.perf_counter()
+@pytest.mark.slow
+def test_a_thousand_nodes_of_eight_gpus_fit_the_input_limit() -> None:
+    # Its speed is measured in tests/benchmarks/bench_summarize.py, not asserted here.
     text = simulate_exposition(1000, 8, seed=0)
-    elapsed = time.perf_counter() - started
     samples = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
     assert 65_000 <= samples <= 100_000
-    # About a second on a quiet machine; the bound leaves room for a busy CI runner.
-    assert elapsed < 8.0, f"{elapsed:.2f}s"
     assert len(text.encode()) < 64 * MIB  # under the default input limit of summarize
     assert not math.isnan(float(text.rsplit(" ", 1)[-1]))

@@ -17,15 +17,19 @@ from core.views import TEXT_FORMATS, render
 from core.views.csv_view import table_csv
 from tests.conftest import read_fixture
 
-FETCHED = datetime.now(UTC) - timedelta(seconds=42)
-CLUSTER_SOURCE = SourceInfo(
-    kind="cluster", label="prod", cluster="prod", context="prod-admin", fetched_at=FETCHED
-)
+
+def cluster_source(fetched_at: datetime) -> SourceInfo:
+    return SourceInfo(
+        kind="cluster", label="prod", cluster="prod", context="prod-admin", fetched_at=fetched_at
+    )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def small() -> Summary:
-    return summarize_text(read_fixture("scheduler-small.prom"), CLUSTER_SOURCE)
+    """Scraped 42 s before the test runs (not before the module was imported), so the age reads
+    "42 s ago" however long the tests before it took."""
+    fetched = datetime.now(UTC) - timedelta(seconds=42)
+    return summarize_text(read_fixture("scheduler-small.prom"), cluster_source(fetched))
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +119,7 @@ def test_json_contract(small: Summary) -> None:
         "prod",
         "prod-admin",
     )
-    assert datetime.fromisoformat(source["fetched_at"]) == FETCHED
+    assert datetime.fromisoformat(source["fetched_at"]) == small.source.fetched_at
     assert (source["surface"], source["components"]) == ("current", ["scheduler"])
     assert source["families"]["hami_vgpu_core_allocated_ratio"] == 6
     cluster = doc["cluster"]
