@@ -80,12 +80,15 @@ def test_garbage_is_reported_with_the_offending_line() -> None:
     parsed = parse_nvidia_smi("sh: 1: something odd happened\n")
     assert parsed.readings == ()
     assert parsed.problem == (
-        "unrecognised nvidia-smi output on data line 1: 'sh: 1: something odd happened'"
+        "could not read nvidia-smi's output (first unreadable line: "
+        "'sh: 1: something odd happened')"
     )
+    assert parsed.cause == "unreadable"
 
 
-def test_empty_output_means_no_gpus() -> None:
-    assert parse_nvidia_smi("  \n").problem == "nvidia-smi listed no GPUs (empty output)"
+def test_empty_output_is_not_a_gpu_count() -> None:
+    parsed = parse_nvidia_smi("  \n")
+    assert (parsed.problem, parsed.cause) == ("nvidia-smi printed nothing", "empty")
 
 
 NEW_DRIVER_TABLE = """\
