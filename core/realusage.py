@@ -97,13 +97,14 @@ _HAMI_LOG_PREFIXES = tuple(
 _MODE_WORDS = frozenset({"On", "Off", "N/A", "WDDM", "TCC", "MCDM"})
 
 _UNITS = "MiB|MB|GiB|GB"
-# "9870MiB /  10240MiB": one memory cell, whole (fullmatch), possessive so a long run of digits
-# is passed once.
-_MEM_PAIR = re.compile(
-    rf"(\d++(?:\.\d++)?+)\s*+({_UNITS})\s*+/\s*+(\d++(?:\.\d++)?+)\s*+({_UNITS})"
-)
+# A number as nvidia-smi prints one; 20 digits hold any count of MiB (HAMi-core's miscounts have
+# 14), longer runs are not figures.
+_NUMBER = r"(\d{1,20}+(?:\.\d{1,6}+)?+)"
+# "9870MiB /  10240MiB": one memory cell, whole (fullmatch); every quantifier is possessive, so
+# no run of digits or spaces is tried twice.
+_MEM_PAIR = re.compile(rf"{_NUMBER}\s*+({_UNITS})\s*+/\s*+{_NUMBER}\s*+({_UNITS})")
 # A CSV value: "41", "41 %", "10240 MiB", "1.5 GiB" (fullmatch).
-_CSV_NUMBER = re.compile(rf"(\d++(?:\.\d++)?+)\s*+(%|{_UNITS})?+", re.IGNORECASE)
+_CSV_NUMBER = re.compile(rf"{_NUMBER}\s*+(%|{_UNITS})?+", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,6 +412,8 @@ class _TableReader:
         current.has_memory_line = True
 
     def _mig_line(self, line: str) -> None:
+        if "No MIG devices found" in line:
+            return  # MIG mode on, no instance created yet: the GPU row stands alone
         cells = _cells(line, 4)
         ids = cells[0].split()
         if not ids:

@@ -906,3 +906,14 @@ def test_every_output_reads_within_the_gpu_and_every_refusal_names_its_cause() -
         assert parsed.readings == (), name
         assert parsed.cause is not None, name
         assert parsed.problem is not None and cause in parsed.problem, (name, parsed.problem)
+
+
+def test_a_number_longer_than_any_memory_figure_is_unreadable() -> None:
+    digits = "9" * 25
+    table = parse_nvidia_smi(
+        DRIVER_535_TABLE.replace("|      1MiB / 24564MiB |", f"| {digits}MiB / 24564MiB |")
+    )
+    assert table.cause == "unreadable"
+    assert table.problem is not None and table.problem.endswith(", no memory figure for GPU 0)")
+    csv = parse_nvidia_smi(f"0, {UUID_A}, 1, {digits}, 24564\n")
+    assert csv.cause == "unreadable"
