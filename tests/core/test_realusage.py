@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
 from core.model import GpuReading, PodExecResult
@@ -917,3 +920,31 @@ def test_a_number_longer_than_any_memory_figure_is_unreadable() -> None:
     assert table.problem is not None and table.problem.endswith(", no memory figure for GPU 0)")
     csv = parse_nvidia_smi(f"0, {UUID_A}, 1, {digits}, 24564\n")
     assert csv.cause == "unreadable"
+
+
+def test_every_pattern_repeats_possessively() -> None:
+    # Pod output is untrusted: a backtracking repeat could make one line cost quadratic time.
+    import importlib
+
+    import core.realusage as realusage
+
+    # The standard library's own regex parser (private modules: no stubs).
+    sre_constants = importlib.import_module("re._constants")
+    sre_parser = importlib.import_module("re._parser")
+
+    def repeats(tree: Any) -> list[str]:
+        found: list[str] = []
+        for op, arg in tree:
+            if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+                found.append(str(op))
+            for part in arg if isinstance(arg, (tuple, list)) else ():
+                if isinstance(part, sre_parser.SubPattern):
+                    found += repeats(part)
+                elif isinstance(part, list):
+                    found += [r for sub in part for r in repeats(sub)]
+        return found
+
+    patterns = [v for v in vars(realusage).values() if isinstance(v, re.Pattern)]
+    assert len(patterns) == 2
+    for pattern in patterns:
+        assert repeats(sre_parser.parse(pattern.pattern, pattern.flags)) == [], pattern.pattern
