@@ -2,8 +2,10 @@
 
 For each pod: read it (404: "pod gone", the scheduler still counts a deleted pod), then try its
 containers, first non-sidecar first, with the query form of nvidia-smi; where the binary exists
-but the query form fails or prints nothing readable, plain ``nvidia-smi`` is tried in the same
-container before moving on. Output is parsed by ``core.realusage``.
+but the query form fails, prints nothing or prints something unreadable, plain ``nvidia-smi`` is
+tried in the same container before moving on. Only nvidia-smi's own "No devices were found" means
+no GPU; output that cannot be read is reported as such, with its first unreadable line. Output is
+parsed by ``core.realusage``.
 
 Exec goes over a websocket (``kubernetes.stream.stream`` with ``_preload_content=False``). The
 final status arrives on channel 3 as a ``Status`` object: ``Success``; ``NonZeroExitCode`` with
@@ -31,7 +33,7 @@ from kubernetes.stream import stream
 from bot.clusters.deadline import Deadline
 from bot.clusters.kube_errors import ApiFailure, Call, Target, classify, rbac_rule
 from core.model import ExecFailure, GpuReading, PodExecResult
-from core.realusage import NO_DEVICES_PROBLEM, QUERY_COMMAND, TABLE_COMMAND, parse_nvidia_smi
+from core.realusage import QUERY_COMMAND, TABLE_COMMAND, parse_nvidia_smi
 
 EXEC_CONCURRENCY = 8
 DEFAULT_BUDGET_SECONDS = 30.0
@@ -149,6 +151,14 @@ class _Attempt:
     detail: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What one container's nvidia-smi gave: readings and what was set aside on the way."""
+
+    readings: tuple[GpuReading, ...]
+    detail: str
+
+
 def _exec_pod(
     core: k8s.CoreV1Api, target: Target, namespace: str, pod: str, deadline: Deadline
 ) -> PodExecResult:
@@ -174,39 +184,48 @@ def _exec_pod(
     attempts: list[_Attempt] = []
     for container in names:
         try:
-            readings, attempt = _try_container(core, target, namespace, pod, container, deadline)
+            outcome = _try_container(core, target, namespace, pod, container, deadline)
         except ApiFailure as failure:
-            if failure.kind == "forbidden":
-                call = Call("create", "pods/exec", namespace, "running nvidia-smi")
-                return PodExecResult(
-                    namespace,
-                    pod,
-                    container,
-                    (),
-                    "exec blocked by policy",
-                    f'RBAC refused `create pods/exec` in namespace "{namespace}"; nvidia-smi '
-                    f"needs {rbac_rule(call)}",
-                )
-            if failure.kind == "not-found":
-                return PodExecResult(
-                    namespace,
-                    pod,
-                    container,
-                    (),
-                    "pod gone",
-                    "the pod disappeared during the exec; its allocation is stale",
-                )
-            if failure.fatal:
-                return PodExecResult(namespace, pod, container, (), "exec failed", failure.short)
+            stop = _stopping_failure(failure, namespace, pod, container)
+            if stop is not None:
+                return stop
             attempts.append(_Attempt(container, "error", failure.short))
             continue
-        if readings is not None:
-            return PodExecResult(namespace, pod, container, readings)
-        assert attempt is not None
-        attempts.append(attempt)
+        if isinstance(outcome, _Read):
+            return PodExecResult(namespace, pod, container, outcome.readings, detail=outcome.detail)
+        attempts.append(outcome)
         if deadline.expired():
             break
     return _failed(namespace, pod, attempts)
+
+
+def _stopping_failure(
+    failure: ApiFailure, namespace: str, pod: str, container: str
+) -> PodExecResult | None:
+    """The pod's result when an API failure ends its attempts; None to try the next container."""
+    if failure.kind == "forbidden":
+        call = Call("create", "pods/exec", namespace, "running nvidia-smi")
+        return PodExecResult(
+            namespace,
+            pod,
+            container,
+            (),
+            "exec blocked by policy",
+            f'RBAC refused `create pods/exec` in namespace "{namespace}"; nvidia-smi '
+            f"needs {rbac_rule(call)}",
+        )
+    if failure.kind == "not-found":
+        return PodExecResult(
+            namespace,
+            pod,
+            container,
+            (),
+            "pod gone",
+            "the pod disappeared during the exec; its allocation is stale",
+        )
+    if failure.fatal:
+        return PodExecResult(namespace, pod, container, (), "exec failed", failure.short)
+    return None
 
 
 def _try_container(
@@ -216,7 +235,9 @@ def _try_container(
     pod: str,
     container: str,
     deadline: Deadline,
-) -> tuple[tuple[GpuReading, ...] | None, _Attempt | None]:
+) -> _Read | _Attempt:
+    """The query form, then the plain table: the first one read wins. Only nvidia-smi's own
+    "No devices were found" stops early; unreadable or empty output tries the other form."""
     problems: list[str] = []
     for command in (QUERY_COMMAND, TABLE_COMMAND):
         timeout = min(PER_EXEC_SECONDS, max(deadline.remaining(), 0.1))
@@ -224,26 +245,24 @@ def _try_container(
         # Exit code 127 is what runtimes that start the process through a shell report instead
         # of an InternalError status.
         if result.missing_binary or result.exit_code == 127:
-            return None, _Attempt(container, "unavailable", "nvidia-smi not found in the image")
+            return _Attempt(container, "unavailable", "nvidia-smi not found in the image")
         output = result.stdout if result.stdout.strip() else result.stderr
         parsed = parse_nvidia_smi(output)
+        form = f"`{' '.join(command[:2])}`"
         if result.exit_code == 0 and parsed.readings:
-            return parsed.readings, None
+            earlier = [f"read with {form} after {'; '.join(problems)}"] if problems else []
+            return _Read(parsed.readings, "; ".join([*earlier, *parsed.notes]))
         combined = f"{result.stdout}\n{result.stderr}".lower()
-        listed_none = result.exit_code == 0 and (parsed.problem or "").startswith(
-            NO_DEVICES_PROBLEM
-        )
-        if _NO_DEVICES_MARKER in combined or listed_none:
-            return None, _Attempt(container, "no-devices", "nvidia-smi sees no GPU here")
+        if parsed.cause == "no-devices" or _NO_DEVICES_MARKER in combined:
+            return _Attempt(container, "no-devices", "nvidia-smi sees no GPU here")
         if result.exit_code is None and result.problem:
             problems.append(result.problem)
             break
         why = parsed.problem or (result.stderr.strip().splitlines() or ["no output"])[0]
-        code = f"exit code {result.exit_code}" if result.exit_code else "exit code 0"
-        problems.append(f"`{' '.join(command[:2])}`: {code}, {why}")
+        problems.append(f"{form}: exit code {result.exit_code}, {why}")
         if deadline.expired():
             break
-    return None, _Attempt(container, "error", "; ".join(problems))
+    return _Attempt(container, "error", "; ".join(problems))
 
 
 def _failed(namespace: str, pod: str, attempts: list[_Attempt]) -> PodExecResult:

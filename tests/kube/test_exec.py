@@ -16,8 +16,17 @@ from bot.clusters.kube_client import api_client_for_context
 from bot.clusters.kube_errors import ApiFailure
 from core.model import GpuReading, PodExecResult
 from core.realusage import QUERY_COMMAND
-from tests.core.test_realusage import OLD_DRIVER_TABLE
+from tests.core.test_realusage import (
+    CUT_TABLE,
+    HAMI_CORE_TABLE,
+    HAMI_PID,
+    HAMI_QUERY_CSV,
+    OLD_DRIVER_TABLE,
+    UUID_A,
+    UUID_B,
+)
 from tests.kube.fake_apiserver import (
+    ExecBehaviour,
     ExecOutcome,
     FakeApiServer,
     FakeCluster,
@@ -232,3 +241,84 @@ def test_concurrency_is_bounded(cluster: FakeCluster, kubeconfig: Path) -> None:
     results = _usage(kubeconfig, [("many", p.name) for p in pods])
     assert all(r.failure is None for r in results.values())
     assert 1 < peak <= 8
+
+
+def _query_then_table(query: ExecOutcome, table: ExecOutcome) -> ExecBehaviour:
+    def run(command: list[str]) -> ExecOutcome:
+        return query if len(command) > 1 else table
+
+    return run
+
+
+def test_hami_core_lines_before_the_csv_rows_are_skipped(
+    cluster: FakeCluster, kubeconfig: Path
+) -> None:
+    # HAMi-core writes to stderr; a container whose stderr joins stdout (a tty, a wrapper
+    # script with 2>&1) puts its lines before and between the query form's rows.
+    cluster.pods.append(
+        FakePod("vgpu", "hami-0", [FakeContainer("app", exec=nvidia_smi(HAMI_QUERY_CSV))])
+    )
+    result = _usage(kubeconfig, [("vgpu", "hami-0")])["hami-0"]
+    assert result.failure is None
+    assert result.readings == (
+        GpuReading(0, UUID_A, 35.0, 3120.0, 8192.0),
+        GpuReading(1, UUID_B, 12.0, 1024.0, 8192.0),
+    )
+    assert result.detail == "skipped 4 HAMi-core log lines"
+    assert [e.command for e in cluster.execs] == [list(QUERY_COMMAND)]
+
+
+def test_hami_core_lines_on_stderr_leave_the_csv_alone(
+    cluster: FakeCluster, kubeconfig: Path
+) -> None:
+    query = ExecOutcome(
+        stdout=f"0, {UUID_A}, 35, 3120, 8192\n",
+        stderr=f"[HAMI-core Msg({HAMI_PID}:libvgpu.c:836)]: Initializing.....\n",
+    )
+    cluster.pods.append(FakePod("vgpu", "hami-1", [FakeContainer("app", exec=query)]))
+    result = _usage(kubeconfig, [("vgpu", "hami-1")])["hami-1"]
+    assert result.readings == (GpuReading(0, UUID_A, 35.0, 3120.0, 8192.0),)
+    assert result.detail == ""
+
+
+def test_unreadable_csv_falls_back_to_the_table(cluster: FakeCluster, kubeconfig: Path) -> None:
+    # A row broken over two lines: exit code 0, but not the query form's rows.
+    broken = ExecOutcome(stdout=f"0, {UUID_A}\n, 35, 3120, 8192\n")
+    behaviour = _query_then_table(broken, ExecOutcome(stdout=HAMI_CORE_TABLE))
+    cluster.pods.append(FakePod("vgpu", "hami-2", [FakeContainer("app", exec=behaviour)]))
+    result = _usage(kubeconfig, [("vgpu", "hami-2")])["hami-2"]
+    assert result.failure is None
+    assert result.readings == (GpuReading(0, None, 35.0, 3120.0, 8192.0, "NVIDIA A10"),)
+    assert [e.command for e in cluster.execs] == [list(QUERY_COMMAND), ["nvidia-smi"]]
+    assert result.detail == (
+        "read with `nvidia-smi` after `nvidia-smi --query-gpu=index,uuid,utilization.gpu,"
+        "memory.used,memory.total`: exit code 0, could not read nvidia-smi's output (first "
+        f"unreadable line: '0, {UUID_A}'); skipped 7 HAMi-core log lines"
+    )
+
+
+def test_unreadable_output_is_not_reported_as_no_gpu(
+    cluster: FakeCluster, kubeconfig: Path
+) -> None:
+    broken = ExecOutcome(stdout=f"0, {UUID_A}\n, 35, 3120, 8192\n")
+    behaviour = _query_then_table(broken, ExecOutcome(stdout=CUT_TABLE))
+    cluster.pods.append(FakePod("vgpu", "hami-3", [FakeContainer("app", exec=behaviour)]))
+    result = _usage(kubeconfig, [("vgpu", "hami-3")])["hami-3"]
+    assert result.failure == "exec failed"
+    assert result.readings == ()
+    assert result.detail == (
+        "app: `nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used,memory.total`: "
+        "exit code 0, could not read nvidia-smi's output (first unreadable line: "
+        f"'0, {UUID_A}'); `nvidia-smi`: exit code 0, could not read nvidia-smi's output (first "
+        "unreadable line: '|   0  Tesla T4            Off  | 00000000:00:1E.0 Off |          "
+        "          0 |', GPU 0's row is not followed by its memory row)"
+    )
+
+
+def test_empty_query_output_tries_the_table(cluster: FakeCluster, kubeconfig: Path) -> None:
+    behaviour = _query_then_table(ExecOutcome(stdout=""), ExecOutcome(stdout=OLD_DRIVER_TABLE))
+    cluster.pods.append(FakePod("x", "quiet-0", [FakeContainer("app", exec=behaviour)]))
+    result = _usage(kubeconfig, [("x", "quiet-0")])["quiet-0"]
+    assert result.readings == (GpuReading(0, None, 12.0, 4096.0, 15109.0, "Tesla T4"),)
+    assert result.detail.startswith("read with `nvidia-smi` after ")
+    assert result.detail.endswith("exit code 0, nvidia-smi printed nothing")
