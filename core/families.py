@@ -297,6 +297,21 @@ def _specs() -> dict[str, FamilySpec]:
 
 FAMILIES: dict[str, FamilySpec] = _specs()
 
+_COUNTER_SUFFIX = "_total"
+
+
+def family_spec(sample_name: str) -> FamilySpec | None:
+    """The HAMi family a sample belongs to, whatever TYPE its exposition declared.
+
+    Older vGPU monitors declare some gauges (``Device_memory_desc_of_container`` among them) as
+    ``counter``; the text format then names their samples ``<family>_total``, so the base name is
+    looked up too.
+    """
+    spec = FAMILIES.get(sample_name)
+    if spec is None and sample_name.endswith(_COUNTER_SUFFIX):
+        spec = FAMILIES.get(sample_name[: -len(_COUNTER_SUFFIX)])
+    return spec
+
 SCHEDULER_ALLOCATION_ROLES = frozenset(
     {
         "mem_limit_bytes",

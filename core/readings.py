@@ -16,7 +16,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec
+from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
 
 BYTES_PER_MIB = 1024.0 * 1024.0
 
@@ -190,13 +190,13 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
         out.counts[name] = out.counts.get(name, 0) + 1
         if name != last_name:
             last_name = name
-            spec = FAMILIES.get(name)
+            spec = family_spec(name)
             if spec is None:
                 out.foreign[name] = None
                 continue
-            fields_column, values_column = out.rows.setdefault(name, ([], []))
-            if name not in getters:
-                getters[name] = tuple(spec.own_label_for(f) for f in spec.fields)
+            fields_column, values_column = out.rows.setdefault(spec.name, ([], []))
+            if spec.name not in getters:
+                getters[spec.name] = tuple(spec.own_label_for(f) for f in spec.fields)
         if spec is None:
             continue
         labels = sample.labels
@@ -205,7 +205,7 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
         if hit is not None and hit[0] is labels:
             fields = hit[1]
         else:
-            fields = tuple(labels.get(own, "") if own else "" for own in getters[name])
+            fields = tuple(labels.get(own, "") if own else "" for own in getters[spec.name])
             cache[key] = (labels, fields)
         fields_column.append(fields)
         values_column.append(sample.value)
