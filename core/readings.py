@@ -40,6 +40,7 @@ class DeviceReading:
     mem_ratio: float | None = None
     overview_mem_allocated_bytes: float | None = None
     overview_mem_limit_mib: float | None = None
+    overview_shared_count: float | None = None
 
 
 @dataclass(slots=True)
@@ -235,7 +236,7 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     fields, values = rows
     devices = surface.devices
     in_order: list[DeviceReading] = []
-    for (node, uuid, index, dtype, memlimit), value in zip(fields, values, strict=True):
+    for (node, uuid, index, dtype, memlimit, shared), value in zip(fields, values, strict=True):
         dev = devices.get((node, uuid))
         if dev is None:
             dev = devices[(node, uuid)] = DeviceReading(node, uuid, index, dtype)
@@ -250,12 +251,15 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
             # The overview's device_memory_limit label is MiB as a decimal string (ref. 2.1).
             with suppress(ValueError):
                 dev.overview_mem_limit_mib = float(memlimit)
+        if shared and dev.overview_shared_count is None:
+            with suppress(ValueError):
+                dev.overview_shared_count = float(shared)
     surface.last_device_rows = (fields, in_order)
 
 
 def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     hosts = surface.host_gpus
-    for (node, uuid, index, dtype, _), value in zip(*rows, strict=True):
+    for (node, uuid, index, dtype, *_), value in zip(*rows, strict=True):
         host = hosts.get((node, uuid))
         if host is None:
             host = hosts[(node, uuid)] = HostGpuReading(node, uuid, index, dtype)
@@ -448,6 +452,7 @@ _DEVICE_FIELDS = (
     "mem_ratio",
     "overview_mem_allocated_bytes",
     "overview_mem_limit_mib",
+    "overview_shared_count",
 )
 _ALLOC_FIELDS = ("mem_allocated_bytes", "cores")
 _QUOTA_FIELDS = ("used", "limit_label", "limit_metric")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from core.api import summarize_text
 from core.model import SourceInfo
+from tests.conftest import read_fixture
 
 PASTE = SourceInfo(kind="paste", label="pasted text")
 
@@ -31,3 +34,34 @@ def test_a_monitor_family_declared_counter_is_read_under_its_own_name() -> None:
     (container,) = summary.runtime.containers
     assert (container.namespace, container.pod, container.device_uuid) == ("ml", "train-0", "GPU-1")
     assert container.mem_used_mib == 1024.0
+
+
+def _legacy_shared_counts_only_in_the_overview_label() -> tuple[str, dict[str, int]]:
+    """The legacy fixture as HAMi <= v2.9 without GPUDeviceSharedNum or per-pod series: the
+    shared count survives only in nodeGPUOverview's ``sharedcontainers`` label."""
+    lines = read_fixture("scheduler-small-legacy.prom").splitlines()
+    shared = {
+        re.search(r'deviceuuid="([^"]+)"', line).group(1): int(line.rsplit(" ", 1)[1])  # type: ignore[union-attr]
+        for line in lines
+        if line.startswith("GPUDeviceSharedNum{")
+    }
+    kept: list[str] = []
+    for line in lines:
+        family = re.match(r"(?:# (?:HELP|TYPE) )?([A-Za-z_]+)", line)
+        name = family.group(1) if family else ""
+        if name.startswith("hami_") or name == "GPUDeviceSharedNum" or name.startswith("vGPU"):
+            continue
+        if line.startswith("nodeGPUOverview{"):
+            uuid = re.search(r'deviceuuid="([^"]+)"', line).group(1)  # type: ignore[union-attr]
+            line = line.replace("{", f'{{sharedcontainers="{shared[uuid]}",', 1)
+        kept.append(line)
+    return "\n".join(kept) + "\n", shared
+
+
+def test_shared_counts_come_from_the_overview_label_when_the_family_is_absent() -> None:
+    text, shared = _legacy_shared_counts_only_in_the_overview_label()
+    assert "GPUDeviceSharedNum" not in text and "vGPUCoreAllocated" not in text
+    assert sorted(shared.values()) == [0, 0, 1, 1, 2, 2]
+    summary = summarize_text(text, PASTE)
+    assert {gpu.device_uuid: gpu.shared_count for gpu in summary.gpus} == shared
+    assert summary.cluster.shared_gpus == sum(1 for count in shared.values() if count > 1)
