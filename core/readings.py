@@ -24,6 +24,9 @@ DeviceKey = tuple[str, str]  # (node, device_uuid)
 AllocationKey = tuple[str, str, str, str]  # (namespace, pod, container_index, device_uuid)
 QuotaKey = tuple[str, str]  # (namespace, resource)
 ContainerKey = tuple[str, str, str, str, str]  # (ns, pod, container, vdevice_index, uuid)
+# Joins a repeated UUID and its device index in the key of the second and later devices that
+# carry it; the reading keeps the UUID as written.
+_REPEATED_UUID_SEPARATOR = "\x00#"
 
 
 @dataclass(slots=True)
@@ -97,6 +100,7 @@ class SurfaceReadings:
     host_gpus: dict[DeviceKey, HostGpuReading] = field(default_factory=dict)
     containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
     memctl_by_uuid: dict[str, float] = field(default_factory=dict)
+    repeated_uuids: dict[DeviceKey, None] = field(default_factory=dict)
     quota_limit_family_seen: bool = False
     # The field column and devices of the last device family read (see ``_devices``).
     last_device_rows: tuple[list[tuple[str, ...]], list[DeviceReading]] = field(
@@ -127,6 +131,8 @@ class MetricsReadings:
     has_workload_series: bool
     legacy_device_cores_versions: bool = False
     mig_instances: int = 0
+    # (node, UUID) pairs that more than one device index of that node reported.
+    repeated_device_uuids: tuple[DeviceKey, ...] = ()
 
 
 class _SampleLike(Protocol):
@@ -238,6 +244,14 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     in_order: list[DeviceReading] = []
     for (node, uuid, index, dtype, memlimit, shared), value in zip(fields, values, strict=True):
         dev = devices.get((node, uuid))
+        if dev is not None and index and dev.device_index and dev.device_index != index:
+            # Two devices of one node with one UUID (masked before pasting, e.g. GPU-xxxx):
+            # kept apart by index rather than merged into one GPU with the second one's values.
+            surface.repeated_uuids[(node, uuid)] = None
+            key = (node, f"{uuid}{_REPEATED_UUID_SEPARATOR}{index}")
+            dev = devices.get(key)
+            if dev is None:
+                dev = devices[key] = DeviceReading(node, uuid, index, dtype)
         if dev is None:
             dev = devices[(node, uuid)] = DeviceReading(node, uuid, index, dtype)
         else:
@@ -420,6 +434,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         has_allocation_families=has_allocation,
         has_workload_series=bool(cur.allocations or leg.allocations),
         mig_instances=mig_instances,
+        repeated_device_uuids=tuple({**cur.repeated_uuids, **leg.repeated_uuids}),
     )
 
 

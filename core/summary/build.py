@@ -456,6 +456,16 @@ def device_series_gap_note(missing: Mapping[str, int]) -> str:
     )
 
 
+def _repeated_uuid_note(repeated: Sequence[DeviceKey]) -> str:
+    node, uuid = repeated[0]
+    more = f" (and {len(repeated) - 1} more)" if len(repeated) > 1 else ""
+    return (
+        f"Several GPUs of node {node} report the same UUID {uuid}{more}, as when UUIDs are "
+        "masked before pasting: they are kept apart by device index, and pod allocations on "
+        "that UUID cannot be told apart between them."
+    )
+
+
 def _notes(
     readings: MetricsReadings,
     report: InputReport,
@@ -498,6 +508,8 @@ def _notes(
         )
     if readings.mig_instances:
         notes.append(f"{readings.mig_instances} MIG instance(s) are realised on these GPUs.")
+    if readings.repeated_device_uuids:
+        notes.append(_repeated_uuid_note(readings.repeated_device_uuids))
     if has_real_usage:
         notes.append(
             "Real usage comes from one nvidia-smi reading per pod: a point-in-time indicator, not "

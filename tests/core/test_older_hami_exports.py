@@ -7,6 +7,7 @@ import re
 from core.api import summarize_text
 from core.model import SourceInfo
 from tests.conftest import read_fixture
+from tests.core.exposition_builder import Scheduler
 
 PASTE = SourceInfo(kind="paste", label="pasted text")
 
@@ -65,3 +66,23 @@ def test_shared_counts_come_from_the_overview_label_when_the_family_is_absent() 
     summary = summarize_text(text, PASTE)
     assert {gpu.device_uuid: gpu.shared_count for gpu in summary.gpus} == shared
     assert summary.cluster.shared_gpus == sum(1 for count in shared.values() if count > 1)
+
+
+def test_devices_of_one_node_with_one_masked_uuid_stay_apart_and_are_noted() -> None:
+    s = Scheduler()
+    s.device("gpu-node-1", 0, cores=30, mem_mib=10240, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-1", 1, cores=100, mem_mib=40960, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-2", 0, cores=0, mem_mib=0, shared=0, uuid="GPU-xxxx")
+    summary = summarize_text(s.text(), PASTE)
+    rows = [(g.node, g.device_index, g.device_uuid, g.core_allocated) for g in summary.gpus]
+    assert rows == [
+        ("gpu-node-1", 0, "GPU-xxxx", 30),
+        ("gpu-node-1", 1, "GPU-xxxx", 100),
+        ("gpu-node-2", 0, "GPU-xxxx", 0),
+    ]
+    assert (summary.cluster.gpus, summary.cluster.core_allocated) == (3, 130)
+    assert (
+        "Several GPUs of node gpu-node-1 report the same UUID GPU-xxxx, as when UUIDs are masked "
+        "before pasting: they are kept apart by device index, and pod allocations on that UUID "
+        "cannot be told apart between them."
+    ) in summary.notes
