@@ -6,6 +6,7 @@ import re
 
 from core.api import summarize_text
 from core.model import SourceInfo
+from core.views import render
 from tests.conftest import read_fixture
 from tests.core.exposition_builder import Scheduler
 
@@ -86,3 +87,61 @@ def test_devices_of_one_node_with_one_masked_uuid_stay_apart_and_are_noted() -> 
         "before pasting: they are kept apart by device index, and pod allocations on that UUID "
         "cannot be told apart between them."
     ) in summary.notes
+
+
+def test_a_scheduler_fragment_without_allocation_is_not_called_a_monitor_export() -> None:
+    text = (
+        "# TYPE hami_node_gpu_mig_instance_info gauge\n"
+        'hami_node_gpu_mig_instance_info{device_index="0",device_type="NVIDIA A100-SXM4-80GB",'
+        'device_uuid="GPU-a",instance_id="1",node="n1",profile="1g.10gb"} 1\n'
+    )
+    summary = summarize_text(text, PASTE)
+    assert summary.input.components == ("scheduler",)
+    assert summary.headline == (
+        "Scheduler allocation metrics are absent: the scheduler families found hold no "
+        "allocation (e.g. MIG instances or deprecated families), so namespace and device "
+        "allocation conclusions cannot be drawn. Paste or scrape the scheduler's whole /metrics "
+        "(Service port 'monitor') for allocation figures.",
+    )
+    assert not any("vGPU monitor" in note for note in summary.notes)
+
+
+def test_a_fragment_without_limit_series_never_claims_every_gpu_is_allocated() -> None:
+    # Six GPUs, two of them idle, with the memory limit families cut away.
+    lines = read_fixture("scheduler-small.prom").splitlines()
+    cut = ("hami_gpu_memory_limit_bytes", "hami_node_gpu_overview")
+    text = "\n".join(line for line in lines if not any(name in line for name in cut)) + "\n"
+    summary = summarize_text(text, PASTE)
+    assert all("incomplete" in gpu.flags for gpu in summary.gpus) and len(summary.gpus) == 6
+    answer = summary.cluster.capacity_answer
+    assert "fully allocated" not in answer
+    assert answer.endswith(
+        "Not known: every GPU lacks a limit or allocation series, so no free capacity can be "
+        "judged."
+    )
+    kinds = {finding.kind: finding.message for finding in summary.findings}
+    assert "idle" not in kinds
+    assert kinds["idle-incomplete"].startswith(
+        "2 GPU(s) with nothing allocated lack a limit or allocation series, so they are not "
+        "offered for jobs: "
+    )
+    text_report = render(summary, "text")
+    assert "Free: 0 whole GPU(s), 0 cores, 0 MiB (0.0 GiB) (not counting 6 incomplete GPU(s))" in (
+        text_report
+    )
+
+
+def test_some_incomplete_gpus_leave_the_rest_judged() -> None:
+    s = Scheduler()
+    s.device("n1", 0, cores=100, mem_mib=40960, shared=1)
+    s.device("n1", 1, cores=0, mem_mib=0, shared=0)
+    text = "\n".join(
+        line
+        for line in s.text().splitlines()
+        if not (line.startswith("hami_gpu_memory_limit_bytes") and 'device_index="1"' in line)
+    )
+    summary = summarize_text(text + "\n", PASTE)
+    assert summary.cluster.capacity_answer.endswith(
+        "Not known for 1 GPU(s) that lack a limit or allocation series; the other 1 are fully "
+        "allocated."
+    )
