@@ -17,7 +17,14 @@ FamilySurface = Literal["current", "legacy", "none"]
 
 # Canonical identifying fields per kind of series, in a fixed order: readers hand each sample
 # over as a tuple of these (missing labels as "").
-DEVICE_FIELDS = ("node", "device_uuid", "device_index", "device_type", "device_memory_limit")
+DEVICE_FIELDS = (
+    "node",
+    "device_uuid",
+    "device_index",
+    "device_type",
+    "device_memory_limit",
+    "shared_containers",
+)
 ALLOCATION_FIELDS = ("namespace", "pod", "container_index", "device_uuid", "node")
 QUOTA_FIELDS = ("namespace", "resource", "limit")
 CONTAINER_FIELDS = ("namespace", "pod", "container", "vdevice_index", "device_uuid")
@@ -69,8 +76,18 @@ _SCHED_DEVICE_LEGACY = (
     ("deviceidx", "device_index"),
     ("devicetype", "device_type"),
 )
-_OVERVIEW_CURRENT = (*_SCHED_DEVICE_CURRENT, ("device_memory_limit", "device_memory_limit"))
-_OVERVIEW_LEGACY = (*_SCHED_DEVICE_LEGACY, ("devicememorylimit", "device_memory_limit"))
+# HAMi <= v2.9 also puts the shared count in a label of the overview (removed in v2.10): the
+# only shared count of an export that lacks the shared-count family.
+_OVERVIEW_CURRENT = (
+    *_SCHED_DEVICE_CURRENT,
+    ("device_memory_limit", "device_memory_limit"),
+    ("shared_containers", "shared_containers"),
+)
+_OVERVIEW_LEGACY = (
+    *_SCHED_DEVICE_LEGACY,
+    ("devicememorylimit", "device_memory_limit"),
+    ("sharedcontainers", "shared_containers"),
+)
 _CONTAINER_CURRENT = (
     ("namespace", "namespace"),
     ("node", "node"),
@@ -296,6 +313,21 @@ def _specs() -> dict[str, FamilySpec]:
 
 
 FAMILIES: dict[str, FamilySpec] = _specs()
+
+_COUNTER_SUFFIX = "_total"
+
+
+def family_spec(sample_name: str) -> FamilySpec | None:
+    """The HAMi family a sample belongs to, whatever TYPE its exposition declared.
+
+    Older vGPU monitors declare some gauges (``Device_memory_desc_of_container`` among them) as
+    ``counter``; the text format then names their samples ``<family>_total``, so the base name is
+    looked up too.
+    """
+    spec = FAMILIES.get(sample_name)
+    if spec is None and sample_name.endswith(_COUNTER_SUFFIX):
+        spec = FAMILIES.get(sample_name[: -len(_COUNTER_SUFFIX)])
+    return spec
 
 SCHEDULER_ALLOCATION_ROLES = frozenset(
     {

@@ -16,7 +16,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec
+from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
 
 BYTES_PER_MIB = 1024.0 * 1024.0
 
@@ -24,6 +24,9 @@ DeviceKey = tuple[str, str]  # (node, device_uuid)
 AllocationKey = tuple[str, str, str, str]  # (namespace, pod, container_index, device_uuid)
 QuotaKey = tuple[str, str]  # (namespace, resource)
 ContainerKey = tuple[str, str, str, str, str]  # (ns, pod, container, vdevice_index, uuid)
+# Joins a repeated UUID and its device index in the key of the second and later devices that
+# carry it; the reading keeps the UUID as written.
+_REPEATED_UUID_SEPARATOR = "\x00#"
 
 
 @dataclass(slots=True)
@@ -40,6 +43,7 @@ class DeviceReading:
     mem_ratio: float | None = None
     overview_mem_allocated_bytes: float | None = None
     overview_mem_limit_mib: float | None = None
+    overview_shared_count: float | None = None
 
 
 @dataclass(slots=True)
@@ -96,6 +100,7 @@ class SurfaceReadings:
     host_gpus: dict[DeviceKey, HostGpuReading] = field(default_factory=dict)
     containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
     memctl_by_uuid: dict[str, float] = field(default_factory=dict)
+    repeated_uuids: dict[DeviceKey, None] = field(default_factory=dict)
     quota_limit_family_seen: bool = False
     # The field column and devices of the last device family read (see ``_devices``).
     last_device_rows: tuple[list[tuple[str, ...]], list[DeviceReading]] = field(
@@ -126,6 +131,8 @@ class MetricsReadings:
     has_workload_series: bool
     legacy_device_cores_versions: bool = False
     mig_instances: int = 0
+    # (node, UUID) pairs that more than one device index of that node reported.
+    repeated_device_uuids: tuple[DeviceKey, ...] = ()
 
 
 class _SampleLike(Protocol):
@@ -190,13 +197,13 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
         out.counts[name] = out.counts.get(name, 0) + 1
         if name != last_name:
             last_name = name
-            spec = FAMILIES.get(name)
+            spec = family_spec(name)
             if spec is None:
                 out.foreign[name] = None
                 continue
-            fields_column, values_column = out.rows.setdefault(name, ([], []))
-            if name not in getters:
-                getters[name] = tuple(spec.own_label_for(f) for f in spec.fields)
+            fields_column, values_column = out.rows.setdefault(spec.name, ([], []))
+            if spec.name not in getters:
+                getters[spec.name] = tuple(spec.own_label_for(f) for f in spec.fields)
         if spec is None:
             continue
         labels = sample.labels
@@ -205,7 +212,7 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
         if hit is not None and hit[0] is labels:
             fields = hit[1]
         else:
-            fields = tuple(labels.get(own, "") if own else "" for own in getters[name])
+            fields = tuple(labels.get(own, "") if own else "" for own in getters[spec.name])
             cache[key] = (labels, fields)
         fields_column.append(fields)
         values_column.append(sample.value)
@@ -235,8 +242,16 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     fields, values = rows
     devices = surface.devices
     in_order: list[DeviceReading] = []
-    for (node, uuid, index, dtype, memlimit), value in zip(fields, values, strict=True):
+    for (node, uuid, index, dtype, memlimit, shared), value in zip(fields, values, strict=True):
         dev = devices.get((node, uuid))
+        if dev is not None and index and dev.device_index and dev.device_index != index:
+            # Two devices of one node with one UUID (masked before pasting, e.g. GPU-xxxx):
+            # kept apart by index rather than merged into one GPU with the second one's values.
+            surface.repeated_uuids[(node, uuid)] = None
+            key = (node, f"{uuid}{_REPEATED_UUID_SEPARATOR}{index}")
+            dev = devices.get(key)
+            if dev is None:
+                dev = devices[key] = DeviceReading(node, uuid, index, dtype)
         if dev is None:
             dev = devices[(node, uuid)] = DeviceReading(node, uuid, index, dtype)
         else:
@@ -250,12 +265,15 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
             # The overview's device_memory_limit label is MiB as a decimal string (ref. 2.1).
             with suppress(ValueError):
                 dev.overview_mem_limit_mib = float(memlimit)
+        if shared and dev.overview_shared_count is None:
+            with suppress(ValueError):
+                dev.overview_shared_count = float(shared)
     surface.last_device_rows = (fields, in_order)
 
 
 def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     hosts = surface.host_gpus
-    for (node, uuid, index, dtype, _), value in zip(*rows, strict=True):
+    for (node, uuid, index, dtype, *_), value in zip(*rows, strict=True):
         host = hosts.get((node, uuid))
         if host is None:
             host = hosts[(node, uuid)] = HostGpuReading(node, uuid, index, dtype)
@@ -416,6 +434,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         has_allocation_families=has_allocation,
         has_workload_series=bool(cur.allocations or leg.allocations),
         mig_instances=mig_instances,
+        repeated_device_uuids=tuple({**cur.repeated_uuids, **leg.repeated_uuids}),
     )
 
 
@@ -448,6 +467,7 @@ _DEVICE_FIELDS = (
     "mem_ratio",
     "overview_mem_allocated_bytes",
     "overview_mem_limit_mib",
+    "overview_shared_count",
 )
 _ALLOC_FIELDS = ("mem_allocated_bytes", "cores")
 _QUOTA_FIELDS = ("used", "limit_label", "limit_metric")

@@ -54,6 +54,14 @@ RUNTIME_ONLY_NOTE = (
     "namespace and device allocation conclusions are incomplete. Add the scheduler's /metrics "
     "(Service port 'monitor') for allocation figures."
 )
+# Scheduler families that hold no allocation (MIG instances, deprecated families) without the
+# allocation families themselves: a fragment, not a monitor export.
+NO_ALLOCATION_NOTE = (
+    "Scheduler allocation metrics are absent: the scheduler families found hold no allocation "
+    "(e.g. MIG instances or deprecated families), so namespace and device allocation "
+    "conclusions cannot be drawn. Paste or scrape the scheduler's whole /metrics (Service port "
+    "'monitor') for allocation figures."
+)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -372,7 +380,17 @@ def summarize_readings(
     capacity = build_capacity(cols) if gpus else []
     free_cores = sum(n.free_cores for n in nodes)
     free_mem = sum(n.free_mem_mib for n in nodes)
-    answer = capacity_answer(capacity, free_cores, free_mem) if gpus else NO_DEVICES_ANSWER
+    answer = (
+        capacity_answer(
+            capacity,
+            free_cores,
+            free_mem,
+            gpus=len(gpus),
+            incomplete_gpus=int(cols.incomplete.sum()),
+        )
+        if gpus
+        else NO_DEVICES_ANSWER
+    )
     if gpus and any(missing_series.values()):
         answer = "Incomplete input (see the device series check): " + answer
     cluster = _overview(cols, nodes, workloads, namespaces, answer, settings)
@@ -405,7 +423,8 @@ def summarize_readings(
         hami_version=readings.hami_version,
     )
     notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
-    headline = [notes[0]] if notes and notes[0] in (RUNTIME_ONLY_NOTE, ALLOCATION_ONLY_NOTE) else []
+    lead_notes = (RUNTIME_ONLY_NOTE, NO_ALLOCATION_NOTE, ALLOCATION_ONLY_NOTE)
+    headline = [notes[0]] if notes and notes[0] in lead_notes else []
     incomplete = device_series_gap_note(missing_series)
     if incomplete:
         headline.append(incomplete)
@@ -456,6 +475,16 @@ def device_series_gap_note(missing: Mapping[str, int]) -> str:
     )
 
 
+def _repeated_uuid_note(repeated: Sequence[DeviceKey]) -> str:
+    node, uuid = repeated[0]
+    more = f" (and {len(repeated) - 1} more)" if len(repeated) > 1 else ""
+    return (
+        f"Several GPUs of node {node} report the same UUID {uuid}{more}, as when UUIDs are "
+        "masked before pasting: they are kept apart by device index, and pod allocations on "
+        "that UUID cannot be told apart between them."
+    )
+
+
 def _notes(
     readings: MetricsReadings,
     report: InputReport,
@@ -465,7 +494,8 @@ def _notes(
 ) -> list[str]:
     notes: list[str] = []
     if not readings.has_allocation_families:
-        notes.append(RUNTIME_ONLY_NOTE)
+        only_monitor = "monitor" in readings.components
+        notes.append(RUNTIME_ONLY_NOTE if only_monitor else NO_ALLOCATION_NOTE)
     elif not has_runtime and not has_real_usage:
         notes.append(ALLOCATION_ONLY_NOTE)
     if report.surface == "mixed":
@@ -498,6 +528,8 @@ def _notes(
         )
     if readings.mig_instances:
         notes.append(f"{readings.mig_instances} MIG instance(s) are realised on these GPUs.")
+    if readings.repeated_device_uuids:
+        notes.append(_repeated_uuid_note(readings.repeated_device_uuids))
     if has_real_usage:
         notes.append(
             "Real usage comes from one nvidia-smi reading per pod: a point-in-time indicator, not "

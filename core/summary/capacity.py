@@ -92,13 +92,34 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
     return shapes
 
 
-def capacity_answer(shapes: Sequence[ShapeFit], free_cores: float, free_mem_mib: float) -> str:
-    """One line answering "is there free capacity, and for what size of job"."""
+def capacity_answer(
+    shapes: Sequence[ShapeFit],
+    free_cores: float,
+    free_mem_mib: float,
+    *,
+    gpus: int = 0,
+    incomplete_gpus: int = 0,
+) -> str:
+    """One line answering "is there free capacity, and for what size of job".
+
+    GPUs with a missing series offer no free capacity, so when nothing is free among the others
+    the answer is "not known" for them rather than "every GPU is fully allocated".
+    """
     whole = [s for s in shapes if s.mem_per_gpu_mib is None and s.cores_per_gpu == 100.0]
     fitting = [s for s in whole if s.placements > 0]
     half = next((s for s in shapes if s.name == "half GPU"), None)
     quarter = next((s for s in shapes if s.name == "quarter GPU"), None)
     if free_cores <= 0 and free_mem_mib <= 0:
+        if incomplete_gpus and incomplete_gpus >= gpus:
+            return (
+                "Not known: every GPU lacks a limit or allocation series, so no free capacity "
+                "can be judged."
+            )
+        if incomplete_gpus:
+            return (
+                f"Not known for {incomplete_gpus} GPU(s) that lack a limit or allocation series; "
+                f"the other {gpus - incomplete_gpus} are fully allocated."
+            )
         return "No: every GPU is fully allocated; no new GPU job can start until something ends."
     if fitting:
         biggest = max(fitting, key=lambda s: s.gpus)

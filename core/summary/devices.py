@@ -119,7 +119,10 @@ def build_gpus(
         uuid = dev.device_uuid
         key = (dev.node, uuid)
         containers = containers_per_device.get(key, 0)
-        shared = int(dev.shared_count) if dev.shared_count is not None else containers
+        shared_series = dev.shared_count
+        if shared_series is None:
+            shared_series = dev.overview_shared_count
+        shared = int(shared_series) if shared_series is not None else containers
         core_pct = cores / core_limit * 100.0 if core_limit > 0 else 0.0
         mem_pct = mem / mem_limit * 100.0 if mem_limit > 0 else 0.0
         state = gpu_state(cores, core_limit, mem, mem_limit, t)

@@ -93,7 +93,8 @@ def build_findings(
                 _names(gpus, shared),
             )
         )
-    idle = np.flatnonzero(cols.is_state("idle"))
+    idle_states = cols.is_state("idle")
+    idle = np.flatnonzero(idle_states & ~cols.incomplete)
     if len(idle):
         findings.append(
             Finding(
@@ -101,6 +102,18 @@ def build_findings(
                 "info",
                 f"{len(idle)} idle GPU(s), schedulable for whole-GPU jobs: {_listing(gpus, idle)}.",
                 _names(gpus, idle),
+            )
+        )
+    # A GPU whose limit series is missing looks idle but cannot be offered for a job.
+    idle_unknown = np.flatnonzero(idle_states & cols.incomplete)
+    if len(idle_unknown):
+        findings.append(
+            Finding(
+                "idle-incomplete",
+                "info",
+                f"{len(idle_unknown)} GPU(s) with nothing allocated lack a limit or allocation "
+                f"series, so they are not offered for jobs: {_listing(gpus, idle_unknown)}.",
+                _names(gpus, idle_unknown),
             )
         )
     partial = np.flatnonzero(cols.is_state("partial"))

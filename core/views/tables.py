@@ -114,6 +114,9 @@ def overview_lines(summary: Summary) -> list[str]:
             f"Distribution: {c.distribution}",
             f"Free capacity: {c.capacity_answer}",
         ]
+    incomplete = sum(1 for gpu in summary.gpus if "incomplete" in gpu.flags)
+    # Free capacity is known only for GPUs with every series; say which the figure leaves out.
+    unknown = f" (not counting {incomplete} incomplete GPU(s))" if incomplete else ""
     return [
         f"Nodes {c.nodes:,}, GPUs {c.gpus:,}, pods {c.pods:,}, namespaces {c.namespaces:,}",
         f"Cores allocated {num(c.core_allocated)} / {num(c.core_limit)} "
@@ -123,7 +126,7 @@ def overview_lines(summary: Summary) -> list[str]:
         f"GPUs idle {c.idle_gpus}, partial {c.partial_gpus}, full {c.full_gpus}, "
         f"inconsistent {c.inconsistent_gpus}; shared {c.shared_gpus}, exclusive {c.exclusive_gpus}",
         f"Free: {c.free_whole_gpus} whole GPU(s), {num(c.free_cores)} cores, "
-        f"{mib(c.free_mem_mib)} ({gib(c.free_mem_mib)})",
+        f"{mib(c.free_mem_mib)} ({gib(c.free_mem_mib)}){unknown}",
         f"Distribution: {c.distribution}",
         f"Free capacity: {c.capacity_answer}",
     ]

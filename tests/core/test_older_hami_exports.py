@@ -1,0 +1,147 @@
+"""Expositions from older HAMi releases and their quirks, read as HAMi meant them."""
+
+from __future__ import annotations
+
+import re
+
+from core.api import summarize_text
+from core.model import SourceInfo
+from core.views import render
+from tests.conftest import read_fixture
+from tests.core.exposition_builder import Scheduler
+
+PASTE = SourceInfo(kind="paste", label="pasted text")
+
+
+def test_a_monitor_family_declared_counter_is_read_under_its_own_name() -> None:
+    # Older vGPU monitors declare Device_memory_desc_of_container as a counter; the text format
+    # then names its samples ..._total. The export holds nothing else, and is still HAMi's.
+    labels = 'podnamespace="ml",podname="train-0",ctrname="main",vdeviceid="0",deviceuuid="GPU-1"'
+    text = (
+        "# HELP Device_memory_desc_of_container Container device memory description\n"
+        "# TYPE Device_memory_desc_of_container counter\n"
+        f'Device_memory_desc_of_container{{{labels},context="0",module="0",data="0"}} 2048\n'
+        "# HELP vGPU_device_memory_usage_in_bytes vGPU device usage\n"
+        "# TYPE vGPU_device_memory_usage_in_bytes counter\n"
+        f"vGPU_device_memory_usage_in_bytes{{{labels}}} 1073741824\n"
+    )
+    summary = summarize_text(text, PASTE)
+    assert summary.input.components == ("monitor",)
+    assert summary.input.families == (
+        ("Device_memory_desc_of_container_total", 1),
+        ("vGPU_device_memory_usage_in_bytes_total", 1),
+    )
+    assert summary.input.ignored_series == 0
+    assert summary.runtime is not None
+    (container,) = summary.runtime.containers
+    assert (container.namespace, container.pod, container.device_uuid) == ("ml", "train-0", "GPU-1")
+    assert container.mem_used_mib == 1024.0
+
+
+def _legacy_shared_counts_only_in_the_overview_label() -> tuple[str, dict[str, int]]:
+    """The legacy fixture as HAMi <= v2.9 without GPUDeviceSharedNum or per-pod series: the
+    shared count survives only in nodeGPUOverview's ``sharedcontainers`` label."""
+    lines = read_fixture("scheduler-small-legacy.prom").splitlines()
+    shared = {
+        re.search(r'deviceuuid="([^"]+)"', line).group(1): int(line.rsplit(" ", 1)[1])  # type: ignore[union-attr]
+        for line in lines
+        if line.startswith("GPUDeviceSharedNum{")
+    }
+    kept: list[str] = []
+    for line in lines:
+        family = re.match(r"(?:# (?:HELP|TYPE) )?([A-Za-z_]+)", line)
+        name = family.group(1) if family else ""
+        if name.startswith("hami_") or name == "GPUDeviceSharedNum" or name.startswith("vGPU"):
+            continue
+        if line.startswith("nodeGPUOverview{"):
+            uuid = re.search(r'deviceuuid="([^"]+)"', line).group(1)  # type: ignore[union-attr]
+            line = line.replace("{", f'{{sharedcontainers="{shared[uuid]}",', 1)
+        kept.append(line)
+    return "\n".join(kept) + "\n", shared
+
+
+def test_shared_counts_come_from_the_overview_label_when_the_family_is_absent() -> None:
+    text, shared = _legacy_shared_counts_only_in_the_overview_label()
+    assert "GPUDeviceSharedNum" not in text and "vGPUCoreAllocated" not in text
+    assert sorted(shared.values()) == [0, 0, 1, 1, 2, 2]
+    summary = summarize_text(text, PASTE)
+    assert {gpu.device_uuid: gpu.shared_count for gpu in summary.gpus} == shared
+    assert summary.cluster.shared_gpus == sum(1 for count in shared.values() if count > 1)
+
+
+def test_devices_of_one_node_with_one_masked_uuid_stay_apart_and_are_noted() -> None:
+    s = Scheduler()
+    s.device("gpu-node-1", 0, cores=30, mem_mib=10240, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-1", 1, cores=100, mem_mib=40960, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-2", 0, cores=0, mem_mib=0, shared=0, uuid="GPU-xxxx")
+    summary = summarize_text(s.text(), PASTE)
+    rows = [(g.node, g.device_index, g.device_uuid, g.core_allocated) for g in summary.gpus]
+    assert rows == [
+        ("gpu-node-1", 0, "GPU-xxxx", 30),
+        ("gpu-node-1", 1, "GPU-xxxx", 100),
+        ("gpu-node-2", 0, "GPU-xxxx", 0),
+    ]
+    assert (summary.cluster.gpus, summary.cluster.core_allocated) == (3, 130)
+    assert (
+        "Several GPUs of node gpu-node-1 report the same UUID GPU-xxxx, as when UUIDs are masked "
+        "before pasting: they are kept apart by device index, and pod allocations on that UUID "
+        "cannot be told apart between them."
+    ) in summary.notes
+
+
+def test_a_scheduler_fragment_without_allocation_is_not_called_a_monitor_export() -> None:
+    text = (
+        "# TYPE hami_node_gpu_mig_instance_info gauge\n"
+        'hami_node_gpu_mig_instance_info{device_index="0",device_type="NVIDIA A100-SXM4-80GB",'
+        'device_uuid="GPU-a",instance_id="1",node="n1",profile="1g.10gb"} 1\n'
+    )
+    summary = summarize_text(text, PASTE)
+    assert summary.input.components == ("scheduler",)
+    assert summary.headline == (
+        "Scheduler allocation metrics are absent: the scheduler families found hold no "
+        "allocation (e.g. MIG instances or deprecated families), so namespace and device "
+        "allocation conclusions cannot be drawn. Paste or scrape the scheduler's whole /metrics "
+        "(Service port 'monitor') for allocation figures.",
+    )
+    assert not any("vGPU monitor" in note for note in summary.notes)
+
+
+def test_a_fragment_without_limit_series_never_claims_every_gpu_is_allocated() -> None:
+    # Six GPUs, two of them idle, with the memory limit families cut away.
+    lines = read_fixture("scheduler-small.prom").splitlines()
+    cut = ("hami_gpu_memory_limit_bytes", "hami_node_gpu_overview")
+    text = "\n".join(line for line in lines if not any(name in line for name in cut)) + "\n"
+    summary = summarize_text(text, PASTE)
+    assert all("incomplete" in gpu.flags for gpu in summary.gpus) and len(summary.gpus) == 6
+    answer = summary.cluster.capacity_answer
+    assert "fully allocated" not in answer
+    assert answer.endswith(
+        "Not known: every GPU lacks a limit or allocation series, so no free capacity can be "
+        "judged."
+    )
+    kinds = {finding.kind: finding.message for finding in summary.findings}
+    assert "idle" not in kinds
+    assert kinds["idle-incomplete"].startswith(
+        "2 GPU(s) with nothing allocated lack a limit or allocation series, so they are not "
+        "offered for jobs: "
+    )
+    text_report = render(summary, "text")
+    assert "Free: 0 whole GPU(s), 0 cores, 0 MiB (0.0 GiB) (not counting 6 incomplete GPU(s))" in (
+        text_report
+    )
+
+
+def test_some_incomplete_gpus_leave_the_rest_judged() -> None:
+    s = Scheduler()
+    s.device("n1", 0, cores=100, mem_mib=40960, shared=1)
+    s.device("n1", 1, cores=0, mem_mib=0, shared=0)
+    text = "\n".join(
+        line
+        for line in s.text().splitlines()
+        if not (line.startswith("hami_gpu_memory_limit_bytes") and 'device_index="1"' in line)
+    )
+    summary = summarize_text(text + "\n", PASTE)
+    assert summary.cluster.capacity_answer.endswith(
+        "Not known for 1 GPU(s) that lack a limit or allocation series; the other 1 are fully "
+        "allocated."
+    )
