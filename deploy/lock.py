@@ -44,8 +44,8 @@ _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 def dependency_fingerprint(pyproject_text: str) -> str:
     """sha256 of the runtime dependency list and requires-python, as pyproject.toml says them."""
     project = tomllib.loads(pyproject_text)["project"]
-    canonical = "\n".join([f"requires-python {project.get('requires-python', '')}"]
-                          + list(project.get("dependencies", [])))
+    lines = [f"requires-python {project.get('requires-python', '')}"]
+    canonical = "\n".join([*lines, *project.get("dependencies", [])])
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -89,7 +89,8 @@ def test_every_runtime_dependency_is_pinned_where_its_specifier_allows() -> None
 def test_the_fingerprint_follows_every_dependency_edit() -> None:
     tool = lock_tool()
     pyproject = (REPO / "pyproject.toml").read_text()
-    with_waitress = pyproject.replace('dependencies = [\n', 'dependencies = [\n    "waitress>=3",\n')
+    opening = "dependencies = [\n"
+    with_waitress = pyproject.replace(opening, opening + '    "waitress>=3",\n')
     assert with_waitress != pyproject
     assert tool.dependency_fingerprint(with_waitress) != tool.dependency_fingerprint(pyproject)
     dev_only = pyproject.replace('"ruff>=0.5",', '"ruff>=0.6",')
