@@ -435,6 +435,20 @@ def test_changes_to_the_registry_roll_the_pods(chart: helm.Chart) -> None:
         ({"mode": "grpc"}, "value must be one of 'http', 'socket'"),
         ({"redis": {"url": "http://redis:6379"}}, "/redis/url"),
         ({"logLevel": "CHATTY"}, "/logLevel"),
+        ({"autoscaling": {"enabled": True}}, "autoscaling.maxReplicas is 5 but no Redis"),
+        (
+            {"mode": "socket", "autoscaling": {"enabled": True, "maxReplicas": 12},
+             "redis": {"url": "redis://r:6379/0"}},
+            "set autoscaling.maxReplicas to 10 or less",
+        ),
+        (
+            {"autoscaling": {"enabled": True, "minReplicas": 4, "maxReplicas": 3},
+             "redis": {"url": "redis://r:6379/0"}},
+            "autoscaling.minReplicas (4) is more than autoscaling.maxReplicas (3)",
+        ),
+        ({"rbac": {"hamiNamespaces": []}}, "rbac.hamiNamespaces is empty"),
+        ({"rbac": {"hamiNamespaces": ["Kube_System"]}}, "/rbac/hamiNamespaces/0"),
+        ({"image": {"digest": "latest"}}, "/image/digest"),
     ],
 )
 def test_unusable_values_are_refused_with_a_reason(
