@@ -121,6 +121,9 @@ def test_every_documented_helm_command_renders(
     objects = [doc for path, text in manifests.items() if not path.endswith("NOTES.txt")
                for doc in yaml.safe_load_all(text) if doc]
     assert "Deployment" in {o["kind"] for o in objects}
+    report = helm.lint(CHART, values, strict=True, namespace=namespace)
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
 
 
 def test_set_file_for_the_registry_is_refused_with_the_reason(chart: helm.Chart) -> None:
