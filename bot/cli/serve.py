@@ -199,11 +199,9 @@ def run(args: argparse.Namespace) -> int:
         assert mode.app_token is not None
         ops = start_ops_server(readiness, port=ops_port) if ops_port else None
         runner = SocketModeRunner(app, mode.app_token).connect()
-        print(
-            "hami-summary: connected to Slack in Socket Mode"
-            + (f"; health on port {ops.port}" if ops else ""),
-            file=sys.stderr,
-            flush=True,
+        log.info(
+            "connected to Slack in Socket Mode%s",
+            f"; /healthz, /readyz and /metrics on port {ops.port}" if ops else "",
         )
         try:
             stop.wait()
@@ -218,10 +216,11 @@ def run(args: argparse.Namespace) -> int:
     server = BotHttpServer(
         {**slack_route(app), **ops_routes(readiness)}, host=args.host, port=port
     ).start()
-    print(
-        f"hami-summary: listening on http://{args.host}:{server.port}/slack/events",
-        file=sys.stderr,
-        flush=True,
+    # A log record like every other line (JSON off a terminal), not a bare print among them.
+    log.info(
+        "listening on http://%s:%d/slack/events for Slack, /healthz, /readyz and /metrics beside",
+        args.host,
+        server.port,
     )
     stop.wait()
     server.stop()

@@ -7,7 +7,19 @@ Label values are bounded sets (surfaces, outcomes, registered cluster names), ne
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+import platform
+from importlib.metadata import PackageNotFoundError, version
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 
 # Slack wants an acknowledgement within 3 s: buckets are dense below that.
 ACK_BUCKETS_SECONDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
@@ -71,6 +83,7 @@ class OpsMetrics:
             ["operation"],
             registry=self.registry,
         )
+        add_runtime_metrics(self.registry)
 
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric above."""
@@ -80,6 +93,23 @@ class OpsMetrics:
         """One sample's current value (0 when never recorded); for tests and readiness."""
         found = self.registry.get_sample_value(name, labels or {})
         return float(found) if found is not None else 0.0
+
+
+def add_runtime_metrics(registry: CollectorRegistry) -> None:
+    """The process and Python metrics every Prometheus client exports by default
+    (``process_*``: CPU, memory, open files, start time; ``python_*``: version, garbage
+    collection), and ``hami_summary_build_info`` naming the running version, which the private
+    registry would otherwise lack."""
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)  # registers nothing on interpreters without gc statistics
+    try:
+        package_version = version("hami-summary")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        package_version = "unknown"
+    Info("hami_summary_build", "The running hami-summary release.", registry=registry).info(
+        {"version": package_version, "python_version": platform.python_version()}
+    )
 
 
 METRICS = OpsMetrics()

@@ -123,8 +123,8 @@ def test_metrics_exposition_parses(served: tuple[Readiness, str]) -> None:
         s for s in families["hami_summary_cache_requests"].samples if s.labels == {"result": "hit"}
     ]
     assert hits and hits[0].value >= 1
-    # Only the bot's own metrics: the private registry has no process or GC collectors.
-    assert not any(name.startswith(("process_", "python_gc")) for name in families)
+    # Beside the bot's own metrics, the process and Python runtime ones and the build info.
+    assert {"process_cpu_seconds", "python_info", "hami_summary_build_info"} <= set(families)
 
 
 def test_wrong_method_and_unknown_path(served: tuple[Readiness, str]) -> None:
