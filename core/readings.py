@@ -19,7 +19,7 @@ from typing import Protocol
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec
 from core.model import InputProblem
 from core.sample_screen import BYTES_PER_MIB as BYTES_PER_MIB
-from core.sample_screen import screen_family
+from core.sample_screen import UniqueColumns, screen_family
 
 DeviceKey = tuple[str, str]  # (node, device_uuid)
 AllocationKey = tuple[str, str, str, str]  # (namespace, pod, container_index, device_uuid)
@@ -354,10 +354,13 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     has_allocation = False
     mig_instances = 0
     problems: list[InputProblem] = []
+    unique_columns: UniqueColumns = {}
     # Legacy first, current last: nothing depends on the order, the merge below decides.
     for name, (all_fields, all_values) in family_rows.rows.items():
         spec = FAMILIES[name]
-        usable_fields, usable_values, found = screen_family(name, all_fields, all_values)
+        usable_fields, usable_values, found = screen_family(
+            name, all_fields, all_values, unique_columns
+        )
         problems.extend(found)
         rows = (usable_fields, usable_values)
         if not usable_values:

@@ -81,9 +81,15 @@ _IDENTITIES: dict[str, Callable[[tuple[str, ...]], Hashable]] = {
     "quota_used": itemgetter(0, 1),  # namespace, resource
     "quota_limit": itemgetter(0, 1),
     "host_memctl_utilization": itemgetter(1),  # no node label: the UUID alone
-    "pod_mem_allocated_bytes": lambda f: (f[0], f[1], f[2] or "0", f[3]),
-    "pod_core_allocated": lambda f: (f[0], f[1], f[2] or "0", f[3]),
+    "pod_mem_allocated_bytes": itemgetter(0, 1, 2, 3),  # namespace, pod, container index, UUID
+    "pod_core_allocated": itemgetter(0, 1, 2, 3),
 }
+_CONTAINER_INDEX = itemgetter(2)
+
+
+def _pod_identity(fields: tuple[str, ...]) -> Hashable:
+    # A missing container index reads as "0" (HAMi writes "0" for every pod).
+    return (fields[0], fields[1], fields[2] or "0", fields[3])
 # Labels holding numbers that are read: (role, field position, unit, largest value).
 _NUMERIC_LABELS: dict[str, tuple[int, str, float]] = {
     "overview_mem_allocated_bytes": (4, "MiB", float(INT32_MAX)),
@@ -161,6 +167,10 @@ def _label_reason(text: str, largest: float) -> str | None:
     return _value_reason(number, ValueRange(largest, f"{largest:,.0f}"))
 
 
+# Field columns found to hold each series once, by the identity they were checked with.
+UniqueColumns = dict[Callable[[tuple[str, ...]], Hashable], list[tuple[str, ...]]]
+
+
 @dataclass(slots=True)
 class _Screen:
     spec: FamilySpec
@@ -183,10 +193,20 @@ class _Screen:
                 out.add(i)
         return out
 
-    def duplicates(self, skip: set[int]) -> set[int]:
+    def duplicates(self, skip: set[int], unique: UniqueColumns) -> set[int]:
         identity = _identity(self.spec.role)
+        if identity is _IDENTITIES["pod_core_allocated"] and "" in set(
+            map(_CONTAINER_INDEX, self.fields)
+        ):
+            identity = _pod_identity
+        # Families with one label set list the same series in the same order (the Go client
+        # sorts them): a column already found unique needs no second look.
+        proven = unique.get(identity)
+        if proven is not None and proven == self.fields:
+            return set()
         keys = list(map(identity, self.fields))
         if len(set(keys)) == len(keys):
+            unique[identity] = self.fields
             return set()
         first: dict[Hashable, int] = {}
         out = set()
@@ -207,34 +227,40 @@ class _Screen:
 
     def numeric_label(self, skip: set[int], position: int, unit: str, largest: float) -> None:
         """Blank a numeric label no exporter could write (the sample's value stays)."""
-        verdicts: dict[str, str | None] = {}
+        texts = {fields[position] for fields in self.fields} - {""}
+        verdicts = {text: _label_reason(text, largest) for text in texts}
+        if not any(verdicts.values()):
+            return
+        self.fields = list(self.fields)
         for i, fields in enumerate(self.fields):
             text = fields[position]
-            if not text or i in skip:
-                continue
-            if text not in verdicts:
-                verdicts[text] = _label_reason(text, largest)
-            reason = verdicts[text]
-            if reason is not None:
+            reason = verdicts.get(text)
+            if reason is not None and i not in skip:
                 own = self.spec.own_label_for(self.spec.fields[position]) or unit
                 self.problem(i, f'{own}="{_shown(text)}"', f"label {reason}, read as not set")
                 self.fields[i] = (*fields[:position], "", *fields[position + 1 :])
 
 
 def screen_family(
-    name: str, fields: list[tuple[str, ...]], values: list[float]
+    name: str,
+    fields: list[tuple[str, ...]],
+    values: list[float],
+    unique: UniqueColumns | None = None,
 ) -> tuple[list[tuple[str, ...]], list[float], list[InputProblem]]:
-    """The samples of one family that can be used, and the problems of those left out."""
+    """The samples of one family that can be used, and the problems of those left out.
+
+    ``unique`` remembers field columns already found free of repeated series, across the
+    families of one reading; ``fields`` and ``values`` are never changed in place.
+    """
     spec = FAMILIES[name]
     bounds = VALUE_RANGES.get(spec.role)
     if bounds is None or not values:
         return fields, values, []  # descriptive families: their values are never read
     screen = _Screen(spec, fields, values, [])
     left_out = screen.values_out_of_range(bounds)
-    left_out |= screen.duplicates(left_out)
+    left_out |= screen.duplicates(left_out, {} if unique is None else unique)
     label = _NUMERIC_LABELS.get(spec.role)
     if label is not None:
-        screen.fields = list(fields)
         screen.numeric_label(left_out, *label)
     if left_out:
         kept = [i for i in range(len(values)) if i not in left_out]
