@@ -12,12 +12,17 @@ time.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import tempfile
 from functools import cache
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.cli.main import main
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo
@@ -133,3 +138,26 @@ def test_mutated_expositions_summarise_or_raise_input_error(
     assert all(gpu["core_allocated"] >= 0 for gpu in document["gpus"])
     for fmt in ("text", "markdown", "csv"):
         assert render(summary, fmt)
+
+
+@settings(FUZZ, max_examples=4)
+@given(
+    seed=st.integers(0, 5),
+    mutations=st.lists(mutation, min_size=1, max_size=8),
+    cut=st.none() | st.floats(0.05, 1.0),
+)
+def test_the_cli_on_mutated_expositions_exits_0_or_2_with_strict_json(
+    seed: int, mutations: list[tuple[str, int, str]], cut: float | None
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "metrics.prom"
+        path.write_text(mutate(seeds()[seed], mutations, cut), encoding="utf-8")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["summarize", str(path), "--format", "json"])
+    assert code in (0, 2), err.getvalue()
+    assert "internal error" not in err.getvalue() and "Traceback" not in err.getvalue()
+    if code == 0:
+        assert isinstance(strict_json(out.getvalue()), dict)
+    else:
+        assert out.getvalue() == "" and err.getvalue().startswith("hami-summary summarize (")
