@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import itemgetter
 
 from core.families import FAMILIES, FamilySpec
@@ -128,13 +129,20 @@ def _shown(text: str) -> str:
     ).replace('"', '\\"')
 
 
+@lru_cache(maxsize=64)
+def _named_fields(spec: FamilySpec) -> tuple[tuple[int, str], ...]:
+    """(position, own label name) of the fields that name a series in a message."""
+    named = []
+    for position, canonical in enumerate(spec.fields):
+        own = spec.own_label_for(canonical)
+        if own and canonical not in ("device_type", "device_memory_limit", "limit"):
+            named.append((position, own))
+    return tuple(named)
+
+
 def series_name(spec: FamilySpec, fields: tuple[str, ...]) -> str:
     """The series as written: the family and its identifying labels, by their own names."""
-    pairs = []
-    for canonical, value in zip(spec.fields, fields, strict=True):
-        own = spec.own_label_for(canonical)
-        if own and value and canonical not in ("device_type", "device_memory_limit", "limit"):
-            pairs.append(f'{own}="{_shown(value)}"')
+    pairs = [f'{own}="{_shown(fields[i])}"' for i, own in _named_fields(spec) if fields[i]]
     return spec.name + ("{" + ",".join(pairs) + "}" if pairs else "")
 
 
