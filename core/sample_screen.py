@@ -2,8 +2,8 @@
 
 HAMi's scheduler keeps device memory as a 32-bit count of MiB, cores and task slots as 32-bit
 integers, and quota figures as 64-bit integers; the vGPU monitor reports bytes from NVML and
-HAMi-core as unsigned 64-bit counters and utilisation as 0-100. A value outside those ranges
-(NaN, an infinity, a negative number, 1e308, 2.5 task slots), or a second sample of a series
+HAMi-core as unsigned 64-bit counters and a GPU's utilisation as 0-100. A value outside those
+ranges (NaN, an infinity, a negative number, 1e308, 2.5 task slots), or a second sample of a series
 already read, cannot come from a working exporter: summing it would crash a summary or make its
 totals lie. Such samples are left out of every figure and named, so the report can say so.
 
@@ -50,7 +50,9 @@ _SLOTS = ValueRange(INT32_MAX, "2,147,483,647, the most HAMi's 32-bit slot count
 _RATIO = ValueRange(INT32_MAX, "2,147,483,647, the largest ratio of two 32-bit MiB counts")
 _QUOTA = ValueRange(INT64_MAX, "9,223,372,036,854,775,807, the most a 64-bit quota holds")
 _MONITOR_BYTES = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 bytes (a 64-bit counter)")
-_PERCENT = ValueRange(100.0, "100%")
+_PERCENT = ValueRange(100.0, "100%")  # NVML utilisation of a whole GPU
+# A container's SM utilisation sums the samples of its processes, which need not stay at 100.
+_SUMMED_PERCENT = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 (a 64-bit sum)")
 _SECONDS = ValueRange(INT64_MAX, "9,223,372,036,854,775,807 seconds")
 
 VALUE_RANGES: dict[str, ValueRange] = {
@@ -71,7 +73,7 @@ VALUE_RANGES: dict[str, ValueRange] = {
     "container_mem_desc_bytes": _MONITOR_BYTES,
     "host_utilization": _PERCENT,
     "host_memctl_utilization": _PERCENT,
-    "container_sm_utilization": _PERCENT,
+    "container_sm_utilization": _SUMMED_PERCENT,
     "container_last_kernel_seconds": _SECONDS,
 }
 
