@@ -121,7 +121,7 @@ def format_summary(
     if fmt == "blocks":
         from bot.slack.blocks import summary_blocks
 
-        return json.dumps({"blocks": summary_blocks(summary)}, indent=2) + "\n"
+        return json.dumps({"blocks": summary_blocks(summary)}, indent=2, allow_nan=False) + "\n"
     if fmt == "csv" and csv_table is not None:
         return table_csv(summary, csv_table)
     return render(summary, fmt, top=top)
