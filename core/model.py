@@ -259,6 +259,20 @@ class PodRealUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class InputProblem:
+    """A sample left out of every figure because its value cannot be right.
+
+    ``series`` names it as written (family and identifying labels), ``value`` is the value as
+    Prometheus spells it (``NaN``, ``+Inf``, ``-30``), ``reason`` says what is wrong with it.
+    """
+
+    family: str
+    series: str
+    value: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class InputReport:
     """What was read: surface, exporters, families and what was set aside."""
 
@@ -268,6 +282,8 @@ class InputReport:
     ignored_series: int
     cleaning_notes: tuple[str, ...] = ()
     hami_version: str | None = None
+    # Samples left out of every sum (non-finite, negative, out of range, duplicate series).
+    problems: tuple[InputProblem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

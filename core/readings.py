@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
-
-BYTES_PER_MIB = 1024.0 * 1024.0
+from core.model import InputProblem
+from core.sample_screen import BYTES_PER_MIB as BYTES_PER_MIB
+from core.sample_screen import UniqueColumns, screen_family
 
 DeviceKey = tuple[str, str]  # (node, device_uuid)
 AllocationKey = tuple[str, str, str, str]  # (namespace, pod, container_index, device_uuid)
@@ -133,6 +134,8 @@ class MetricsReadings:
     mig_instances: int = 0
     # (node, UUID) pairs that more than one device index of that node reported.
     repeated_device_uuids: tuple[DeviceKey, ...] = ()
+    # Samples left out of every figure: values no exporter writes, and repeated series.
+    problems: tuple[InputProblem, ...] = ()
 
 
 class _SampleLike(Protocol):
@@ -368,10 +371,17 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     hami_version: str | None = None
     has_allocation = False
     mig_instances = 0
+    problems: list[InputProblem] = []
+    unique_columns: UniqueColumns = {}
     # Legacy first, current last: nothing depends on the order, the merge below decides.
-    for name, rows in family_rows.rows.items():
+    for name, (all_fields, all_values) in family_rows.rows.items():
         spec = FAMILIES[name]
-        if not rows[1]:
+        usable_fields, usable_values, found = screen_family(
+            name, all_fields, all_values, unique_columns
+        )
+        problems.extend(found)
+        rows = (usable_fields, usable_values)
+        if not usable_values:
             continue
         if spec.component == "build":
             hami_version = hami_version or rows[0][0][0] or None
@@ -435,6 +445,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         has_workload_series=bool(cur.allocations or leg.allocations),
         mig_instances=mig_instances,
         repeated_device_uuids=tuple({**cur.repeated_uuids, **leg.repeated_uuids}),
+        problems=tuple(problems),
     )
 
 

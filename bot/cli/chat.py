@@ -48,6 +48,7 @@ from bot.conversation.replies import (
     new_error_id,
 )
 from bot.conversation.service import Conversation, GivenFile
+from core.text_decoding import decode_metrics_bytes
 
 log = logging.getLogger("hami_summary.chat")
 
@@ -290,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
     first_text: tuple[str, str] | None = None
     if args.file is not None:
         try:
-            first_text = (args.file.name, args.file.read_text(encoding="utf-8"))
+            first_text = (args.file.name, decode_metrics_bytes(args.file.read_bytes()))
         except (OSError, UnicodeDecodeError) as error:
             print(
                 f"hami-summary chat: cannot read {args.file}: {error}. Give a text file with "

@@ -15,7 +15,8 @@ from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
 from core.settings import SettingsError
-from core.summary.build import human_size
+from core.summary.build import human_size, input_problems_note
+from core.text_decoding import decode_metrics_bytes
 from core.views import render
 from core.views.csv_view import TABLES, table_csv
 
@@ -93,7 +94,7 @@ def read_input(file: str | None, use_example: bool, max_bytes: int) -> tuple[str
             f"the input is over the {human_size(max_bytes)} limit. Send the scheduler's "
             "/metrics only, or filter it to the hami_* families first."
         )
-    return data.decode("utf-8-sig", errors="replace"), source
+    return decode_metrics_bytes(data), source
 
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -120,7 +121,7 @@ def format_summary(
     if fmt == "blocks":
         from bot.slack.blocks import summary_blocks
 
-        return json.dumps({"blocks": summary_blocks(summary)}, indent=2) + "\n"
+        return json.dumps({"blocks": summary_blocks(summary)}, indent=2, allow_nan=False) + "\n"
     if fmt == "csv" and csv_table is not None:
         return table_csv(summary, csv_table)
     return render(summary, fmt, top=top)
@@ -150,7 +151,14 @@ def run(args: argparse.Namespace) -> int:
             write_chart(summary, args.chart)
     except (InputError, UsageProblem, SettingsError) as problem:
         message = problem.message if isinstance(problem, InputError) else str(problem)
-        where = "" if args.example or args.file in (None, "-") else f" ({args.file})"
-        print(f"hami-summary summarize{where}: {message}", file=sys.stderr)
+        print(f"hami-summary summarize{_where(args)}: {message}", file=sys.stderr)
         return 2
+    if summary.input.problems:
+        # JSON and CSV readers may never look at the notes: the warning goes to stderr too.
+        warning = input_problems_note(summary.input.problems)
+        print(f"hami-summary summarize{_where(args)}: warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _where(args: argparse.Namespace) -> str:
+    return "" if args.example or args.file in (None, "-") else f" ({args.file})"

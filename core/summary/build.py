@@ -14,10 +14,12 @@ from typing import ParamSpec, TypeVar
 
 from core.errors import InputError
 from core.exposition import RejectedLine, parse_exposition
+from core.families import FAMILIES
 from core.fast_reader import read_go_exposition
 from core.model import (
     ClusterOverview,
     GpuSummary,
+    InputProblem,
     InputReport,
     NamespaceSummary,
     NodeSummary,
@@ -36,6 +38,7 @@ from core.readings import (
     read_family_rows,
     rows_from_samples,
 )
+from core.sample_screen import REPEAT_REASON
 from core.settings import DEFAULT_SETTINGS, Settings
 from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
@@ -44,6 +47,7 @@ from core.summary.devices import build_gpus, build_nodes, percent
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
 from core.summary.workloads import build_namespaces, build_workloads
+from core.text_decoding import looks_like_utf16_read_as_utf8
 
 ALLOCATION_ONLY_NOTE = (
     "This report reflects scheduler allocation state for vGPU share and GPU memory, not "
@@ -61,6 +65,11 @@ NO_ALLOCATION_NOTE = (
     "(e.g. MIG instances or deprecated families), so namespace and device allocation "
     "conclusions cannot be drawn. Paste or scrape the scheduler's whole /metrics (Service port "
     "'monitor') for allocation figures."
+)
+# Families whose values make a GPU's four figures (limits and allocations of cores and memory).
+DEVICE_FIGURE_ROLES = frozenset(
+    {"core_limit", "core_allocated", "mem_limit_bytes", "mem_allocated_bytes",
+     "overview_mem_allocated_bytes"}
 )
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -112,6 +121,12 @@ def _no_hami_error(text: str, samples: int, readings: MetricsReadings, rejected:
 
     if not text.strip():
         return InputError(f"The text is empty: there is nothing to summarise. {HOW_TO_GET_METRICS}")
+    if looks_like_utf16_read_as_utf8(text):
+        return InputError(
+            "That text is UTF-16 read as if it were UTF-8 (every other character is NUL). Save "
+            "the metrics as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8), or give the file itself: "
+            "files are read in UTF-16 as well."
+        )
     if "\x00" in text or text.count("\ufffd") > max(8, len(text) // 100):
         return InputError(
             "That is binary data, not metrics text (for example a compressed or image file). "
@@ -277,6 +292,8 @@ def summarize_text(
         rejected_lines.extend(more_rejected)
     readings = read_family_rows(rows)
     if not readings.components:
+        if readings.problems:
+            raise nothing_usable_error(readings.problems)
         raise _no_hami_error(text, sum(rows.counts.values()), readings, len(rejected_lines))
     return summarize_readings(
         readings,
@@ -287,6 +304,44 @@ def summarize_text(
         namespace=namespace,
         node=node,
         settings=settings,
+    )
+
+
+def input_problems_note(problems: Sequence[InputProblem]) -> str:
+    """One line naming the values left out of every figure (the first few, and how many).
+
+    Lines repeated with the same value (a text pasted twice) change no figure: they are only
+    counted, so they do not hide the problems that do.
+    """
+    if not problems:
+        return ""
+    wrong = [p for p in problems if p.reason != REPEAT_REASON]
+    repeats = len(problems) - len(wrong)
+    parts = []
+    if wrong:
+        parts.append(
+            f"{len(wrong)} value(s) that no HAMi exporter writes were left out of every figure: "
+            + _listed(wrong)
+            + "."
+        )
+    if repeats:
+        parts.append(
+            f"{repeats} line(s) repeat a series already read, with the same value; each series "
+            "was counted once (was the text pasted twice?)."
+        )
+    return "Input problems: " + " ".join(parts)
+
+
+def _listed(problems: Sequence[InputProblem], count: int = 3) -> str:
+    listed = "; ".join(f"{p.series} = {p.value} ({p.reason})" for p in problems[:count])
+    return listed + (f"; and {len(problems) - count} more" if len(problems) > count else "")
+
+
+def nothing_usable_error(problems: Sequence[InputProblem]) -> InputError:
+    return InputError(
+        f"No usable HAMi sample in that text: all {len(problems)} were left out because no "
+        f"HAMi exporter writes such values ({_listed(problems)}). Send the /metrics output as "
+        "the exporter wrote it, without edits."
     )
 
 
@@ -394,7 +449,13 @@ def summarize_readings(
     if gpus and any(missing_series.values()):
         answer = "Incomplete input (see the device series check): " + answer
     cluster = _overview(cols, nodes, workloads, namespaces, answer, settings)
-    checks = build_checks(gpus, cols, workloads, workload_devices, namespaces, missing_series, t)
+    device_values_left_out = any(
+        FAMILIES[p.family].role in DEVICE_FIGURE_ROLES for p in readings.problems
+    )
+    checks = build_checks(
+        gpus, cols, workloads, workload_devices, namespaces, missing_series, t,
+        values_left_out=device_values_left_out,
+    )
     findings = build_findings(gpus, cols, workloads, namespaces, t)
     runtime = build_runtime(
         readings.host_gpus.values(),
@@ -421,14 +482,18 @@ def summarize_readings(
         ignored_series=readings.ignored_series,
         cleaning_notes=tuple(cleaning_notes),
         hami_version=readings.hami_version,
+        problems=readings.problems,
     )
     notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
     lead_notes = (RUNTIME_ONLY_NOTE, NO_ALLOCATION_NOTE, ALLOCATION_ONLY_NOTE)
     headline = [notes[0]] if notes and notes[0] in lead_notes else []
-    incomplete = device_series_gap_note(missing_series)
-    if incomplete:
-        headline.append(incomplete)
-        notes.insert(len(headline) - 1, incomplete)
+    for warning in (
+        input_problems_note(readings.problems),
+        device_series_gap_note(missing_series, device_values_left_out),
+    ):
+        if warning:
+            headline.append(warning)
+            notes.insert(len(headline) - 1, warning)
     filters: list[tuple[str, str]] = []
     if namespace is not None or node is not None:
         gpus, nodes, workloads, namespaces = _apply_filters(
@@ -463,14 +528,21 @@ def summarize_readings(
     )
 
 
-def device_series_gap_note(missing: Mapping[str, int]) -> str:
+def device_series_gap_note(missing: Mapping[str, int], values_left_out: bool = False) -> str:
+    """``values_left_out``: some device values were set aside as input problems, so a gap may
+    be a value that was there but unusable rather than a missing series."""
     gaps = [f"{figure} of {count} GPU(s)" for figure, count in missing.items() if count]
     if not gaps:
         return ""
+    what, cause = (
+        ("no usable series", "values left out as input problems, or a truncated paste?")
+        if values_left_out
+        else ("no series", "a truncated paste or partial scrape?")
+    )
     return (
-        "Incomplete input: no series for the "
+        f"Incomplete input: {what} for the "
         + ", ".join(gaps)
-        + " (a truncated paste or partial scrape?). Those GPUs are marked 'incomplete', their "
+        + f" ({cause}). Those GPUs are marked 'incomplete', their "
         "missing figures count as 0, and they are not offered as free capacity."
     )
 

@@ -149,13 +149,15 @@ DEVICE_SERIES = (
 )
 
 
-def check_device_series(missing: Mapping[str, int], gpus: int) -> Check:
-    """Every GPU needs its four figures; a missing one is read as 0, which this check says."""
+def check_device_series(missing: Mapping[str, int], gpus: int, values_left_out: bool) -> Check:
+    """Every GPU needs its four figures; a missing one is read as 0, which this check says.
+    ``values_left_out``: some device values were set aside as input problems."""
     name = "device series complete"
     if not gpus:
         return Check(name, "skip", "no GPU device series in the input.")
+    absent = "missing or unusable" if values_left_out else "missing"
     gaps = [
-        f"{families} missing for {missing[figure]} GPU(s)"
+        f"{families} {absent} for {missing[figure]} GPU(s)"
         for figure, families in DEVICE_SERIES
         if missing.get(figure)
     ]
@@ -166,8 +168,10 @@ def check_device_series(missing: Mapping[str, int], gpus: int) -> Check:
         "warn",
         "; ".join(gaps)
         + ". Those figures count as 0 here: limits, percentages and free capacity of those GPUs "
-        "are understated. Likely causes: a partial sample (truncated paste or export), or a "
-        "scrape cut off mid-way; send the whole /metrics output.",
+        "are understated. Likely causes: "
+        + ("values left out as input problems (see the notes), " if values_left_out else "")
+        + "a partial sample (truncated paste or export), or a scrape cut off mid-way; send the "
+        "whole /metrics output.",
     )
 
 
@@ -179,9 +183,11 @@ def build_checks(
     namespaces: Sequence[NamespaceSummary],
     missing_series: Mapping[str, int],
     t: Thresholds,
+    *,
+    values_left_out: bool = False,
 ) -> list[Check]:
     return [
-        check_device_series(missing_series, len(gpus)),
+        check_device_series(missing_series, len(gpus), values_left_out),
         check_memory_ratio(gpus, cols, t),
         check_device_sums(gpus, cols, workloads, device_ids, t),
         check_shared_counts(gpus, cols, workloads),

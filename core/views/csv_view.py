@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 from core.model import Summary
 from core.views.runtime_csv import runtime_csv
+from core.views.spreadsheet import spreadsheet_cell
 
 TABLES = ("gpus", "workloads", "nodes", "namespaces", "runtime")
 
@@ -20,7 +21,7 @@ def _write(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)
-    writer.writerows(rows)
+    writer.writerows(tuple(map(spreadsheet_cell, row)) for row in rows)
     return buffer.getvalue()
 
 

@@ -252,4 +252,4 @@ def to_document(summary: Summary) -> dict[str, Any]:
 
 
 def render(summary: Summary) -> str:
-    return json.dumps(to_document(summary), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_document(summary), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

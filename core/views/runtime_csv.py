@@ -13,6 +13,7 @@ import io
 from collections.abc import Iterable
 
 from core.model import GpuSummary, Summary
+from core.views.spreadsheet import spreadsheet_cell
 
 HOST_GPU_HEADER = (
     "node",
@@ -53,7 +54,9 @@ def _table(header: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     # None (not reported) is an empty cell, as spreadsheets expect.
-    writer.writerows(tuple("" if cell is None else cell for cell in row) for row in rows)
+    writer.writerows(
+        tuple("" if cell is None else spreadsheet_cell(cell) for cell in row) for row in rows
+    )
     return buffer.getvalue()
 
 

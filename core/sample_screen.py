@@ -1,0 +1,279 @@
+"""Which sample values a HAMi exporter can write, and setting aside those it cannot.
+
+HAMi's scheduler keeps device memory as a 32-bit count of MiB, cores and task slots as 32-bit
+integers, and quota figures as 64-bit integers; the vGPU monitor reports bytes from NVML and
+HAMi-core as unsigned 64-bit counters and a GPU's utilisation as 0-100. A value outside those
+ranges (NaN, an infinity, a negative number, 1e308, 2.5 task slots), or a second sample of a series
+already read, cannot come from a working exporter: summing it would crash a summary or make its
+totals lie. Such samples are left out of every figure and named, so the report can say so.
+
+Tighter "plausible hardware" bounds are deliberately not used: AWS Neuron reports its cores as
+a bit mask, legacy AMD families as raw compute units, and deviceCoreScaling and
+deviceMemoryScaling multiply limits, so any smaller ceiling would reject real clusters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import itemgetter
+
+from core.families import FAMILIES, FamilySpec
+from core.model import InputProblem
+
+BYTES_PER_MIB = 1024.0 * 1024.0
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+REPEAT_REASON = "a repeat of a series already read, with the same value"
+# Longest label value shown in a message: enough to recognise a pod or UUID.
+_SHOWN_LABEL_CHARS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ValueRange:
+    """The values one kind of series can take: 0 up to ``upper``; ``whole`` for counts."""
+
+    upper: float
+    ceiling: str  # the upper bound in words, for the message
+    whole: bool = False
+
+
+_DEVICE_MEMORY = ValueRange(
+    INT32_MAX * BYTES_PER_MIB, "2,147,483,647 MiB, the most HAMi's 32-bit MiB count holds"
+)
+_CORES = ValueRange(INT32_MAX, "2,147,483,647, the most HAMi's 32-bit core count holds")
+_SLOTS = ValueRange(INT32_MAX, "2,147,483,647, the most HAMi's 32-bit slot count holds", True)
+# Used MiB over total MiB, both 32-bit counts; above 1 means over-allocated.
+_RATIO = ValueRange(INT32_MAX, "2,147,483,647, the largest ratio of two 32-bit MiB counts")
+_QUOTA = ValueRange(INT64_MAX, "9,223,372,036,854,775,807, the most a 64-bit quota holds")
+_MONITOR_BYTES = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 bytes (a 64-bit counter)")
+_PERCENT = ValueRange(100.0, "100%")  # NVML utilisation of a whole GPU
+# A container's SM utilisation sums the samples of its processes, which need not stay at 100.
+_SUMMED_PERCENT = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 (a 64-bit sum)")
+_SECONDS = ValueRange(INT64_MAX, "9,223,372,036,854,775,807 seconds")
+
+VALUE_RANGES: dict[str, ValueRange] = {
+    "mem_limit_bytes": _DEVICE_MEMORY,
+    "mem_allocated_bytes": _DEVICE_MEMORY,
+    "overview_mem_allocated_bytes": _DEVICE_MEMORY,
+    "pod_mem_allocated_bytes": _DEVICE_MEMORY,
+    "core_limit": _CORES,
+    "core_allocated": _CORES,
+    "pod_core_allocated": _CORES,
+    "shared_count": _SLOTS,
+    "mem_ratio": _RATIO,
+    "quota_used": _QUOTA,
+    "quota_limit": _QUOTA,
+    "host_mem_used_bytes": _MONITOR_BYTES,
+    "container_mem_used_bytes": _MONITOR_BYTES,
+    "container_mem_limit_bytes": _MONITOR_BYTES,
+    "container_mem_desc_bytes": _MONITOR_BYTES,
+    "host_utilization": _PERCENT,
+    "host_memctl_utilization": _PERCENT,
+    "container_sm_utilization": _SUMMED_PERCENT,
+    "container_last_kernel_seconds": _SECONDS,
+}
+
+# What makes two samples of one family the same series (the readings' identity rules): a
+# second sample with the same identity would silently replace the first.
+# Node, device UUID and index: devices of one node with a masked (repeated) UUID stay apart.
+_DEVICE_IDENTITY = itemgetter(0, 1, 2)
+_IDENTITIES: dict[str, Callable[[tuple[str, ...]], Hashable]] = {
+    "quota_used": itemgetter(0, 1),  # namespace, resource
+    "quota_limit": itemgetter(0, 1),
+    "host_memctl_utilization": itemgetter(1),  # no node label: the UUID alone
+    "pod_mem_allocated_bytes": itemgetter(0, 1, 2, 3),  # namespace, pod, container index, UUID
+    "pod_core_allocated": itemgetter(0, 1, 2, 3),
+}
+_CONTAINER_INDEX = itemgetter(2)
+
+
+def _pod_identity(fields: tuple[str, ...]) -> Hashable:
+    # A missing container index reads as "0" (HAMi writes "0" for every pod).
+    return (fields[0], fields[1], fields[2] or "0", fields[3])
+# Labels holding numbers that are read: (role, field position, unit, largest value).
+_NUMERIC_LABELS: dict[str, tuple[int, str, float]] = {
+    "overview_mem_allocated_bytes": (4, "MiB", float(INT32_MAX)),
+    "quota_used": (2, "limit", float(INT64_MAX)),
+}
+
+
+def _identity(role: str) -> Callable[[tuple[str, ...]], Hashable]:
+    if role in _IDENTITIES:
+        return _IDENTITIES[role]
+    if role.startswith("container_"):
+        return tuple  # namespace, pod, container, vdevice index, UUID: every field
+    return _DEVICE_IDENTITY
+
+
+def prometheus_value(value: float) -> str:
+    """A value as the exposition format spells it."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value)
+
+
+def _shown(text: str) -> str:
+    """A label value safe to quote in one line of a message: control characters escaped,
+    long values cut."""
+    if len(text) > _SHOWN_LABEL_CHARS:
+        text = text[:_SHOWN_LABEL_CHARS] + "..."
+    if text.isprintable():
+        return text.replace("\\", "\\\\").replace('"', '\\"')
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    ).replace('"', '\\"')
+
+
+@lru_cache(maxsize=64)
+def _named_fields(spec: FamilySpec) -> tuple[tuple[int, str], ...]:
+    """(position, own label name) of the fields that name a series in a message."""
+    named = []
+    for position, canonical in enumerate(spec.fields):
+        own = spec.own_label_for(canonical)
+        if own and canonical not in ("device_type", "device_memory_limit", "limit"):
+            named.append((position, own))
+    return tuple(named)
+
+
+def series_name(spec: FamilySpec, fields: tuple[str, ...]) -> str:
+    """The series as written: the family and its identifying labels, by their own names."""
+    pairs = [f'{own}="{_shown(fields[i])}"' for i, own in _named_fields(spec) if fields[i]]
+    return spec.name + ("{" + ",".join(pairs) + "}" if pairs else "")
+
+
+def _value_reason(value: float, bounds: ValueRange) -> str | None:
+    if math.isnan(value):
+        return "not a number"
+    if math.isinf(value):
+        return "infinite"
+    if value < 0:
+        return "negative"
+    if value > bounds.upper:
+        return f"above {bounds.ceiling}"
+    if bounds.whole and not value.is_integer():
+        return "not a whole number"
+    return None
+
+
+def _all_in_range(values: list[float], bounds: ValueRange) -> bool:
+    # A finite sum rules out NaN and infinities, and then min() and max() are exact.
+    if not math.isfinite(sum(values)) or min(values) < 0 or max(values) > bounds.upper:
+        return False
+    return not bounds.whole or all(v.is_integer() for v in values)
+
+
+def _label_reason(text: str, largest: float) -> str | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return "not a number"
+    return _value_reason(number, ValueRange(largest, f"{largest:,.0f}"))
+
+
+# Field columns found to hold each series once, by the identity they were checked with.
+UniqueColumns = dict[Callable[[tuple[str, ...]], Hashable], list[tuple[str, ...]]]
+
+
+@dataclass(slots=True)
+class _Screen:
+    spec: FamilySpec
+    fields: list[tuple[str, ...]]
+    values: list[float]
+    problems: list[InputProblem]
+
+    def problem(self, i: int, value: str, reason: str) -> None:
+        series = series_name(self.spec, self.fields[i])
+        self.problems.append(InputProblem(self.spec.name, series, value, reason))
+
+    def values_out_of_range(self, bounds: ValueRange) -> set[int]:
+        if _all_in_range(self.values, bounds):
+            return set()
+        out = set()
+        for i, value in enumerate(self.values):
+            reason = _value_reason(value, bounds)
+            if reason is not None:
+                self.problem(i, prometheus_value(value), reason)
+                out.add(i)
+        return out
+
+    def duplicates(self, skip: set[int], unique: UniqueColumns) -> set[int]:
+        identity = _identity(self.spec.role)
+        if identity is _IDENTITIES["pod_core_allocated"] and "" in set(
+            map(_CONTAINER_INDEX, self.fields)
+        ):
+            identity = _pod_identity
+        # Families with one label set list the same series in the same order (the Go client
+        # sorts them): a column already found unique needs no second look.
+        proven = unique.get(identity)
+        if proven is not None and proven == self.fields:
+            return set()
+        keys = list(map(identity, self.fields))
+        if len(set(keys)) == len(keys):
+            unique[identity] = self.fields
+            return set()
+        first: dict[Hashable, int] = {}
+        out = set()
+        for i, key in enumerate(keys):
+            if i in skip:
+                continue
+            kept = first.setdefault(key, i)
+            if kept == i:
+                continue
+            out.add(i)
+            if self.values[i] == self.values[kept]:
+                reason = REPEAT_REASON
+            else:
+                shown = prometheus_value(self.values[kept])
+                reason = f"a second sample of a series already read; the first, {shown}, is kept"
+            self.problem(i, prometheus_value(self.values[i]), reason)
+        return out
+
+    def numeric_label(self, skip: set[int], position: int, unit: str, largest: float) -> None:
+        """Blank a numeric label no exporter could write (the sample's value stays)."""
+        texts = {fields[position] for fields in self.fields} - {""}
+        verdicts = {text: _label_reason(text, largest) for text in texts}
+        if not any(verdicts.values()):
+            return
+        self.fields = list(self.fields)
+        for i, fields in enumerate(self.fields):
+            text = fields[position]
+            reason = verdicts.get(text)
+            if reason is not None and i not in skip:
+                own = self.spec.own_label_for(self.spec.fields[position]) or unit
+                self.problem(i, f'{own}="{_shown(text)}"', f"label {reason}, read as not set")
+                self.fields[i] = (*fields[:position], "", *fields[position + 1 :])
+
+
+def screen_family(
+    name: str,
+    fields: list[tuple[str, ...]],
+    values: list[float],
+    unique: UniqueColumns | None = None,
+) -> tuple[list[tuple[str, ...]], list[float], list[InputProblem]]:
+    """The samples of one family that can be used, and the problems of those left out.
+
+    ``unique`` remembers field columns already found free of repeated series, across the
+    families of one reading; ``fields`` and ``values`` are never changed in place.
+    """
+    spec = FAMILIES[name]
+    bounds = VALUE_RANGES.get(spec.role)
+    if bounds is None or not values:
+        return fields, values, []  # descriptive families: their values are never read
+    screen = _Screen(spec, fields, values, [])
+    left_out = screen.values_out_of_range(bounds)
+    left_out |= screen.duplicates(left_out, {} if unique is None else unique)
+    label = _NUMERIC_LABELS.get(spec.role)
+    if label is not None:
+        screen.numeric_label(left_out, *label)
+    if left_out:
+        kept = [i for i in range(len(values)) if i not in left_out]
+        return [screen.fields[i] for i in kept], [values[i] for i in kept], screen.problems
+    return screen.fields, values, screen.problems
