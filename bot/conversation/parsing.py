@@ -20,17 +20,25 @@ _CLUSTER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 # Slack encodes mentions as <@U123> / <@U123|name>, channels as <#C123|name>, links as
 # <https://x|label>, and escapes &, <, > as entities in message text
-# (https://api.slack.com/reference/surfaces/formatting#escaping).
-_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-_SLACK_LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|[^>]*)?>")
-_CODE_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*$|```")
+# (https://api.slack.com/reference/surfaces/formatting#escaping). No part may run past a '<':
+# a scan from one '<' then never covers the text a later '<' scans again, so a message full of
+# unclosed "<@U1|" costs one pass, not one pass per '<'.
+_MENTION = re.compile(r"<@[A-Z0-9]++(?:\|[^<>]*+)?+>")
+_SLACK_LINK = re.compile(r"<((?:https?|mailto):[^<>|]*+)(?:\|[^<>]*+)?+>")
+_CODE_FENCE = re.compile(r"^\s*+```[a-zA-Z]*+\s*+$|```")
 
 # One exposition sample line: name, optional {labels}, a number (Prometheus text format 0.0.4).
+# Every quantifier after the label set is possessive: a run of digits, blanks or exponent is
+# taken whole and never given back, so a long number followed by junk fails in one pass
+# (a plain "\d+\.?\d*" tries every split of the digits between its two runs: quadratic).
+# Only the label set backtracks, from one '}' to the previous one, each retry ending at the
+# next '}'.
 _SAMPLE = re.compile(
-    r"^[A-Za-z_:][A-Za-z0-9_:]*(\{.*\})?\s+"
-    r"([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?Inf|NaN)(\s+-?\d+)?\s*$"
+    r"^[A-Za-z_:][A-Za-z0-9_:]*+(\{.*\})?\s++"
+    r"([-+]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?+|[-+]?+Inf|NaN)"
+    r"(?:\s++-?+[0-9]++)?+\s*+$"
 )
-_COMMENT = re.compile(r"^#\s+(HELP|TYPE)\s+[A-Za-z_:]")
+_COMMENT = re.compile(r"^#\s++(HELP|TYPE)\s++[A-Za-z_:]")
 
 HELP_WORDS = ("help", "?", "usage")
 
