@@ -11,6 +11,10 @@ its result and use it. The wait is bounded: past ``wait_seconds`` a waiter colle
 rather than leave a Slack user without an answer. A holder that dies (OOM-killed pod, kill -9)
 never releases its lock, so the lock's TTL frees it; a holder releases only its own lock
 (``delete_if_equals`` with its token), never one a later holder took after its own expired.
+A collection may outlast the lock's TTL (a slow API server, nvidia-smi in many pods), so while it
+runs a renewal thread extends the lock every third of its TTL (``extend_if_equals``: only while
+the lock still holds the holder's token): a live holder keeps its lock however long the
+collection takes, and a dead one loses it one TTL after its last renewal.
 
 Reading a large cached collection costs more than its transfer: a 1,000-node exposition is
 about 15 MB of text once decompressed. Each entry therefore has a small companion key
@@ -49,6 +53,43 @@ ENTRY_KIND = "scrape"
 META_KIND = "scrape-meta"
 # Decoded collections kept per process: each may hold tens of MB of text.
 DEFAULT_MEMO_ENTRIES = 4
+
+
+class LockRenewal:
+    """Keeps a held lock alive while its holder works: every ``ttl_seconds / 3`` the lock's TTL
+    is reset, as long as it still holds ``token``. Use as a context manager around the work;
+    leaving it stops the renewals (the holder then releases the lock itself)."""
+
+    def __init__(self, kv: KeyValueStore, key: str, token: bytes, ttl_seconds: float) -> None:
+        self._kv = kv
+        self._key = key
+        self._token = token
+        self._ttl_seconds = ttl_seconds
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._renew, name="hami-scrape-lock-renewal", daemon=True
+        )
+
+    def __enter__(self) -> LockRenewal:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _renew(self) -> None:
+        while not self._stopped.wait(self._ttl_seconds / 3):
+            try:
+                still_ours = self._kv.extend_if_equals(self._key, self._token, self._ttl_seconds)
+            except Exception as error:  # a store hiccup: the next renewal may succeed
+                log.warning("could not extend the scrape lock %s: %s", self._key, error)
+                continue
+            if not still_ours:
+                # Expired (the store stalled longer than the TTL) and maybe taken by another
+                # replica: that one's collection proceeds too; ours still finishes and stores.
+                log.warning("lost the scrape lock %s while collecting", self._key)
+                return
 
 
 class ScrapeFailedError(CollectionError):
@@ -295,7 +336,8 @@ class ScrapeCache:
                     if found is not None:
                         _record_cache("shared")
                         return found
-                    return self._collect_and_store(cluster, keys, collect, ttl_seconds)
+                    with LockRenewal(self._kv, lock_key, token, self.lock_ttl_seconds):
+                        return self._collect_and_store(cluster, keys, collect, ttl_seconds)
                 finally:
                     self._kv.delete_if_equals(lock_key, token)
             if time.monotonic() >= deadline:
