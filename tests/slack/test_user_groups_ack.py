@@ -177,6 +177,22 @@ def test_user_group_events_update_membership_without_a_lookup(group_bot: Running
     assert lookups(api) == [GROUPS[0]]  # every change came from the events
 
 
+def test_an_answer_given_in_the_acknowledgement_is_not_repeated(
+    group_bot: RunningBot, metrics_server: MetricsServer
+) -> None:
+    api = group_bot.api
+    # Slack answers at once: the acknowledgement decides by itself, as before.
+    refusal = group_bot.sender.command(
+        "gpu-team", response_url=api.response_url("q"), user=OUTSIDER
+    ).json()
+    assert "'gpu-team' is not a cluster you may query here." in blocks_text(refusal["blocks"])
+    listing = visible_clusters(group_bot, USER)
+    assert "*gpu-team*" in listing and "Checking access" not in listing
+    time.sleep(0.5)
+    assert api.response_posts == {} and api.calls_to("chat.postMessage") == []
+    assert metrics_server.scrapes == 0
+
+
 def test_a_cut_member_list_has_the_group_read_again(group_bot: RunningBot) -> None:
     api = group_bot.api
     assert "*gpu-team*" in visible_clusters(group_bot, USER)
