@@ -285,6 +285,21 @@ def test_a_collection_longer_than_the_lock_ttl_keeps_the_lock(
     assert kv.get(lock_key) is None
 
 
+def test_renewals_stop_after_the_longest_hold(kv: RedisStore) -> None:
+    cache = ScrapeCache(kv, lock_ttl_seconds=0.3, max_hold_seconds=0.6)
+    lock_key = cache.lock_key("gpu-prod", "ctx-a")
+    seen: list[bytes | None] = []
+
+    def hung_collection() -> CollectedMetrics:
+        seen.append(kv.get(lock_key))
+        time.sleep(1.8)  # past the longest hold and one TTL more
+        seen.append(kv.get(lock_key))
+        return collected("# scrape\n")
+
+    cache.get_or_collect("gpu-prod", "ctx-a", hung_collection, ttl_seconds=60)
+    assert seen[0] is not None and seen[1] is None  # the lock was freed for others
+
+
 def test_a_lock_taken_over_is_not_renewed(kv: RedisStore) -> None:
     cache = ScrapeCache(kv, lock_ttl_seconds=0.3)
     lock_key = cache.lock_key("gpu-prod", "ctx-a")
