@@ -145,6 +145,7 @@ class SlackUserGroups:
         self._pending_guard = threading.Lock()
         self._stopped = threading.Event()
         self._refresher: threading.Thread | None = None
+        self._watched: frozenset[str] = frozenset()  # the groups kept warm
 
     def _key(self, group: str) -> str:
         return f"{self._prefix}:{_key_part(group)}"
@@ -173,11 +174,6 @@ class SlackUserGroups:
             if isinstance(problem, str) and problem not in found:
                 found.append(problem)
         return tuple(found)
-
-    def members(self, group: str) -> frozenset[str]:
-        """The user ids in ``group``; empty when they cannot be read (nobody is let in)."""
-        found = self._members_cached(group)
-        return found if found is not None else self._lookup(group).result()
 
     def _members_cached(self, group: str) -> frozenset[str] | None:
         cached = self._cached(group)
@@ -255,7 +251,8 @@ class SlackUserGroups:
         recently is not read again."""
         if not groups or self._refresher is not None:
             return
-        chosen = sorted(set(groups))
+        self._watched = frozenset(groups)
+        chosen = sorted(self._watched)
 
         def refresh() -> None:
             while True:
@@ -305,7 +302,10 @@ class SlackUserGroups:
 
     def group_updated(self, group: str, users: list[str] | None, user_count: int | None) -> None:
         """``subteam_updated``: the event carries the members (cut at 500); a complete list
-        replaces the cached one, anything else has the group read again in the background."""
+        replaces the cached one, anything else has the group read again in the background.
+        Slack sends it for every group in the workspace: others than ours are ignored."""
+        if group not in self._watched and self._cached(group) is None:
+            return
         if users is not None and _complete(users, user_count):
             self._store_members(group, users)
         else:

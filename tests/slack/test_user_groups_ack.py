@@ -176,6 +176,20 @@ def test_user_group_events_update_membership_without_a_lookup(group_bot: Running
     assert "gpu-team" not in visible_clusters(group_bot, OUTSIDER)
     assert lookups(api) == [GROUPS[0]]  # every change came from the events
 
+    # Slack tells about every group of the workspace; one the registry does not name is ignored.
+    group_bot.sender.event(
+        {
+            "type": "subteam_updated",
+            "subteam": {
+                "id": "S0OTHERS1",
+                "users": [f"U0X{n:06d}" for n in range(500)],
+                "user_count": 900,
+            },
+        }
+    )
+    time.sleep(0.3)
+    assert lookups(api) == [GROUPS[0]]
+
 
 def test_an_answer_given_in_the_acknowledgement_is_not_repeated(
     group_bot: RunningBot, metrics_server: MetricsServer
