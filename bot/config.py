@@ -7,6 +7,7 @@ variable, what was wrong and what to set instead (``ConfigError``). Secrets are 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -19,6 +20,9 @@ from core.settings import DEFAULT_SETTINGS, Settings, SettingsError
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
+# A live scrape answers someone waiting in Slack: past a few minutes the answer is useless, and
+# an unbounded scrape would hold its cluster's scrape lock (renewed while it runs) for as long.
+MAX_SCRAPE_TIMEOUT_SECONDS = 300.0
 
 
 class ConfigError(Exception):
@@ -116,7 +120,14 @@ def _secret(environ: Mapping[str, str], name: str, prefix: str, what: str) -> Se
     return Secret(value)
 
 
-def _number(environ: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
+def _number(
+    environ: Mapping[str, str],
+    name: str,
+    default: float,
+    *,
+    minimum: float,
+    maximum: float = math.inf,
+) -> float:
     raw = _text(environ, name)
     if raw is None:
         return default
@@ -124,8 +135,12 @@ def _number(environ: Mapping[str, str], name: str, default: float, *, minimum: f
         value = float(raw)
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a number; set it to e.g. {default:g}.") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{name}={raw!r} is not a finite number; set it to e.g. {default:g}.")
     if value < minimum:
         raise ConfigError(f"{name}={raw!r} is too small; it must be at least {minimum:g}.")
+    if value > maximum:
+        raise ConfigError(f"{name}={raw!r} is too large; it must be at most {maximum:g}.")
     return value
 
 
@@ -237,7 +252,11 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
         max_file_bytes=_integer(env, "HAMI_SUMMARY_MAX_FILE_BYTES", 32 * 1024 * 1024, minimum=1024),
         live_requests_per_minute=_integer(env, "HAMI_SUMMARY_LIVE_PER_MINUTE", 10, minimum=1),
         scrape_timeout_seconds=_number(
-            env, "HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS", 10.0, minimum=0.1
+            env,
+            "HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS",
+            10.0,
+            minimum=0.1,
+            maximum=MAX_SCRAPE_TIMEOUT_SECONDS,
         ),
         worker_threads=_integer(env, "HAMI_SUMMARY_WORKER_THREADS", 16, minimum=1, maximum=256),
         summary_settings=_summary_settings(env),

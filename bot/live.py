@@ -47,10 +47,22 @@ class UserGroupDirectory(Protocol):
 
     def groups_of(self, user: str, groups: Collection[str]) -> frozenset[str]:
         """The groups among ``groups`` that ``user`` belongs to. A group whose members cannot
-        be read counts as one the user is not in (access stays closed)."""
+        be read counts as one the user is not in (access stays closed). May raise when the
+        caller limited how long it waits (``bot.slack.usergroups.MembershipPending``): the
+        answer then comes from asking again later."""
 
     def problems(self, groups: Collection[str]) -> tuple[str, ...]:
         """Recent failures to read ``groups``, worded for whoever runs the bot."""
+
+
+def user_groups_named(registry: ClusterRegistry) -> frozenset[str]:
+    """Every user group some entry names; "*" is none (it lets everyone in, no lookup)."""
+    return frozenset(
+        group
+        for entry in registry.entries
+        for group in entry.allowed_user_groups
+        if group != EVERYONE
+    )
 
 
 def option_of(entry: ClusterEntry) -> ClusterOption:
@@ -67,8 +79,9 @@ def option_of(entry: ClusterEntry) -> ClusterOption:
 def collection_variant(request: LiveRequest) -> str:
     """The scrape-cache variant of a request: collections that differ in content are kept
     apart, so a request is never answered with less (or more) than it asked for."""
-    parts = [name for name, wanted in (("runtime", request.runtime), ("usage", request.usage))
-             if wanted]
+    parts = [
+        name for name, wanted in (("runtime", request.runtime), ("usage", request.usage)) if wanted
+    ]
     return "-".join(parts)
 
 
@@ -91,17 +104,16 @@ class RegistryLiveSource:
         self.timeout_seconds = timeout_seconds
         self._collect = collect
         self._user_groups = user_groups
-        # Every group named by some entry; "*" needs no lookup (it lets everyone in).
-        self._registry_groups = frozenset(
-            group for entry in registry.entries for group in entry.allowed_user_groups
-            if group != EVERYONE
-        )
+        self._registry_groups = user_groups_named(registry)
         self.cache = ScrapeCache(kv)
         self._user_limit = RateLimiter(
             kv, "hami-summary:rate:user", limits.per_user_per_minute, RATE_WINDOW_SECONDS
         )
         self._channel_limit = RateLimiter(
-            kv, "hami-summary:rate:channel", limits.per_channel_per_minute, RATE_WINDOW_SECONDS,
+            kv,
+            "hami-summary:rate:channel",
+            limits.per_channel_per_minute,
+            RATE_WINDOW_SECONDS,
             scope="this channel",
         )
 
@@ -143,8 +155,7 @@ class RegistryLiveSource:
 
     def summarize(self, request: LiveRequest) -> LiveResult:
         entry = next(
-            (e for e in self._visible(request.user, request.channel)
-             if e.name == request.cluster),
+            (e for e in self._visible(request.user, request.channel) if e.name == request.cluster),
             None,
         )
         if entry is None:
@@ -227,5 +238,10 @@ def live_summary(
             settings=settings,
         ),
     )
-    return LiveResult(summary, age_seconds, collected.context, notes=collected.notes,
-                      usage_allowed=entry.nvidia_smi_allowed)
+    return LiveResult(
+        summary,
+        age_seconds,
+        collected.context,
+        notes=collected.notes,
+        usage_allowed=entry.nvidia_smi_allowed,
+    )

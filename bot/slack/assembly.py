@@ -19,7 +19,7 @@ from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
 from bot.conversation.service import Conversation
-from bot.live import Collect, LiveLimits, RegistryLiveSource
+from bot.live import Collect, LiveLimits, RegistryLiveSource, user_groups_named
 from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
@@ -33,6 +33,8 @@ class SlackBot:
     app: App
     client: WebClient
     services: SlackServices
+    # Reads Slack user groups, and keeps the registry's warm on a background thread.
+    user_groups: SlackUserGroups
 
 
 def assemble_bot(
@@ -62,13 +64,15 @@ def assemble_bot(
         picker_ttl_seconds=config.picker_ttl_seconds,
     )
     token = config.slack_bot_token.reveal()
+    user_groups = SlackUserGroups(lookup_client(token, config.slack_api_url), store)
+    user_groups.start_refreshing(user_groups_named(registry))
     live = RegistryLiveSource(
         registry,
         store,
         limits=LiveLimits(per_user_per_minute=config.live_requests_per_minute),
         timeout_seconds=config.scrape_timeout_seconds,
         collect=collect,
-        user_groups=SlackUserGroups(lookup_client(token, config.slack_api_url), store),
+        user_groups=user_groups,
         settings=config.summary_settings,
     )
     services = SlackServices(
@@ -83,6 +87,7 @@ def assemble_bot(
         state=state,
         max_file_bytes=config.max_file_bytes,
         api_base_url=config.slack_api_url,
+        user_groups=user_groups,
     )
     client = build_web_client(token, config.slack_api_url)
     app = build_app(
@@ -94,4 +99,4 @@ def assemble_bot(
     )
     # Request ids in every log line, request counts, acknowledgement and reply latencies.
     instrument_app(app)
-    return SlackBot(app=app, client=client, services=services)
+    return SlackBot(app=app, client=client, services=services, user_groups=user_groups)

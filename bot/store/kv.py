@@ -30,3 +30,7 @@ class KeyValueStore(Protocol):
 
     def ping(self) -> bool:
         """True when the backing store answers."""
+
+    def extend_if_equals(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        """Reset the key's TTL to ``ttl_seconds`` only while it still holds ``value`` (renewing
+        one's own lock); False when the key is absent or holds something else."""

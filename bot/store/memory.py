@@ -81,3 +81,11 @@ class MemoryStore:
 
     def ping(self) -> bool:
         return True
+
+    def extend_if_equals(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        with self._lock:
+            now = self._clock()
+            if self._live(key, now) != value:
+                return False
+            self._data[key] = (value, now + ttl_seconds)
+            return True

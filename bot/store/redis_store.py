@@ -44,6 +44,15 @@ end
 return count
 """
 
+# Compare-and-extend: renew a lock's expiry only while it still holds our token, so a holder
+# never revives a lock that expired and was taken by someone else.
+_EXTEND_IF_EQUALS = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
 
 class StoreUnavailableError(Exception):
     """Redis did not answer (refused, timed out, or replied with an error)."""
@@ -144,3 +153,12 @@ class RedisStore:
 
     def close(self) -> None:
         self._client.close()
+
+    def extend_if_equals(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        extended = self._call(
+            "compare-and-extend",
+            self._client.register_script(_EXTEND_IF_EQUALS),
+            keys=[self.key(key)],
+            args=[value, ttl_milliseconds(ttl_seconds)],
+        )
+        return bool(extended)

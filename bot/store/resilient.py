@@ -171,3 +171,13 @@ class ResilientStore:
 
     def close(self) -> None:
         self._redis.close()
+
+    def extend_if_equals(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        # A lock taken while degraded lives in memory; one taken in Redis lives there.
+        extended_in_memory = self._memory.extend_if_equals(key, value, ttl_seconds)
+        extended_in_redis = self._run(
+            "compare-and-extend",
+            lambda s: s.extend_if_equals(key, value, ttl_seconds),
+            lambda m: False,
+        )
+        return extended_in_redis or extended_in_memory

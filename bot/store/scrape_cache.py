@@ -11,6 +11,10 @@ its result and use it. The wait is bounded: past ``wait_seconds`` a waiter colle
 rather than leave a Slack user without an answer. A holder that dies (OOM-killed pod, kill -9)
 never releases its lock, so the lock's TTL frees it; a holder releases only its own lock
 (``delete_if_equals`` with its token), never one a later holder took after its own expired.
+A collection may outlast the lock's TTL (a slow API server, nvidia-smi in many pods), so while it
+runs a renewal thread extends the lock every third of its TTL (``extend_if_equals``: only while
+the lock still holds the holder's token): a live holder keeps its lock however long the
+collection takes, and a dead one loses it one TTL after its last renewal.
 
 Reading a large cached collection costs more than its transfer: a 1,000-node exposition is
 about 15 MB of text once decompressed. Each entry therefore has a small companion key
@@ -49,6 +53,59 @@ ENTRY_KIND = "scrape"
 META_KIND = "scrape-meta"
 # Decoded collections kept per process: each may hold tens of MB of text.
 DEFAULT_MEMO_ENTRIES = 4
+# Renewals stop after this long: twice the longest scrape timeout the settings allow
+# (``bot.config.MAX_SCRAPE_TIMEOUT_SECONDS``), room for nvidia-smi runs after the scrape.
+DEFAULT_MAX_HOLD_SECONDS = 600.0
+
+
+class LockRenewal:
+    """Keeps a held lock alive while its holder works: every ``ttl_seconds / 3`` the lock's TTL
+    is reset, as long as it still holds ``token``, for at most ``max_hold_seconds`` (a
+    collection that hangs past every timeout must not hold its cluster's lock for ever). Use as
+    a context manager around the work; leaving it stops the renewals (the holder then releases
+    the lock itself)."""
+
+    def __init__(
+        self,
+        kv: KeyValueStore,
+        key: str,
+        token: bytes,
+        ttl_seconds: float,
+        max_hold_seconds: float = float("inf"),
+    ) -> None:
+        self._kv = kv
+        self._key = key
+        self._token = token
+        self._ttl_seconds = ttl_seconds
+        self._give_up_at = time.monotonic() + max_hold_seconds
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._renew, name="hami-scrape-lock-renewal", daemon=True
+        )
+
+    def __enter__(self) -> LockRenewal:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _renew(self) -> None:
+        while not self._stopped.wait(self._ttl_seconds / 3):
+            if time.monotonic() >= self._give_up_at:
+                log.warning("stopped renewing the scrape lock %s: held too long", self._key)
+                return
+            try:
+                still_ours = self._kv.extend_if_equals(self._key, self._token, self._ttl_seconds)
+            except Exception as error:  # a store hiccup: the next renewal may succeed
+                log.warning("could not extend the scrape lock %s: %s", self._key, error)
+                continue
+            if not still_ours:
+                # Expired (the store stalled longer than the TTL) and maybe taken by another
+                # replica: that one's collection proceeds too; ours still finishes and stores.
+                log.warning("lost the scrape lock %s while collecting", self._key)
+                return
 
 
 class ScrapeFailedError(CollectionError):
@@ -114,6 +171,7 @@ class ScrapeCache:
         prefix: str = "hami-summary",
         *,
         lock_ttl_seconds: float = 60.0,
+        max_hold_seconds: float = DEFAULT_MAX_HOLD_SECONDS,
         wait_seconds: float = 30.0,
         failure_ttl_seconds: float = 10.0,
         clock: Callable[[], float] = time.time,
@@ -123,6 +181,7 @@ class ScrapeCache:
         self._kv = kv
         self._prefix = prefix.rstrip(":")
         self.lock_ttl_seconds = lock_ttl_seconds
+        self.max_hold_seconds = max_hold_seconds
         self.wait_seconds = wait_seconds
         self.failure_ttl_seconds = failure_ttl_seconds
         self._clock = clock
@@ -295,7 +354,10 @@ class ScrapeCache:
                     if found is not None:
                         _record_cache("shared")
                         return found
-                    return self._collect_and_store(cluster, keys, collect, ttl_seconds)
+                    with LockRenewal(
+                        self._kv, lock_key, token, self.lock_ttl_seconds, self.max_hold_seconds
+                    ):
+                        return self._collect_and_store(cluster, keys, collect, ttl_seconds)
                 finally:
                     self._kv.delete_if_equals(lock_key, token)
             if time.monotonic() >= deadline:

@@ -56,9 +56,16 @@ class SlackSender:
         self.verifier = SignatureVerifier(signing_secret)
         self._ids = itertools.count(1)
 
-    def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None,
-             timestamp: int | None = None, signature: str | None = None,
-             signed: bool = True) -> Response:
+    def post(
+        self,
+        body: str,
+        content_type: str,
+        *,
+        headers: dict[str, str] | None = None,
+        timestamp: int | None = None,
+        signature: str | None = None,
+        signed: bool = True,
+    ) -> Response:
         stamp = str(int(time.time()) if timestamp is None else timestamp)
         all_headers = {"Content-Type": content_type}
         if signed:
@@ -67,8 +74,9 @@ class SlackSender:
                 self.verifier.generate_signature(timestamp=stamp, body=body)
             )
         all_headers.update(headers or {})
-        request = urllib.request.Request(self.url, data=body.encode(), headers=all_headers,
-                                         method="POST")
+        request = urllib.request.Request(
+            self.url, data=body.encode(), headers=all_headers, method="POST"
+        )
         started = time.monotonic()
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
@@ -79,31 +87,46 @@ class SlackSender:
     def next_id(self) -> int:
         return next(self._ids)
 
-    def event(self, event: dict[str, Any], *, event_id: str | None = None,
-              retry_num: int | None = None) -> Response:
-        body = json.dumps({
-            "token": "verification-token-unused",
-            "team_id": "T0TEST",
-            "api_app_id": "A0TEST",
-            "type": "event_callback",
-            "event_id": event_id or f"Ev{self.next_id():08d}",
-            "event_time": int(time.time()),
-            "authorizations": [{"team_id": "T0TEST", "user_id": BOT_USER_ID, "is_bot": True}],
-            "event": event,
-        })
+    def event(
+        self, event: dict[str, Any], *, event_id: str | None = None, retry_num: int | None = None
+    ) -> Response:
+        body = json.dumps(
+            {
+                "token": "verification-token-unused",
+                "team_id": "T0TEST",
+                "api_app_id": "A0TEST",
+                "type": "event_callback",
+                "event_id": event_id or f"Ev{self.next_id():08d}",
+                "event_time": int(time.time()),
+                "authorizations": [{"team_id": "T0TEST", "user_id": BOT_USER_ID, "is_bot": True}],
+                "event": event,
+            }
+        )
         headers = {}
         if retry_num is not None:
             headers = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
         return self.post(body, "application/json", headers=headers)
 
-    def mention(self, text: str, *, channel: str = CHANNEL, user: str = USER,
-                ts: str | None = None, thread_ts: str | None = None,
-                files: list[dict[str, Any]] | None = None, event_id: str | None = None,
-                bot_id: str | None = None) -> tuple[Response, str]:
+    def mention(
+        self,
+        text: str,
+        *,
+        channel: str = CHANNEL,
+        user: str = USER,
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        files: list[dict[str, Any]] | None = None,
+        event_id: str | None = None,
+        bot_id: str | None = None,
+    ) -> tuple[Response, str]:
         ts = ts or f"1710000000.{self.next_id():06d}"
         event: dict[str, Any] = {
-            "type": "app_mention", "user": user, "text": f"<@{BOT_USER_ID}> {text}",
-            "ts": ts, "channel": channel, "event_ts": ts,
+            "type": "app_mention",
+            "user": user,
+            "text": f"<@{BOT_USER_ID}> {text}",
+            "ts": ts,
+            "channel": channel,
+            "event_ts": ts,
         }
         if thread_ts:
             event["thread_ts"] = thread_ts
@@ -113,24 +136,53 @@ class SlackSender:
             event["bot_id"] = bot_id
         return self.event(event, event_id=event_id), ts
 
-    def direct_message(self, text: str, *, channel: str = "D0ALICE1", user: str = USER,
-                       thread_ts: str | None = None) -> tuple[Response, str]:
+    def direct_message(
+        self,
+        text: str,
+        *,
+        channel: str = "D0ALICE1",
+        user: str = USER,
+        thread_ts: str | None = None,
+    ) -> tuple[Response, str]:
         ts = f"1710000000.{self.next_id():06d}"
-        event: dict[str, Any] = {"type": "message", "channel_type": "im", "user": user,
-                                 "text": text, "ts": ts, "channel": channel, "event_ts": ts}
+        event: dict[str, Any] = {
+            "type": "message",
+            "channel_type": "im",
+            "user": user,
+            "text": text,
+            "ts": ts,
+            "channel": channel,
+            "event_ts": ts,
+        }
         if thread_ts:
             event["thread_ts"] = thread_ts
         return self.event(event), ts
 
-    def command(self, text: str, *, response_url: str, channel: str = CHANNEL,
-                user: str = USER, trigger_id: str | None = None) -> Response:
-        body = urlencode({
-            "token": "unused", "team_id": "T0TEST", "team_domain": "test",
-            "channel_id": channel, "channel_name": "gpu-team", "user_id": user,
-            "user_name": "alice", "command": "/hami-summary", "text": text,
-            "api_app_id": "A0TEST", "response_url": response_url,
-            "trigger_id": trigger_id or f"trigger.{self.next_id()}",
-        })
+    def command(
+        self,
+        text: str,
+        *,
+        response_url: str,
+        channel: str = CHANNEL,
+        user: str = USER,
+        trigger_id: str | None = None,
+    ) -> Response:
+        body = urlencode(
+            {
+                "token": "unused",
+                "team_id": "T0TEST",
+                "team_domain": "test",
+                "channel_id": channel,
+                "channel_name": "gpu-team",
+                "user_id": user,
+                "user_name": "alice",
+                "command": "/hami-summary",
+                "text": text,
+                "api_app_id": "A0TEST",
+                "response_url": response_url,
+                "trigger_id": trigger_id or f"trigger.{self.next_id()}",
+            }
+        )
         return self.post(body, "application/x-www-form-urlencoded")
 
     def interaction(self, payload: dict[str, Any]) -> Response:
@@ -138,8 +190,9 @@ class SlackSender:
         payload.setdefault("team", {"id": "T0TEST", "domain": "test"})
         payload.setdefault("api_app_id", "A0TEST")
         payload.setdefault("token", "unused")
-        return self.post(urlencode({"payload": json.dumps(payload)}),
-                         "application/x-www-form-urlencoded")
+        return self.post(
+            urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
+        )
 
 
 @dataclass
@@ -166,8 +219,9 @@ class MetricsServer:
                 server.scrapes += 1
                 body = server.text.encode()
                 self.send_response(200)
-                self.send_header("Content-Type",
-                                 "text/plain; version=0.0.4; charset=utf-8; escaping=underscores")
+                self.send_header(
+                    "Content-Type", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+                )
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -184,13 +238,20 @@ class MetricsServer:
 
 def write_kubeconfig(path: Path, contexts: list[str]) -> None:
     """A kubeconfig whose contexts point at a closed loopback port (collection fails fast)."""
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": contexts[0],
-        "clusters": [{"name": "gpu", "cluster": {"server": "https://127.0.0.1:9"}}],
-        "users": [{"name": "viewer", "user": {"token": "kube-token-not-a-secret"}}],
-        "contexts": [{"name": c, "context": {"cluster": "gpu", "user": "viewer"}}
-                     for c in contexts],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": contexts[0],
+                "clusters": [{"name": "gpu", "cluster": {"server": "https://127.0.0.1:9"}}],
+                "users": [{"name": "viewer", "user": {"token": "kube-token-not-a-secret"}}],
+                "contexts": [
+                    {"name": c, "context": {"cluster": "gpu", "user": "viewer"}} for c in contexts
+                ],
+            }
+        )
+    )
 
 
 def write_registry(directory: Path, metrics_url: str) -> Path:
@@ -228,9 +289,12 @@ def metrics_server() -> Iterator[MetricsServer]:
     server.stop()
 
 
-def start_bot(api: SlackWebApi, registry: ClusterRegistry,
-              extra_env: dict[str, str] | None = None,
-              **assembly: Any) -> tuple[RunningBot, BotHttpServer]:
+def start_bot(
+    api: SlackWebApi,
+    registry: ClusterRegistry,
+    extra_env: dict[str, str] | None = None,
+    **assembly: Any,
+) -> tuple[RunningBot, BotHttpServer]:
     env = {
         "SLACK_BOT_TOKEN": api.bot_token,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
@@ -247,11 +311,13 @@ def stop_bot(running: RunningBot, server: BotHttpServer) -> None:
     """Stop taking requests, then let answers in progress finish before Slack goes away."""
     server.stop()
     assert drain(running.slack.app, timeout_seconds=60), "answers still running after 60 s"
+    running.slack.user_groups.stop()
 
 
 @pytest.fixture
-def bot(slack_api: SlackWebApi, metrics_server: MetricsServer,
-        tmp_path: Path) -> Iterator[RunningBot]:
+def bot(
+    slack_api: SlackWebApi, metrics_server: MetricsServer, tmp_path: Path
+) -> Iterator[RunningBot]:
     registry = load_registry(write_registry(tmp_path, metrics_server.url))
     running, server = start_bot(slack_api, registry)
     yield running

@@ -20,15 +20,17 @@ def test_defaults_with_an_empty_environment() -> None:
 def test_values_are_read_and_the_api_url_gets_its_slash(tmp_path: Path) -> None:
     registry = tmp_path / "clusters.yaml"
     registry.write_text("clusters: []\n")
-    config = load_config({
-        "SLACK_BOT_TOKEN": "xoxb-1-2-abc",
-        "SLACK_SIGNING_SECRET": "s3cr3t",
-        "SLACK_API_URL": "https://slack-gov.com/api",
-        "PORT": "8081",
-        "HAMI_CLUSTERS_FILE": str(registry),
-        "KUBECONFIG_DIR": str(tmp_path),
-        "HAMI_SUMMARY_MAX_FILE_BYTES": "2048",
-    })
+    config = load_config(
+        {
+            "SLACK_BOT_TOKEN": "xoxb-1-2-abc",
+            "SLACK_SIGNING_SECRET": "s3cr3t",
+            "SLACK_API_URL": "https://slack-gov.com/api",
+            "PORT": "8081",
+            "HAMI_CLUSTERS_FILE": str(registry),
+            "KUBECONFIG_DIR": str(tmp_path),
+            "HAMI_SUMMARY_MAX_FILE_BYTES": "2048",
+        }
+    )
     assert config.slack_api_url == "https://slack-gov.com/api/"
     assert config.port == 8081
     assert config.clusters_file == registry
@@ -47,8 +49,20 @@ def test_values_are_read_and_the_api_url_gets_its_slash(tmp_path: Path) -> None:
         ({"HAMI_CLUSTERS_FILE": "/nonexistent/clusters.yaml"}, ["no such file"]),
         ({"REDIS_URL": "http://localhost"}, ["REDIS_URL", "redis://"]),
         ({"HAMI_SUMMARY_THREAD_TTL_SECONDS": "0"}, ["at least 1"]),
-        ({"HAMI_SUMMARY_ADMINS": "U0123ABCD,@alice"},
-         ["HAMI_SUMMARY_ADMINS", "'@alice' is not a Slack user id", "Copy member ID"]),
+        # The scrape timeout is bounded: a scrape holds its cluster's lock while it runs.
+        (
+            {"HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS": "3600"},
+            ["HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS='3600'", "too large", "at most 300"],
+        ),
+        (
+            {"HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS": "inf"},
+            ["HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS='inf'", "not a finite number", "e.g. 10"],
+        ),
+        ({"HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS": "nan"}, ["not a finite number"]),
+        (
+            {"HAMI_SUMMARY_ADMINS": "U0123ABCD,@alice"},
+            ["HAMI_SUMMARY_ADMINS", "'@alice' is not a Slack user id", "Copy member ID"],
+        ),
         ({"KUBECONFIG_DIR": "/nonexistent/kube"}, ["KUBECONFIG_DIR", "no such directory"]),
     ],
 )
@@ -60,11 +74,13 @@ def test_bad_values_name_the_variable_and_the_fix(env: dict[str, str], words: li
 
 
 def test_secrets_never_show_in_repr_or_errors() -> None:
-    config = load_config({
-        "SLACK_BOT_TOKEN": "xoxb-super-secret-value",
-        "SLACK_SIGNING_SECRET": "signing-secret-value",
-        "REDIS_URL": "redis://:hunter2@redis:6379/0",
-    })
+    config = load_config(
+        {
+            "SLACK_BOT_TOKEN": "xoxb-super-secret-value",
+            "SLACK_SIGNING_SECRET": "signing-secret-value",
+            "REDIS_URL": "redis://:hunter2@redis:6379/0",
+        }
+    )
     shown = repr(config) + str(config.redacted())
     for secret in ("super-secret-value", "signing-secret-value", "hunter2"):
         assert secret not in shown

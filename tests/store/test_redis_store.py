@@ -81,6 +81,20 @@ def test_delete_if_equals_only_removes_own_value(store: RedisStore) -> None:
     assert store.delete_if_equals("lock", b"token-a") is False
 
 
+def test_extend_if_equals_only_renews_own_value(store: RedisStore) -> None:
+    store.put("lock", b"token-a", 1)
+    assert store.extend_if_equals("lock", b"token-b", 30) is False
+    remaining = store.ttl_seconds("lock")
+    assert remaining is not None and remaining <= 1
+    assert store.extend_if_equals("lock", b"token-a", 30) is True
+    remaining = store.ttl_seconds("lock")
+    assert remaining is not None and 29 < remaining <= 30
+    assert store.get("lock") == b"token-a"
+    store.delete("lock")
+    assert store.extend_if_equals("lock", b"token-a", 30) is False
+    assert store.get("lock") is None  # an expired lock is not revived
+
+
 def test_delete(store: RedisStore) -> None:
     store.put("k", b"v", 5)
     store.delete("k")

@@ -213,8 +213,13 @@ def test_lock_of_a_killed_holder_expires(
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "collecting"
         cache = _cache(kv, wait_seconds=20)
-        assert kv.get(cache.lock_key("gpu-prod", "ctx-a")) is not None
-        holder.kill()  # SIGKILL: no finally block, no release
+        lock_key = cache.lock_key("gpu-prod", "ctx-a")
+        token = kv.get(lock_key)
+        assert token is not None
+        # Alive, the holder renews its lock past the 1.5 s TTL for as long as it collects.
+        time.sleep(3.5)
+        assert kv.get(lock_key) == token
+        holder.kill()  # SIGKILL: no finally block, no release, no more renewals
         holder.wait(timeout=10)
         started = time.monotonic()
         metrics, age = cache.get_or_collect(
@@ -228,6 +233,87 @@ def test_lock_of_a_killed_holder_expires(
     assert age == 0.0 and "# scrape 1" in metrics.text
     assert exporter.scrapes == 1
     assert waited < 5.0, f"waited {waited:.1f} s: the dead holder's lock should expire after 1.5 s"
+
+
+def test_a_collection_longer_than_the_lock_ttl_keeps_the_lock(
+    redis_url: str, redis_key_prefix: str, kv: RedisStore
+) -> None:
+    holder = ScrapeCache(kv, lock_ttl_seconds=0.6, wait_seconds=30)
+    # A second replica: its own connection to the same Redis.
+    other_kv = RedisStore(redis_url, redis_key_prefix)
+    other = ScrapeCache(other_kv, lock_ttl_seconds=0.6, wait_seconds=30)
+    started, finish = threading.Event(), threading.Event()
+    collections: list[str] = []
+    results: dict[str, CollectedMetrics] = {}
+
+    def slow_collect(who: str) -> CollectedMetrics:
+        collections.append(who)
+        started.set()
+        assert finish.wait(30)
+        return collected(f"# scrape by {who}\n")
+
+    def ask(who: str, cache: ScrapeCache) -> None:
+        results[who], _ = cache.get_or_collect(
+            "gpu-prod", "ctx-a", lambda: slow_collect(who), ttl_seconds=60
+        )
+
+    first = threading.Thread(target=ask, args=("first", holder))
+    first.start()
+    try:
+        assert started.wait(10)
+        lock_key = holder.lock_key("gpu-prod", "ctx-a")
+        token = kv.get(lock_key)
+        assert token is not None
+        time.sleep(2.0)  # more than three lock TTLs
+        assert kv.get(lock_key) == token
+        remaining = kv.ttl_seconds(lock_key)
+        assert remaining is not None and 0 < remaining <= 0.6
+        second = threading.Thread(target=ask, args=("second", other))
+        second.start()
+        time.sleep(1.0)
+        assert collections == ["first"]  # the second replica waits instead of scraping
+    finally:
+        finish.set()
+        first.join(30)
+    second.join(30)
+    other_kv.close()
+    assert collections == ["first"]
+    assert results["second"].text == results["first"].text == "# scrape by first\n"
+    # Released at the end, and no renewal thread revives it.
+    assert kv.get(lock_key) is None
+    time.sleep(0.5)
+    assert kv.get(lock_key) is None
+
+
+def test_renewals_stop_after_the_longest_hold(kv: RedisStore) -> None:
+    cache = ScrapeCache(kv, lock_ttl_seconds=0.3, max_hold_seconds=0.6)
+    lock_key = cache.lock_key("gpu-prod", "ctx-a")
+    seen: list[bytes | None] = []
+
+    def hung_collection() -> CollectedMetrics:
+        seen.append(kv.get(lock_key))
+        time.sleep(1.8)  # past the longest hold and one TTL more
+        seen.append(kv.get(lock_key))
+        return collected("# scrape\n")
+
+    cache.get_or_collect("gpu-prod", "ctx-a", hung_collection, ttl_seconds=60)
+    assert seen[0] is not None and seen[1] is None  # the lock was freed for others
+
+
+def test_a_lock_taken_over_is_not_renewed(kv: RedisStore) -> None:
+    cache = ScrapeCache(kv, lock_ttl_seconds=0.3)
+    lock_key = cache.lock_key("gpu-prod", "ctx-a")
+
+    def collect_while_taken_over() -> CollectedMetrics:
+        # The holder's lock expired (e.g. its store stalled) and another replica took it.
+        kv.put(lock_key, b"someone-else", 5)
+        time.sleep(0.5)
+        return collected("# scrape\n")
+
+    cache.get_or_collect("gpu-prod", "ctx-a", collect_while_taken_over, ttl_seconds=60)
+    assert kv.get(lock_key) == b"someone-else"
+    remaining = kv.ttl_seconds(lock_key)
+    assert remaining is not None and remaining > 4  # never reset to the holder's 0.3 s
 
 
 def test_bounded_wait_then_own_attempt(kv: RedisStore, exporter: CountingExporter) -> None:

@@ -5,8 +5,9 @@ It answers the methods the bot uses the way Slack does: HTTP 200 with a JSON bod
 asks for it; ``missing_scope`` for a method whose scope is not in ``scopes`` (as Slack answers a
 token without it). It also serves the upload URLs it hands out, private file downloads (bot
 token required, as Slack does), ``response_url`` posts, and the members of the user groups a
-test sets in ``usergroups`` (``usergroups.users.list``, sent as GET by slack_sdk). Every
-request is recorded in order, so tests can assert on exactly what the bot sent.
+test sets in ``usergroups`` (``usergroups.users.list``, sent as GET by slack_sdk; as slowly as
+``usergroups_delay_seconds`` says). Every request is recorded in order, so tests can assert on
+exactly what the bot sent.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ class SlackWebApi:
         self.scopes: set[str] = set(BOT_SCOPES)
         # Slack user groups: id -> member user ids (usergroups.users.list).
         self.usergroups: dict[str, list[str]] = {}
+        # How long each usergroups.users.list takes to answer (a slow Slack).
+        self.usergroups_delay_seconds = 0.0
         self.socket_mode_url: str | None = None
         self._rate_limits: dict[str, list[float]] = {}
         self._lock = threading.Condition()
@@ -108,8 +111,9 @@ class SlackWebApi:
         self.port: int = self._server.server_address[1]
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = f"{self.root}/api/"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
-                                        kwargs={"poll_interval": 0.1})
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.1}
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -128,8 +132,15 @@ class SlackWebApi:
         with self._lock:
             self._rate_limits.setdefault(method, []).append(retry_after_seconds)
 
-    def add_private_file(self, name: str, content: bytes, *, mimetype: str = "text/plain",
-                         filetype: str = "text", mode: str = "hosted") -> dict[str, Any]:
+    def add_private_file(
+        self,
+        name: str,
+        content: bytes,
+        *,
+        mimetype: str = "text/plain",
+        filetype: str = "text",
+        mode: str = "hosted",
+    ) -> dict[str, Any]:
         """A file as it appears in a message event; downloadable with the bot token."""
         file_id = f"FPRIV{next(self._file_ids):04d}"
         url = f"{self.root}/files-pri/{TEAM_ID}-{file_id}/download/{name}"
@@ -211,8 +222,13 @@ class SlackWebApi:
                 length = int(self.headers.get("Content-Length") or 0)
                 return self.rfile.read(length) if length else b""
 
-            def _send(self, status: int, body: bytes, content_type: str,
-                      extra: dict[str, str] | None = None) -> None:
+            def _send(
+                self,
+                status: int,
+                body: bytes,
+                content_type: str,
+                extra: dict[str, str] | None = None,
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
@@ -221,10 +237,15 @@ class SlackWebApi:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def _json(self, payload: dict[str, Any], status: int = 200,
-                      extra: dict[str, str] | None = None) -> None:
-                self._send(status, json.dumps(payload).encode(), "application/json; charset=utf-8",
-                           extra)
+            def _json(
+                self,
+                payload: dict[str, Any],
+                status: int = 200,
+                extra: dict[str, str] | None = None,
+            ) -> None:
+                self._send(
+                    status, json.dumps(payload).encode(), "application/json; charset=utf-8", extra
+                )
 
             def do_GET(self) -> None:
                 path = urlsplit(self.path).path
@@ -276,7 +297,7 @@ class SlackWebApi:
             def _api(self, body: bytes) -> None:
                 split = urlsplit(self.path)
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                method = split.path[len("/api/"):]
+                method = split.path[len("/api/") :]
                 params: dict[str, Any] = {k: v[0] for k, v in parse_qs(split.query).items()}
                 content_type = headers.get("content-type", "")
                 if "json" in content_type and body:
@@ -288,8 +309,11 @@ class SlackWebApi:
                     retry_after = pending.pop(0) if pending else None
                 if retry_after is not None:
                     api._record(ApiCall(method, split.path, params, headers, body, status=429))
-                    self._json({"ok": False, "error": "ratelimited"}, status=429,
-                               extra={"Retry-After": f"{retry_after:g}"})
+                    self._json(
+                        {"ok": False, "error": "ratelimited"},
+                        status=429,
+                        extra={"Retry-After": f"{retry_after:g}"},
+                    )
                     return
                 api._record(ApiCall(method, split.path, params, headers, body))
                 self._json(api._answer(method, params, headers))
@@ -315,15 +339,25 @@ class SlackWebApi:
             return {"ok": False, "error": "unknown_method"}
         needed = METHOD_SCOPES.get(method)
         if needed is not None and needed not in self.scopes:
-            return {"ok": False, "error": "missing_scope", "needed": needed,
-                    "provided": ",".join(sorted(self.scopes))}
+            return {
+                "ok": False,
+                "error": "missing_scope",
+                "needed": needed,
+                "provided": ",".join(sorted(self.scopes)),
+            }
         result: dict[str, Any] = handler(params)
         return result
 
     def _auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "url": "https://test.slack.com/", "team": "Test",
-                "user": "hami-summary", "team_id": TEAM_ID, "user_id": BOT_USER_ID,
-                "bot_id": BOT_ID}
+        return {
+            "ok": True,
+            "url": "https://test.slack.com/",
+            "team": "Test",
+            "user": "hami-summary",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+        }
 
     @staticmethod
     def _blocks(params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -338,12 +372,21 @@ class SlackWebApi:
         if channel in self.channels_without_bot:
             return {"ok": False, "error": "not_in_channel"}
         ts = self._next_ts()
-        message = StoredMessage(channel, ts, str(params.get("text") or ""), self._blocks(params),
-                                params.get("thread_ts"))
+        message = StoredMessage(
+            channel,
+            ts,
+            str(params.get("text") or ""),
+            self._blocks(params),
+            params.get("thread_ts"),
+        )
         with self._lock:
             self.messages[(channel, ts)] = message
-        return {"ok": True, "channel": channel, "ts": ts,
-                "message": {"text": message.text, "ts": ts, "blocks": message.blocks}}
+        return {
+            "ok": True,
+            "channel": channel,
+            "ts": ts,
+            "message": {"text": message.text, "ts": ts, "blocks": message.blocks},
+        }
 
     def _chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
         key = (str(params.get("channel")), str(params.get("ts")))
@@ -388,6 +431,7 @@ class SlackWebApi:
         return {"ok": True, "files": completed}
 
     def _usergroups_users_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(self.usergroups_delay_seconds)
         with self._lock:
             members = self.usergroups.get(str(params.get("usergroup")))
         if members is None:

@@ -1,4 +1,4 @@
-"""Events API: mentions of the bot and direct messages."""
+"""Events API: mentions of the bot, direct messages, and changes to Slack user groups."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from bot.slack.listeners.events.direct_message import (
     ignore_other_messages,
     is_direct_message,
 )
+from bot.slack.listeners.events.user_groups import update_group, update_group_members
 
 
 def register(app: App) -> None:
@@ -21,3 +22,5 @@ def register(app: App) -> None:
     # Every other message event (edits, deletions, channel messages if subscribed) is
     # acknowledged and dropped: an unhandled event would be answered 404 and retried by Slack.
     app.event("message")(ignore_other_messages)
+    app.event("subteam_members_changed")(update_group_members)
+    app.event("subteam_updated")(update_group)
