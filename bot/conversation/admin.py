@@ -103,11 +103,6 @@ class AdminAccess:
 # -- layout ----------------------------------------------------------------------------------
 
 
-def _slack_escape(text: str) -> str:
-    # Slack needs only &, < and > escaped in text objects (formatting reference, "Escaping").
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 @dataclass(frozen=True, slots=True)
 class Markup:
     """How one surface writes emphasis, code and Slack ids."""
@@ -117,20 +112,9 @@ class Markup:
     user: Callable[[str], str]
     channel: Callable[[str], str]
     group: Callable[[str], str]
-    text: Callable[[str], str]  # free text from files (names, messages): escaped as needed
+    text: Callable[[str], str]  # free text from files (names, messages)
     warning: str
 
-
-SLACK_MARKUP = Markup(
-    bold=lambda t: f"*{_slack_escape(t)}*",
-    code=lambda t: "`" + _slack_escape(t).replace("`", "'") + "`",
-    # Slack renders these as the user's, channel's and user group's names.
-    user=lambda i: f"<@{i}>",
-    channel=lambda i: f"<#{i}>",
-    group=lambda i: f"<!subteam^{i}>",
-    text=_slack_escape,
-    warning=":warning:",
-)
 
 PLAIN_MARKUP = Markup(
     bold=str,

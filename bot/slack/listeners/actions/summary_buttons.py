@@ -21,12 +21,14 @@ from bot.slack.answer import (
     run_guarded,
 )
 from bot.slack.delivery import Delivery
-from bot.slack.messages import slack_message
+from bot.slack.markup import mention_user
+from bot.slack.messages import SlackMessage, slack_message
 from bot.slack.services import services_from
 
 
-def _working_note(text: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+def _working_note(text: str) -> SlackMessage:
+    return SlackMessage([{"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}],
+                        text)
 
 
 # Shown on top of the old summary while the in-place buttons work (nvidia-smi takes longer).
@@ -56,7 +58,7 @@ def press_summary_button(
     message = body.get("message") or {}
     message_ts = str(container.get("message_ts") or message.get("ts") or "")
     thread_root = str(message.get("thread_ts") or message_ts) or None
-    what = f"{name} for <@{user}>"
+    what = f"{name} for {mention_user(user)}"
 
     def compute() -> Any:
         return conversation.button(name, value, user=user, channel=channel)
@@ -65,16 +67,15 @@ def press_summary_button(
         delivery = Delivery(client, logger)
         old_blocks = message.get("blocks") or []
         old_text = str(message.get("text") or "HAMi summary")
-        delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
-                                    blocks=[IN_PLACE_NOTES[name], *old_blocks][:50])
+        delivery.update_with_note(channel, message_ts, IN_PLACE_NOTES[name], old_text,
+                                  old_blocks)
         reply = compute_safely(compute, logger, what, f"channel {channel}")
         if reply is None:
             return
         new = slack_message(reply)
         if new.problem:
             # The old summary stays; only the person who pressed the button hears why.
-            delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
-                                        blocks=old_blocks)
+            delivery.restore(channel, message_ts, old_text, old_blocks)
             delivery.ephemeral(channel, user, thread_root, new)
             return
         if thread_root is not None:
