@@ -25,10 +25,20 @@ HOSTILE = {
 RAW_MARKUP = ("<!channel>", "<!here>", "<@U123>", "<https://evil", "<!everyone>")
 # Slack links (<url|text>) in metrics are unwrapped to their text when they are read, so the
 # link never reaches a view; the other names do, escaped.
-ESCAPED = ("&lt;!channel&gt;", "&lt;!here&gt;&amp;co", "&lt;@U123&gt;", "A100 &lt;!everyone&gt;",
-           "ops&lt;b&gt;z")
-SENDING_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral",
-                   "files.completeUploadExternal", "response_url")
+ESCAPED = (
+    "&lt;!channel&gt;",
+    "&lt;!here&gt;&amp;co",
+    "&lt;@U123&gt;",
+    "A100 &lt;!everyone&gt;",
+    "ops&lt;b&gt;z",
+)
+SENDING_METHODS = (
+    "chat.postMessage",
+    "chat.update",
+    "chat.postEphemeral",
+    "files.completeUploadExternal",
+    "response_url",
+)
 
 
 def hostile_metrics() -> str:
@@ -59,16 +69,29 @@ def assert_no_raw_markup(calls: list[ApiCall]) -> str:
 
 def press(bot: RunningBot, answer: Any, thread_ts: str, action_id: str) -> None:
     value = next(b for b in answer.blocks if b["type"] == "actions")["elements"][0]["value"]
-    bot.sender.interaction({
-        "type": "block_actions", "user": {"id": USER}, "channel": {"id": CHANNEL},
-        "container": {"type": "message", "message_ts": answer.ts, "channel_id": CHANNEL,
-                      "is_ephemeral": False},
-        "message": {"ts": answer.ts, "thread_ts": thread_ts, "text": answer.text,
-                    "blocks": answer.blocks},
-        "response_url": bot.api.response_url("buttons"),
-        "actions": [{"type": "button", "action_id": action_id, "value": value,
-                     "action_ts": "9.1"}],
-    })
+    bot.sender.interaction(
+        {
+            "type": "block_actions",
+            "user": {"id": USER},
+            "channel": {"id": CHANNEL},
+            "container": {
+                "type": "message",
+                "message_ts": answer.ts,
+                "channel_id": CHANNEL,
+                "is_ephemeral": False,
+            },
+            "message": {
+                "ts": answer.ts,
+                "thread_ts": thread_ts,
+                "text": answer.text,
+                "blocks": answer.blocks,
+            },
+            "response_url": bot.api.response_url("buttons"),
+            "actions": [
+                {"type": "button", "action_id": action_id, "value": value, "action_ts": "9.1"}
+            ],
+        }
+    )
 
 
 def test_pasted_names_with_slack_markup_are_escaped_everywhere(bot: RunningBot) -> None:
@@ -99,8 +122,11 @@ def test_names_with_markup_in_an_attached_file_are_escaped(bot: RunningBot) -> N
     assert "&lt;!channel&gt;.prom" in answer.text or "&lt;!channel&gt;" in answer.text
     bot.api.wait_for("files.completeUploadExternal")
     assert "ops&lt;b&gt;z" in blocks_text(answer.blocks)  # Namespaces
-    titles = [f["title"] for c in bot.api.calls_to("files.completeUploadExternal")
-              for f in c.json_param("files")]
+    titles = [
+        f["title"]
+        for c in bot.api.calls_to("files.completeUploadExternal")
+        for f in c.json_param("files")
+    ]
     assert titles and all("<" not in title for title in titles)
     everything = assert_no_raw_markup(sent(bot))
     for escaped in ("&lt;!channel&gt;", "&lt;!here&gt;&amp;co", "ops&lt;b&gt;z"):
@@ -110,7 +136,8 @@ def test_names_with_markup_in_an_attached_file_are_escaped(bot: RunningBot) -> N
 def test_markers_in_label_values_cannot_forge_a_mention(bot: RunningBot) -> None:
     # The private-use characters our own mentions are built with, typed into a node name.
     forged = read_fixture("scheduler-small.prom").replace(
-        '"gpu-node-1"', '"\ue000@U0EVIL01\ue001 \ue000!channel\ue001"')
+        '"gpu-node-1"', '"\ue000@U0EVIL01\ue001 \ue000!channel\ue001"'
+    )
     _, ts = bot.sender.mention(pasted(forged))
     answer = answer_in(bot.api, CHANNEL, ts)
     shown = blocks_text(answer.blocks)
