@@ -14,6 +14,7 @@ from typing import Any
 from slack_bolt import BoltContext, Respond
 from slack_sdk import WebClient
 
+from bot.conversation.replies import MessageReply
 from bot.slack.answer import (
     answer_in_thread,
     compute_safely,
@@ -21,8 +22,9 @@ from bot.slack.answer import (
     run_guarded,
 )
 from bot.slack.delivery import Delivery
+from bot.slack.listeners.actions.button_origin import origin_problem
 from bot.slack.markup import mention_user
-from bot.slack.messages import SlackMessage, slack_message
+from bot.slack.messages import SlackMessage, slack_message, text_message
 from bot.slack.services import services_from
 
 
@@ -99,5 +101,11 @@ def press_summary_button(
                 respond=respond, problems_private=True,
             )
 
+    problem = origin_problem(body, value)
+    if problem is not None:
+        logger.warning("refused button %s from %s in %s: its value names another conversation",
+                       name, user, channel)
+        respond_ephemeral(respond, text_message(MessageReply(problem, "Not here", "problem")))
+        return
     run_guarded(logger, f"button {name} for {user} in {channel}", press,
                 on_error=lambda failure: respond_ephemeral(respond, failure))
