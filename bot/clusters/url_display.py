@@ -16,6 +16,7 @@ HIDDEN = "***"
 UNREADABLE = "(not shown: not a URL I can read, and it may hold a credential)"
 # Parameter names that are secrets as they stand, and words that make any name one.
 _SECRET_NAMES = frozenset({"key", "sig", "pwd", "pass", "code", "session", "sessionid", "jwt"})
+_SEPARATORS = frozenset("&;?#")
 _SECRET_WORDS = (
     "token",
     "secret",
@@ -36,12 +37,19 @@ def is_secret_parameter(name: str) -> bool:
     return lowered in _SECRET_NAMES or any(word in lowered for word in _SECRET_WORDS)
 
 
-def _hide_secret_parameters(query: str) -> str:
+def _hide_secret_parameters(text: str) -> str:
+    """``name=value`` pairs of a query or fragment with secret values hidden. ``&``, ``;``,
+    ``?`` and ``#`` all separate pairs (a fragment may hold a route with its own query)."""
     parts = []
-    for part in query.split("&"):
-        name, equals, _ = part.partition("=")
-        parts.append(f"{name}={HIDDEN}" if equals and is_secret_parameter(name) else part)
-    return "&".join(parts)
+    start = 0
+    for index, char in enumerate(text + "&"):
+        if char in _SEPARATORS:
+            part = text[start:index]
+            name, equals, _ = part.partition("=")
+            parts.append(f"{name}={HIDDEN}" if equals and is_secret_parameter(name) else part)
+            parts.append(char)
+            start = index + 1
+    return "".join(parts)[:-1]
 
 
 def display_url(url: str) -> str:
