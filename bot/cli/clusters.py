@@ -13,6 +13,7 @@ from typing import Any
 from bot.clusters.discovery import Discovery, default_kubeconfig_dir, discover_kubeconfigs
 from bot.clusters.errors import KubeconfigError, RegistryError
 from bot.clusters.registry import ClusterEntry, ClusterRegistry, load_registry
+from bot.clusters.url_display import display_url
 
 REGISTRY_ENV = "HAMI_CLUSTERS_FILE"
 
@@ -74,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _context_line(discovered: Any, ctx: Any) -> str:
-    cluster = f"cluster {ctx.cluster or '?'}" + (f" ({ctx.server})" if ctx.server else "")
+    server = f" ({display_url(ctx.server)})" if ctx.server else ""
+    cluster = f"cluster {ctx.cluster or '?'}{server}"
     user = f"user {ctx.user or '?'}" + (f" ({ctx.auth_kind})" if ctx.auth_kind else "")
     namespace = f", namespace {ctx.namespace}" if ctx.namespace else ""
     if ctx.problems:
@@ -160,7 +162,7 @@ def _as_json(
                         "cluster": ctx.cluster,
                         "user": ctx.user,
                         "namespace": ctx.namespace,
-                        "server": ctx.server,
+                        "server": display_url(ctx.server) if ctx.server else None,
                         "credentials": ctx.auth_kind,
                         "problems": list(ctx.problems),
                         "check": None

@@ -37,6 +37,7 @@ from bot.clusters.kube_client import api_client_for_context, api_client_in_clust
 from bot.clusters.kube_errors import Target
 from bot.clusters.prometheus import fetch_from_prometheus
 from bot.clusters.registry import ClusterEntry
+from bot.clusters.url_display import display_url
 from core.model import GpuReading, PodExecResult, SourceInfo
 
 JSON_VERSION = 1
@@ -303,6 +304,7 @@ def _collect_metrics_url(
 ) -> CollectedMetrics:
     assert entry.metrics_url is not None
     label = f'cluster "{entry.name}"'
+    shown_url = display_url(entry.metrics_url)
     fetched_at = datetime.now(UTC)
     answer = http_get(
         entry.metrics_url,
@@ -314,13 +316,13 @@ def _collect_metrics_url(
     )
     if answer.status != 200:
         raise CollectionError(
-            f"{label}: the metrics URL {entry.metrics_url} answered HTTP {answer.status}. "
+            f"{label}: the metrics URL {shown_url} answered HTTP {answer.status}. "
             'Check the URL (HAMi serves /metrics on the scheduler\'s Service port "monitor").'
         )
     problem = scheduler_problem(answer.text)
     if problem is not None:
         raise CollectionError(
-            f"{label}: the metrics URL {entry.metrics_url} answered, but not with HAMi scheduler "
+            f"{label}: the metrics URL {shown_url} answered, but not with HAMi scheduler "
             f"metrics: {problem}. Point it at the scheduler's /metrics (Service port "
             '"monitor", default 31993, or the pod\'s port 9395).'
         )
@@ -333,7 +335,7 @@ def _collect_metrics_url(
         real_usage=None,
         fetched_at=fetched_at,
         source=_source(entry, None, fetched_at),
-        notes=(f"Read from {entry.metrics_url}.", *_not_kube_notes(entry, runtime, nvidia_smi)),
+        notes=(f"Read from {shown_url}.", *_not_kube_notes(entry, runtime, nvidia_smi)),
     )
 
 

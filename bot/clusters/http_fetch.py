@@ -10,6 +10,7 @@ import urllib3
 
 from bot.clusters.deadline import Deadline, DeadlineExceeded
 from bot.clusters.errors import CollectionError
+from bot.clusters.url_display import display_url
 
 _CHUNK_BYTES = 1024 * 1024
 
@@ -52,7 +53,8 @@ def http_get(
             size += len(chunk)
             if size > max_bytes:
                 raise CollectionError(
-                    f"{label}: {what} ({url}) answered with more than {max_bytes // 1048576} MiB; "
+                    f"{label}: {what} ({display_url(url)}) answered with more than "
+                    f"{max_bytes // 1048576} MiB; "
                     "that is not a HAMi /metrics page. Check the URL."
                 )
             chunks.append(chunk)
@@ -76,7 +78,8 @@ def http_get(
 
 def _timeout(label: str, what: str, url: str, deadline: Deadline) -> CollectionError:
     return CollectionError(
-        f"{label}: {what} ({url}) did not answer within the {deadline.budget_seconds:g} s budget. "
+        f"{label}: {what} ({display_url(url)}) did not answer within the "
+        f"{deadline.budget_seconds:g} s budget. "
         "Check that the server is up and reachable, or raise timeout_seconds for this cluster."
     )
 
@@ -93,7 +96,7 @@ def _transport(
         return _timeout(label, what, url, deadline)
     if isinstance(inner, urllib3.exceptions.SSLError):
         return CollectionError(
-            f"{label}: TLS verification failed for {what} ({url}): "
+            f"{label}: TLS verification failed for {what} ({display_url(url)}): "
             f"{' '.join(str(inner).split())[:200]}. Use a URL whose certificate this machine "
             "trusts."
         )
@@ -104,6 +107,6 @@ def _transport(
     else:
         why = " ".join(str(inner).split())[:200]
     return CollectionError(
-        f"Cannot reach {what} of {label} at {url}: {why}. Check the URL in the cluster registry "
-        "and that this machine can reach it."
+        f"Cannot reach {what} of {label} at {display_url(url)}: {why}. Check the URL in the "
+        "cluster registry and that this machine can reach it."
     )

@@ -28,6 +28,7 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from bot.clusters.deadline import DeadlineExceeded
+from bot.clusters.url_display import display_url
 
 FailureKind = Literal[
     "unreachable",
@@ -182,9 +183,9 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
     if status == 401:
         return ApiFailure(
             "unauthorized",
-            f"The Kubernetes API server of {target.label} at {target.server} rejected the "
-            "credentials (HTTP 401 Unauthorized): the token or client certificate of this "
-            "kubeconfig has expired or was revoked. Refresh the kubeconfig (for cloud "
+            f"The Kubernetes API server of {target.label} at {display_url(target.server)} "
+            "rejected the credentials (HTTP 401 Unauthorized): the token or client certificate "
+            "of this kubeconfig has expired or was revoked. Refresh the kubeconfig (for cloud "
             "clusters, run the provider's get-credentials command again) or issue a new "
             "ServiceAccount token.",
             status=status,
@@ -270,7 +271,8 @@ def _transport_failure(
 def _unreachable(why: str, target: Target) -> ApiFailure:
     return ApiFailure(
         "unreachable",
-        f"Cannot reach the Kubernetes API server of {target.label} at {target.server}: {why}. "
+        f"Cannot reach the Kubernetes API server of {target.label} at "
+        f"{display_url(target.server)}: {why}. "
         "Check the server address in the kubeconfig, that the cluster is running, and that this "
         "machine can reach it (VPN, firewall, proxy).",
         short=f"API server unreachable ({why})",
@@ -282,9 +284,9 @@ def _tls(text: str, target: Target) -> ApiFailure:
     return ApiFailure(
         "tls",
         f"TLS verification failed for the Kubernetes API server of {target.label} at "
-        f"{target.server}: {detail}. The kubeconfig's certificate-authority data does not match "
-        "the server's certificate (or the address is not the one the certificate names): get a "
-        "fresh kubeconfig for this cluster.",
+        f"{display_url(target.server)}: {detail}. The kubeconfig's certificate-authority data "
+        "does not match the server's certificate (or the address is not the one the "
+        "certificate names): get a fresh kubeconfig for this cluster.",
         short=f"TLS failure ({detail})",
     )
 
@@ -300,9 +302,9 @@ def _timeout(target: Target, call: Call, budget_seconds: float | None) -> ApiFai
     within = f" within the {budget_seconds:g} s budget" if budget_seconds else " in time"
     return ApiFailure(
         "timeout",
-        f"The Kubernetes API server of {target.label} at {target.server} did not answer"
-        f"{within} while {call.doing}. The server or the network is slow or blocked; try again, "
-        "or raise timeout_seconds for this cluster.",
+        f"The Kubernetes API server of {target.label} at {display_url(target.server)} did not "
+        f"answer{within} while {call.doing}. The server or the network is slow or blocked; "
+        "try again, or raise timeout_seconds for this cluster.",
         short=f"no answer{within}",
     )
 

@@ -25,6 +25,7 @@ from typing import Any
 from bot.clusters.deadline import Deadline
 from bot.clusters.errors import CollectionError
 from bot.clusters.http_fetch import http_get
+from bot.clusters.url_display import display_url
 from core.families import FAMILIES
 
 QUERY_PATH = "/api/v1/query"
@@ -143,7 +144,8 @@ def fetch_from_prometheus(
         body = json.loads(answer.text)
     except ValueError as exc:
         raise CollectionError(
-            f"{label}: {url} answered HTTP {answer.status} with something that is not JSON "
+            f"{label}: {display_url(url)} answered HTTP {answer.status} with something that is "
+            "not JSON "
             f"({answer.content_type or 'no content type'}). prometheus_url must be the base URL "
             "of a Prometheus-compatible API (the part before /api/v1/query)."
         ) from exc
@@ -154,13 +156,15 @@ def fetch_from_prometheus(
             " Check prometheus_selector in the registry." if selector and kind == "bad_data" else ""
         )
         raise CollectionError(
-            f"{label}: Prometheus at {base_url} refused the query (HTTP {answer.status}, "
+            f"{label}: Prometheus at {display_url(base_url)} refused the query "
+            f"(HTTP {answer.status}, "
             f"{kind or 'error'}: {error}).{hint}"
         )
     data = body.get("data") or {}
     if data.get("resultType") != "vector":
         raise CollectionError(
-            f"{label}: Prometheus at {base_url} returned a {data.get('resultType')!r} result "
+            f"{label}: Prometheus at {display_url(base_url)} returned a "
+            f"{data.get('resultType')!r} result "
             "instead of an instant vector."
         )
     result = data.get("result") or []
@@ -172,7 +176,8 @@ def fetch_from_prometheus(
     ):
         matching = f" matching {{{selector}}}" if selector else ""
         raise CollectionError(
-            f"{label}: Prometheus at {base_url} has no HAMi scheduler series{matching}. Make "
+            f"{label}: Prometheus at {display_url(base_url)} has no HAMi scheduler "
+            f"series{matching}. Make "
             "sure Prometheus scrapes the HAMi scheduler (HAMi chart value prometheus.enabled: "
             'true creates a ServiceMonitor for its Service port "monitor")'
             + (" and that the label filter matches its series." if selector else ".")

@@ -42,6 +42,7 @@ import yaml
 
 from bot.clusters.errors import KubeconfigError, RegistryError
 from bot.clusters.kubeconfig_file import NotAKubeconfig, read_kubeconfig
+from bot.clusters.url_display import display_url
 
 SourceKind = Literal["kubeconfig", "in-cluster", "metrics-url", "prometheus"]
 
@@ -123,9 +124,9 @@ class ClusterEntry:
         if self.source_kind == "in-cluster":
             return "the bot's in-cluster service account"
         if self.source_kind == "metrics-url":
-            return f"metrics URL {self.metrics_url}"
+            return f"metrics URL {display_url(self.metrics_url or '')}"
         selector = f" {{{self.prometheus_selector}}}" if self.prometheus_selector else ""
-        return f"Prometheus {self.prometheus_url}{selector}"
+        return f"Prometheus {display_url(self.prometheus_url or '')}{selector}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,7 +423,7 @@ class _Parser:
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise self.error(
                 fields[key][1],
-                f'{label}: field "{key}": "{value}" is not an http(s) URL, e.g. '
+                f'{label}: field "{key}": "{display_url(value)}" is not an http(s) URL, e.g. '
                 "http://hami-scheduler.kube-system:31993/metrics",
             )
         return value

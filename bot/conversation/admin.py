@@ -6,12 +6,11 @@ operator in ``hami-summary chat``. The discovery is ``bot.clusters.discovery``, 
 surfaces (``Markup`` says how to write bold text, code and Slack ids on each).
 
 Credentials never appear: discovery tells only which *kind* of credential a kubeconfig user has,
-and URLs are shown without any user-info part.
+and URLs are shown without user-info or secret query values (``display_url``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,17 +24,10 @@ from bot.clusters.discovery import (
 from bot.clusters.errors import KubeconfigError
 from bot.clusters.kubeconfig_file import ContextInfo
 from bot.clusters.registry import EVERYONE, ClusterEntry, ClusterRegistry, empty_registry
+from bot.clusters.url_display import display_url
 
 ADMINS_SETTING = "HAMI_SUMMARY_ADMINS"
 CHECK_TIMEOUT_SECONDS = 5.0
-
-# scheme://user:password@host -> scheme://host: a URL in the registry may carry basic auth.
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
-
-
-def without_userinfo(text: str) -> str:
-    return _URL_USERINFO.sub(r"\g<scheme>", text)
-
 
 @dataclass(frozen=True, slots=True)
 class AdminReport:
@@ -103,11 +95,6 @@ class AdminAccess:
 # -- layout ----------------------------------------------------------------------------------
 
 
-def _slack_escape(text: str) -> str:
-    # Slack needs only &, < and > escaped in text objects (formatting reference, "Escaping").
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 @dataclass(frozen=True, slots=True)
 class Markup:
     """How one surface writes emphasis, code and Slack ids."""
@@ -117,20 +104,9 @@ class Markup:
     user: Callable[[str], str]
     channel: Callable[[str], str]
     group: Callable[[str], str]
-    text: Callable[[str], str]  # free text from files (names, messages): escaped as needed
+    text: Callable[[str], str]  # free text from files (names, messages)
     warning: str
 
-
-SLACK_MARKUP = Markup(
-    bold=lambda t: f"*{_slack_escape(t)}*",
-    code=lambda t: "`" + _slack_escape(t).replace("`", "'") + "`",
-    # Slack renders these as the user's, channel's and user group's names.
-    user=lambda i: f"<@{i}>",
-    channel=lambda i: f"<#{i}>",
-    group=lambda i: f"<!subteam^{i}>",
-    text=_slack_escape,
-    warning=":warning:",
-)
 
 PLAIN_MARKUP = Markup(
     bold=str,
@@ -146,7 +122,7 @@ PLAIN_MARKUP = Markup(
 def _context_line(m: Markup, discovered: DiscoveredKubeconfig, ctx: ContextInfo) -> str:
     cluster = f"cluster {m.code(ctx.cluster or '?')}"
     if ctx.server:
-        cluster += f" ({m.text(without_userinfo(ctx.server))})"
+        cluster += f" ({m.text(display_url(ctx.server))})"
     user = f"user {m.code(ctx.user or '?')}" + (f" ({m.text(ctx.auth_kind)})"
                                                  if ctx.auth_kind else "")
     namespace = f", namespace {m.code(ctx.namespace)}" if ctx.namespace else ""
@@ -239,7 +215,7 @@ def _cluster_lines(m: Markup, report: AdminReport) -> list[str]:
         )
         namespace = (f" · HAMi namespace {m.code(entry.hami_namespace)}"
                      if entry.hami_namespace else "")
-        lines.append(f"• {name}: {m.text(without_userinfo(entry.describe_source()))}{namespace}"
+        lines.append(f"• {name}: {m.text(entry.describe_source())}{namespace}"
                      f" · {flags}")
         lines.append(f"    may query: {_access(m, entry)}")
     return lines

@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 
 from bot.conversation.replies import Reply, internal_error_reply, new_error_id
 from bot.slack.delivery import Delivery
+from bot.slack.markup import mention_user
 from bot.slack.messages import SlackMessage, slack_message
 from bot.slack.services import SlackServices
 
@@ -36,7 +37,7 @@ def collecting_what(cluster: str, user: str, *, usage: bool) -> str:
     what = f"collecting HAMi metrics from *{cluster}*"
     if usage:
         what += " and running nvidia-smi in its pods"
-    return f"{what} for <@{user}>"
+    return f"{what} for {mention_user(user)}"
 
 
 def respond_ephemeral(respond: Respond, message: SlackMessage, *, replace: bool = False) -> None:

@@ -5,6 +5,10 @@ section text at most 3,000 characters, at most 10 fields of at most 2,000 charac
 at most 150. Every list is cut to fit those limits and says how much it left out; whatever did not
 fit is listed in ``SummaryMessage.omitted`` so the sender attaches the full tables as files
 (issue 3: never silently cut). The models validate themselves when serialised (``to_dict``).
+
+Names and messages go in as plain text, never escaped here: ``bot.slack.markup`` encodes every
+text object on its way out (``SlackMessage``, ``summary_blocks``). Budgets count the encoded
+length, so a table full of ``<`` and ``&`` still fits its section.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from bot.conversation.formatting import (
     usage_row,
 )
 from bot.conversation.help import ALLOCATION_NOTE
+from bot.slack.markup import encode_blocks, escaped_length
 from core.model import GpuSummary, Summary
 from core.views.runtime_csv import gpus_by_uuid
 from core.views.tables import age_text, num, pct, short_uuid
@@ -80,11 +85,6 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def mrkdwn_escape(text: str) -> str:
-    # Slack needs only &, < and > escaped in text objects (formatting reference, "Escaping").
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 @dataclass(frozen=True, slots=True)
 class SummaryMessage:
     blocks: list[dict[str, Any]]
@@ -116,12 +116,13 @@ def _lines_section(
     With ``table_header`` the rows are shown as a fixed-width table in a code block.
     """
     fence = "```" if table_header is not None else ""
-    reserve = len(title) + 2 * len(fence) + len(table_header or "") + len(overflow_hint) + 80
+    reserve = (escaped_length(title) + 2 * len(fence) + escaped_length(table_header or "")
+               + escaped_length(overflow_hint) + 80)
     budget = SECTION_TEXT_MAX - reserve
     shown: list[str] = []
     used = 0
     for line in lines:
-        cost = len(line) + 1
+        cost = escaped_length(line) + 1
         if used + cost > budget:
             break
         shown.append(line)
@@ -156,11 +157,11 @@ def _when_text(summary: Summary, age_seconds: float | None) -> str:
 def _source_line(summary: Summary, age_seconds: float | None) -> str:
     src = summary.source
     if src.kind == "cluster":
-        where = f"cluster *{mrkdwn_escape(src.cluster or src.label)}*"
+        where = f"cluster *{src.cluster or src.label}*"
         if src.context:
-            where += f" (context `{mrkdwn_escape(src.context)}`)"
+            where += f" (context `{src.context}`)"
     else:
-        where = mrkdwn_escape(src.label)
+        where = src.label
     inp = summary.input
     parts = [
         f"Source: {where}",
@@ -168,10 +169,10 @@ def _source_line(summary: Summary, age_seconds: float | None) -> str:
         f"{inp.surface} metric names from {', '.join(inp.components) or 'no HAMi exporter'}",
     ]
     if inp.hami_version:
-        parts.append(f"HAMi {mrkdwn_escape(inp.hami_version)}")
+        parts.append(f"HAMi {inp.hami_version}")
     filters = filter_text(summary)
     if filters:
-        parts.append(f"filter `{mrkdwn_escape(filters)}`")
+        parts.append(f"filter `{filters}`")
     return " · ".join(parts)
 
 
@@ -271,7 +272,7 @@ def _namespace_lines(summary: Summary) -> list[str]:
             for q in ns.quota
         )
         line = (
-            f"• *{mrkdwn_escape(ns.namespace)}* — {num(ns.cores)} cores "
+            f"• *{ns.namespace}* — {num(ns.cores)} cores "
             f"({pct(ns.core_share_percent)}), {num(ns.mem_mib)} MiB "
             f"({pct(ns.mem_share_percent)}), {count(len(ns.pods), 'pod')} on "
             f"{count(ns.gpus_touched, 'GPU')}"
@@ -289,18 +290,18 @@ def _capacity_lines(summary: Summary) -> list[str]:
     lines = []
     for shape in summary.capacity:
         named = shape.nodes[:CAPACITY_NODES_SHOWN]
-        where = ", ".join(f"{mrkdwn_escape(node)} ×{n}" for node, n in named)
+        where = ", ".join(f"{node} ×{n}" for node, n in named)
         # ``nodes`` holds only the top few; ``node_count`` is every node with a placement.
         more = shape.node_count - len(named)
         if more > 0:
             where += f" +{count(more, 'more node')}"
         if shape.placements:
             lines.append(
-                f"• {mrkdwn_escape(shape.name)}: *{count(shape.placements, 'placement')}* "
+                f"• {shape.name}: *{count(shape.placements, 'placement')}* "
                 f"({where})"
             )
         else:
-            lines.append(f"• {mrkdwn_escape(shape.name)}: does not fit anywhere now")
+            lines.append(f"• {shape.name}: does not fit anywhere now")
     return lines
 
 
@@ -334,7 +335,7 @@ def _real_usage_blocks(
         unread = len(usage) - len(read)
         blocks.append(_lines_section(
             f"*Could not read {count(unread, 'pod')}*, by cause:",
-            [f"• {mrkdwn_escape(line)}" for line in failures],
+            [f"• {line}" for line in failures],
             noun="causes", overflow_hint=overflow_hint, omitted=omitted,
         ))
     return blocks
@@ -437,7 +438,7 @@ def _runtime_blocks(summary: Summary, *, overflow_hint: str, omitted: list[str])
         blocks.append(_lines_section(
             f":warning: *vGPU monitors not reached* ({missing:,}); their GPUs and containers "
             "are missing above:",
-            [f"• {mrkdwn_escape(line)}" for line in runtime.missing_monitors],
+            [f"• {line}" for line in runtime.missing_monitors],
             noun="monitors", overflow_hint=overflow_hint, omitted=omitted,
         ))
     return blocks
@@ -457,7 +458,7 @@ def _scope_title(summary: Summary) -> str:
 def _filtered(summary: Summary) -> str:
     """Said next to each list a filter narrows (nodes, GPUs, namespaces)."""
     filters = filter_text(summary)
-    return f", filtered to `{mrkdwn_escape(filters)}`" if filters else ""
+    return f", filtered to `{filters}`" if filters else ""
 
 
 def _overview_blocks(summary: Summary) -> list[Block]:
@@ -468,12 +469,12 @@ def _overview_blocks(summary: Summary) -> list[Block]:
         sections += ["real usage"] if summary.real_usage is not None else []
         listed = ", ".join(sections) + " and capacity outlook"
         blocks.append(_context(
-            f"*Whole cluster:* the filter `{mrkdwn_escape(filter_text(summary))}` narrows only "
+            f"*Whole cluster:* the filter `{filter_text(summary)}` narrows only "
             f"the nodes, GPUs and namespaces lists. These figures and the {listed} cover the "
             "whole cluster."
         ))
     blocks.append(SectionBlock(fields=_overview_fields(summary)))
-    blocks.append(_section(f"*Free capacity:* {mrkdwn_escape(summary.cluster.capacity_answer)}"))
+    blocks.append(_section(f"*Free capacity:* {summary.cluster.capacity_answer}"))
     return blocks
 
 
@@ -544,7 +545,7 @@ def _judgement_blocks(
     blocks: list[Block] = []
     if summary.findings:
         finding_lines = [
-            (":warning: " if f.severity == "warn" else "• ") + mrkdwn_escape(f.message)
+            (":warning: " if f.severity == "warn" else "• ") + f.message
             for f in summary.findings
         ]
         blocks.append(
@@ -557,7 +558,7 @@ def _judgement_blocks(
         blocks.append(
             _lines_section(
                 f"*Checks that failed* ({len(failed)} of {len(summary.checks)}{_scope(summary)})",
-                [f":warning: *{mrkdwn_escape(ch.name)}*: {mrkdwn_escape(ch.message)}"
+                [f":warning: *{ch.name}*: {ch.message}"
                  for ch in failed],
                 noun="checks",
                 overflow_hint=overflow_hint,
@@ -633,7 +634,7 @@ def summary_message(
         )
     all_notes = [*summary.notes, *notes]
     if all_notes:
-        blocks.append(_context(clip(" ".join(mrkdwn_escape(n) for n in all_notes),
+        blocks.append(_context(clip(" ".join(n for n in all_notes),
                                     CONTEXT_TEXT_MAX)))
     if runtime is None and not any("utilisation" in note for note in all_notes):
         # core's notes usually say it already (SPEC 12.1); never say it twice.
@@ -676,7 +677,8 @@ def summary_blocks(
     button_value: str | None = None,
     notes: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """Block Kit dicts for ``summary`` (what ``hami-summary summarize --format blocks`` prints)."""
-    return summary_message(
+    """Block Kit dicts for ``summary`` (what ``hami-summary summarize --format blocks`` prints),
+    encoded for Slack like every message the bot sends."""
+    return encode_blocks(summary_message(
         summary, age_seconds=age_seconds, button_value=button_value, notes=notes
-    ).blocks
+    ).blocks)

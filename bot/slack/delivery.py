@@ -4,6 +4,10 @@ The person sees progress at once and one final answer in the same place, not a t
 messages. Files (chart PNG, tables that did not fit) follow in the same thread through
 ``files_upload_v2`` (files.getUploadURLExternal, upload, files.completeUploadExternal).
 Rate-limited calls (HTTP 429) are retried by the client's ``RateLimitErrorRetryHandler``.
+
+Everything sent is a ``SlackMessage`` (encoded by ``bot.slack.markup`` when built) or, for a
+message put back as Slack stored it, ``restore``; file titles are encoded here. Listeners call
+these methods, never the Web API's posting methods themselves.
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.conversation.replies import Attachment
+from bot.slack.markup import encode_text
 from bot.slack.messages import SlackMessage, working_message
 
 # Errors meaning "the bot cannot post here" (not a member, private channel, DM of others):
 # the caller falls back to the interaction's response_url.
 CANNOT_POST = frozenset({"not_in_channel", "channel_not_found", "is_archived", "restricted_action"})
+MAX_BLOCKS = 50
+# A file's title is shown as its name in the thread; Slack allows 255 characters.
+FILE_TITLE_MAX = 255
 
 
 class Delivery:
@@ -57,6 +65,24 @@ class Delivery:
     def update(self, channel: str, ts: str, message: SlackMessage) -> None:
         self.client.chat_update(channel=channel, ts=ts, text=message.text, blocks=message.blocks)
 
+    def restore(
+        self, channel: str, ts: str, stored_text: str, stored_blocks: list[dict[str, Any]]
+    ) -> None:
+        """Put back text and blocks exactly as Slack sent them in an interaction payload.
+
+        They are already in Slack's encoding (``&lt;`` stays ``&lt;``), so encoding them again
+        would show the entities themselves.
+        """
+        self.client.chat_update(channel=channel, ts=ts, text=stored_text,
+                                blocks=stored_blocks[:MAX_BLOCKS])
+
+    def update_with_note(
+        self, channel: str, ts: str, note: SlackMessage, stored_text: str,
+        stored_blocks: list[dict[str, Any]],
+    ) -> None:
+        """Show ``note``'s blocks above a message as Slack stored it (a "working" note)."""
+        self.restore(channel, ts, stored_text, [*note.blocks, *stored_blocks])
+
     def delete(self, channel: str, ts: str) -> None:
         try:
             self.client.chat_delete(channel=channel, ts=ts)
@@ -90,9 +116,11 @@ class Delivery:
                 self.logger.exception("error %s rendering %s", error_id, attachment.filename)
                 failed.append(f"{attachment.filename} (error id {error_id})")
                 continue
-            uploads.append(
-                {"content": content, "filename": attachment.filename, "title": attachment.title}
-            )
+            uploads.append({
+                "content": content,
+                "filename": attachment.filename,
+                "title": encode_text(attachment.title, FILE_TITLE_MAX),
+            })
         if uploads:
             try:
                 self.client.files_upload_v2(
@@ -103,10 +131,9 @@ class Delivery:
                 self.logger.warning("file upload to %s failed: %s", channel, code)
                 failed.extend(f"{u['filename']} (Slack said {code})" for u in uploads)
         if failed:
+            text = "I could not attach: " + ", ".join(failed) + "."
             self.client.chat_postMessage(
-                channel=channel,
-                thread_ts=thread_ts,
-                text="I could not attach: " + ", ".join(failed) + ".",
+                channel=channel, thread_ts=thread_ts, text=SlackMessage([], text).text
             )
         return failed
 

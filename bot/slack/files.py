@@ -19,6 +19,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.conversation.service import GivenFile
+from core.text_decoding import decode_metrics_bytes
 
 log = logging.getLogger("hami_summary.slack.files")
 
@@ -124,8 +125,6 @@ def fetch_metrics_file(
         # Slack serves its sign-in page instead of the file when the token lacks files:read.
         return GivenFile(name, problem="Slack sent a web page instead of the file: the app needs "
                                        "the files:read scope.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return GivenFile(name, problem="it is not UTF-8 text.")
-    return GivenFile(name, text=text)
+    # UTF-8, or UTF-16/32 as Windows tools save it; bytes that are text in no encoding reach
+    # the summary as such, which calls them binary data.
+    return GivenFile(name, text=decode_metrics_bytes(data))

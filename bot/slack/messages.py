@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from bot.conversation.admin import SLACK_MARKUP, admin_text
+from bot.conversation.admin import Markup, admin_text
 from bot.conversation.replies import (
     AdminReply,
     Attachment,
@@ -43,8 +43,15 @@ from bot.slack.blocks import (
     HEADER_TEXT_MAX,
     SECTION_TEXT_MAX,
     clip,
-    mrkdwn_escape,
     summary_message,
+)
+from bot.slack.markup import (
+    encode_blocks,
+    encode_text,
+    escaped_length,
+    mention_channel,
+    mention_group,
+    mention_user,
 )
 
 # Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
@@ -63,23 +70,46 @@ OPTION_TEXT_MAX = 75
 
 @dataclass(frozen=True, slots=True)
 class SlackMessage:
+    """What the delivery layer sends, already in Slack's wire encoding.
+
+    Built from plain text and blocks (as the views write them); construction encodes both with
+    ``bot.slack.markup``, so nothing a view forgets to escape can reach Slack raw. Files' titles
+    are encoded when uploaded (``Delivery.upload``).
+    """
+
     blocks: list[dict[str, Any]]
     text: str
     attachments: tuple[Attachment, ...] = ()
     problem: bool = False
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", encode_blocks(self.blocks))
+        object.__setattr__(self, "text", encode_text(self.text))
+
+
+def _prefix_within(text: str, limit: int) -> int:
+    """How many leading characters of ``text`` stay within ``limit`` once encoded."""
+    used = 0
+    for index, char in enumerate(text):
+        used += escaped_length(char)
+        if used > limit:
+            return index
+    return len(text)
+
 
 def _sections(text: str) -> list[Block]:
-    """Long text split over as many sections as needed, at line breaks where possible."""
+    """Long text split over as many sections as needed, at line breaks where possible; each
+    section fits Slack's limit once encoded."""
     blocks: list[Block] = []
     rest = text
     limit = SECTION_TEXT_MAX
     while rest:
-        if len(rest) <= limit:
+        fits = _prefix_within(rest, limit)
+        if fits == len(rest):
             chunk, rest = rest, ""
         else:
-            cut = rest.rfind("\n", 0, limit)
-            cut = cut if cut > 0 else limit
+            cut = rest.rfind("\n", 0, fits)
+            cut = cut if cut > 0 else max(fits, 1)
             chunk, rest = rest[:cut], rest[cut:].lstrip("\n")
         blocks.append(SectionBlock(text=MarkdownTextObject(text=chunk)))
     return blocks
@@ -107,14 +137,14 @@ def text_message(reply: MessageReply) -> SlackMessage:
 
 
 def table_message(reply: TableReply) -> SlackMessage:
-    fenced = f"*{mrkdwn_escape(reply.title)}*\n```{reply.table}```"
-    if len(fenced) <= SECTION_TEXT_MAX:
+    fenced = f"*{reply.title}*\n```{reply.table}```"
+    if escaped_length(fenced) <= SECTION_TEXT_MAX:
         return SlackMessage(
             [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()], reply.title
         )
     attachment = Attachment(reply.filename, reply.title, lambda: reply.table.encode("utf-8"))
     text = (
-        f"*{mrkdwn_escape(reply.title)}*\n{reply.rows:,} rows are too many for a message; "
+        f"*{reply.title}*\n{reply.rows:,} rows are too many for a message; "
         f"the whole table is in `{reply.filename}` below."
     )
     return SlackMessage(
@@ -126,7 +156,7 @@ def table_message(reply: TableReply) -> SlackMessage:
 
 def files_message(reply: FilesReply) -> SlackMessage:
     names = ", ".join(f"`{a.filename}`" for a in reply.attachments)
-    text = f"{mrkdwn_escape(reply.text)} Attached: {names}."
+    text = f"{reply.text} Attached: {names}."
     return SlackMessage(
         [SectionBlock(text=MarkdownTextObject(text=clip(text, 3000))).to_dict()],
         reply.text,
@@ -174,7 +204,7 @@ def picker_message(reply: PickerReply) -> SlackMessage:
         blocks.append(
             SectionBlock(
                 block_id=PICKER_CONTEXT,
-                text=MarkdownTextObject(text=f"*Context* of {mrkdwn_escape(chosen.name)}"),
+                text=MarkdownTextObject(text=f"*Context* of {chosen.name}"),
                 accessory=StaticSelectElement(
                     action_id=PICKER_CONTEXT,
                     placeholder="Choose a context",
@@ -239,11 +269,11 @@ def clusters_message(reply: ClustersReply) -> SlackMessage:
         ))
     lines = []
     for option in reply.options:
-        line = f"• *{mrkdwn_escape(option.name)}*"
+        line = f"• *{option.name}*"
         if option.display_name != option.name:
-            line += f" ({mrkdwn_escape(option.display_name)})"
+            line += f" ({option.display_name})"
         if option.contexts:
-            line += " — contexts: " + ", ".join(f"`{mrkdwn_escape(c)}`" for c in option.contexts)
+            line += " — contexts: " + ", ".join(f"`{c}`" for c in option.contexts)
         if option.runtime_allowed:
             line += " · runtime allowed"
         if option.nvidia_smi_allowed:
@@ -260,6 +290,19 @@ def clusters_message(reply: ClustersReply) -> SlackMessage:
 ADMIN_REPORT_MAX_CHARS = 20_000
 
 
+# The admin report in Slack: plain text (encoded on the way out) with real mentions of the
+# users, channels and user groups allowed to query each cluster.
+SLACK_MARKUP = Markup(
+    bold=lambda t: f"*{t}*",
+    code=lambda t: "`" + t.replace("`", "'") + "`",
+    user=mention_user,
+    channel=mention_channel,
+    group=mention_group,
+    text=str,
+    warning=":warning:",
+)
+
+
 def admin_message(reply: AdminReply) -> SlackMessage:
     text = admin_text(reply.report, SLACK_MARKUP, check_hint="`/hami-summary admin check`",
                       max_chars=ADMIN_REPORT_MAX_CHARS)
@@ -273,7 +316,7 @@ def _admin_notes(notes: tuple[str, ...]) -> str:
     if not notes:
         return ""
     return "\n\n*For the bot's admin:*\n" + "\n".join(
-        f"• {mrkdwn_escape(note)}" for note in notes
+        f"• {note}" for note in notes
     )
 
 

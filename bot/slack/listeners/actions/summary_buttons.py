@@ -14,6 +14,7 @@ from typing import Any
 from slack_bolt import BoltContext, Respond
 from slack_sdk import WebClient
 
+from bot.conversation.replies import MessageReply
 from bot.slack.answer import (
     answer_in_thread,
     compute_safely,
@@ -21,12 +22,15 @@ from bot.slack.answer import (
     run_guarded,
 )
 from bot.slack.delivery import Delivery
-from bot.slack.messages import slack_message
+from bot.slack.listeners.actions.button_origin import origin_problem
+from bot.slack.markup import mention_user
+from bot.slack.messages import SlackMessage, slack_message, text_message
 from bot.slack.services import services_from
 
 
-def _working_note(text: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+def _working_note(text: str) -> SlackMessage:
+    return SlackMessage([{"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}],
+                        text)
 
 
 # Shown on top of the old summary while the in-place buttons work (nvidia-smi takes longer).
@@ -56,7 +60,7 @@ def press_summary_button(
     message = body.get("message") or {}
     message_ts = str(container.get("message_ts") or message.get("ts") or "")
     thread_root = str(message.get("thread_ts") or message_ts) or None
-    what = f"{name} for <@{user}>"
+    what = f"{name} for {mention_user(user)}"
 
     def compute() -> Any:
         return conversation.button(name, value, user=user, channel=channel)
@@ -65,16 +69,15 @@ def press_summary_button(
         delivery = Delivery(client, logger)
         old_blocks = message.get("blocks") or []
         old_text = str(message.get("text") or "HAMi summary")
-        delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
-                                    blocks=[IN_PLACE_NOTES[name], *old_blocks][:50])
+        delivery.update_with_note(channel, message_ts, IN_PLACE_NOTES[name], old_text,
+                                  old_blocks)
         reply = compute_safely(compute, logger, what, f"channel {channel}")
         if reply is None:
             return
         new = slack_message(reply)
         if new.problem:
             # The old summary stays; only the person who pressed the button hears why.
-            delivery.client.chat_update(channel=channel, ts=message_ts, text=old_text,
-                                        blocks=old_blocks)
+            delivery.restore(channel, message_ts, old_text, old_blocks)
             delivery.ephemeral(channel, user, thread_root, new)
             return
         if thread_root is not None:
@@ -98,5 +101,11 @@ def press_summary_button(
                 respond=respond, problems_private=True,
             )
 
+    problem = origin_problem(body, value)
+    if problem is not None:
+        logger.warning("refused button %s from %s in %s: its value names another conversation",
+                       name, user, channel)
+        respond_ephemeral(respond, text_message(MessageReply(problem, "Not here", "problem")))
+        return
     run_guarded(logger, f"button {name} for {user} in {channel}", press,
                 on_error=lambda failure: respond_ephemeral(respond, failure))

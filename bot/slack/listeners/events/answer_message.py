@@ -50,7 +50,13 @@ def answer_conversation_message(
     from_bot = bool(event.get("bot_id")) or event.get("subtype") == "bot_message"
     if from_bot and not (mentioned and brings_metrics(event)):
         return
+    # The sender: a person's user id, or another bot's id. An event with neither is not from
+    # anyone the bot can answer or authorise (never the local operator of ``chat``): ignored.
     user = str(event.get("user") or event.get("bot_id") or "")
+    if not user:
+        logger.info("ignored a message event without a user in %s (%s)", channel,
+                    event.get("ts"))
+        return
     text = str(event.get("text") or "")
     files = _files(event)
     what = "reading your metrics" if brings_metrics(event) else "looking at this thread"
@@ -62,7 +68,7 @@ def answer_conversation_message(
             for f in files
         ]
         return services.conversation.message(
-            text, channel=channel, thread_ts=state_thread, user=user or None, files=given,
+            text, channel=channel, thread_ts=state_thread, user=user, files=given,
             from_bot=from_bot,
         )
 

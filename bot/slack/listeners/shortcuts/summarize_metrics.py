@@ -15,6 +15,7 @@ from slack_sdk import WebClient
 from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
 from bot.slack.files import fetch_metrics_file
 from bot.slack.listeners.events.answer_message import brings_metrics
+from bot.slack.markup import mention_user
 from bot.slack.messages import slack_message
 from bot.slack.services import services_from
 
@@ -53,7 +54,8 @@ def summarize_message(
             return
         answer_in_thread(
             services=services, client=client, logger=logger, channel=channel,
-            thread_ts=thread_ts, user=user, what=f"summarising these metrics for <@{user}>",
+            thread_ts=thread_ts, user=user,
+            what=f"summarising these metrics for {mention_user(user)}",
             compute=compute, respond=respond, problems_private=True,
         )
 
