@@ -17,7 +17,7 @@ def memory_text(mib: float) -> str:
 
 
 def _model_list(models: Sequence[tuple[str, int]]) -> str:
-    return ", ".join(f"{name} ({count:,} GPUs)" for name, count in models)
+    return ", ".join(f"{name} ({count:,} GPU{'s' if count != 1 else ''})" for name, count in models)
 
 
 def explain(
