@@ -83,6 +83,16 @@ def oracle_jobs(rooms: list[int], n: int) -> int:
         jobs += 1
 
 
+def oracle_fit(gpus: tuple[GpuSummary, ...], text: str) -> tuple[int, int]:
+    """(nodes it fits on, placements) of the shape ``text``, by the oracle."""
+    shape = parse_shape(text)
+    rooms: dict[str, list[int]] = defaultdict(list)
+    for gpu in gpus:
+        rooms[gpu.node].append(oracle_room(gpu, shape, None))
+    jobs = [oracle_jobs(node_rooms, shape.gpus) for node_rooms in rooms.values()]
+    return sum(1 for j in jobs if j), sum(jobs)
+
+
 def partly_used(gpu: GpuSummary, add_cores: float, add_mem: float) -> bool:
     if "incomplete" in gpu.flags or gpu.core_limit <= 0 or gpu.mem_limit_mib <= 0:
         return False

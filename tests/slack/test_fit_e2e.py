@@ -3,7 +3,6 @@ answers are checked against the placement oracle of ``tests/core/test_fit.py``."
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,11 +10,10 @@ import pytest
 
 from bot.clusters.registry import load_registry
 from core.api import summarize_text
-from core.fit_shape import parse_shape
 from core.model import GpuSummary, SourceInfo
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
-from tests.core.test_fit import oracle_jobs, oracle_room
+from tests.core.test_fit import oracle_fit
 from tests.slack.conftest import (
     CHANNEL,
     MetricsServer,
@@ -28,16 +26,6 @@ from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, answer_in, blocks_text
 from tests.support.slack_api import SlackWebApi
 
 SIMULATED = simulate_exposition(20, 8, seed=5)
-
-
-def expected(gpus: tuple[GpuSummary, ...], text: str) -> tuple[int, int]:
-    """(nodes, placements) of the shape by the oracle."""
-    shape = parse_shape(text)
-    by_node: dict[str, list[int]] = defaultdict(list)
-    for gpu in gpus:
-        by_node[gpu.node].append(oracle_room(gpu, shape, None))
-    jobs = [oracle_jobs(rooms, shape.gpus) for rooms in by_node.values()]
-    return sum(1 for j in jobs if j), sum(jobs)
 
 
 @pytest.fixture
@@ -62,7 +50,7 @@ def test_slash_fit_answers_with_the_nodes_and_placements(
     response = bot.sender.command("demo fit 2x50c/20GiB", response_url=bot.api.response_url("f"))
     assert response.status == 200 and response.elapsed_seconds < ACK_LIMIT_SECONDS
     text = blocks_text(answer_in(bot.api, CHANNEL, None).blocks)
-    nodes, placements = expected(simulated_gpus, "2x50c/20GiB")
+    nodes, placements = oracle_fit(simulated_gpus, "2x50c/20GiB")
     assert nodes > 0
     assert f"2 GPUs, 50 cores and 20.0 GiB each: fits now on {nodes:,} nodes, " in text
     assert f"{placements:,} placements." in text
@@ -80,7 +68,7 @@ def test_thread_follow_up_fit_uses_the_thread_cluster(
 
     bot.sender.mention("fit 8xH100", thread_ts=summary.ts)
     text = blocks_text(answer_in(bot.api, CHANNEL, summary.ts).blocks)
-    nodes, placements = expected(simulated_gpus, "8xH100")
+    nodes, placements = oracle_fit(simulated_gpus, "8xH100")
     if placements:
         assert f"fits now on {nodes:,} node" in text
     else:
