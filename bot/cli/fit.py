@@ -72,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageProblem(f"--split-count must be 1 or more (got {args.split_count}).")
         if args.top < 1:
             raise UsageProblem(f"--top must be 1 or more (got {args.top}).")
+        if args.file is None and not args.example and sys.stdin.isatty():
+            raise UsageProblem(
+                "no input: give a metrics file (hami-summary fit 8xH100 metrics.prom), pipe the "
+                "text in with '-', or try --example."
+            )
         settings = load_settings(path=args.settings)
         text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
         summary = summarize_text(text, source, settings=settings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,25 @@ def test_missing_file_and_bad_split_count_are_exit_2(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     split = hami("1", str(SCHEDULER), "--split-count", "0", tmp=tmp_path)
     assert split.returncode == 2 and "--split-count must be 1 or more" in split.stderr
+
+
+def test_no_input_at_a_terminal_says_what_to_give(tmp_path: Path) -> None:
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli.main", "fit", "8xH100"],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, MPLCONFIGDIR=str(tmp_path)),
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 2
+    assert "no input: give a metrics file (hami-summary fit 8xH100 metrics.prom)" in done.stderr
 
 
 def test_help_shows_examples(tmp_path: Path) -> None:

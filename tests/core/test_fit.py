@@ -385,3 +385,13 @@ def test_compact_form_round_trips() -> None:
         assert parse_shape(shape.compact()) == Shape(
             shape.compact(), shape.gpus, shape.cores, shape.mem_mib, shape.mem_percent, shape.model
         )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", ["8xH100", "2x50c/20GiB", "1xA100 memory=30GiB", "4"])
+def test_thousand_node_cluster_matches_the_oracle(text: str) -> None:
+    summary = summarize_text(
+        simulate_exposition(1000, 8, seed=4), SourceInfo(kind="file", label="simulated")
+    )
+    assert len(summary.gpus) == 8000
+    check_against_oracle(summary.gpus, parse_shape(text), None)
