@@ -1,5 +1,6 @@
 """The answer to ``fit SHAPE``: where a job of that shape would be placed now, for Slack and
-the chat (``MessageReply`` text in Slack mrkdwn; the chat prints it plainly)."""
+the chat (``MessageReply`` text with mrkdwn emphasis; names are written as they are, and Slack's
+escaping is done where every Slack message is encoded)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,6 @@ from core.views.fit_view import PLACEMENTS_MEANING, headline, models_line, table
 
 SLACK_NODES = 10
 NODE_HEADER = ("node", "placements", "GPUs free", "fragmented after")
-
-
-def _escape(text: str) -> str:
-    # Slack needs only &, < and > escaped in message text (formatting reference, "Escaping").
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _node_table(result: FitResult) -> str:
@@ -31,10 +27,10 @@ def fit_text(result: FitResult, source_label: str) -> str:
     lines: list[str] = []
     models = models_line(result)
     if models:
-        lines.append(_escape(models))
+        lines.append(models)
     if result.fits:
         lines.append("Nodes, best first (fewest GPUs left fragmented after placing one job):")
-        lines.append(f"```{_escape(_node_table(result))}```")
+        lines.append(f"```{_node_table(result)}```")
         more = len(result.nodes) - SLACK_NODES
         if more > 0:
             lines.append(
@@ -43,12 +39,12 @@ def fit_text(result: FitResult, source_label: str) -> str:
             )
         lines.append(f"_{PLACEMENTS_MEANING}._")
     else:
-        lines.append(f"*Why:* {_escape(result.reason or '')}")
+        lines.append(f"*Why:* {result.reason or ''}")
         if result.closest:
-            lines.append(f"*Closest:* {_escape(result.closest)}")
+            lines.append(f"*Closest:* {result.closest}")
     if result.shape.whole_gpu:
         lines.append("A whole GPU needs 100 free cores, all of its memory and no task on it.")
-    lines.append(f"From {_escape(source_label)}.")
+    lines.append(f"From {source_label}.")
     return "\n".join(lines)
 
 
@@ -56,5 +52,5 @@ def fit_reply(summary: Summary, shape: Shape) -> MessageReply:
     result = fit_shape(summary.gpus, shape)
     return MessageReply(
         text=fit_text(result, summary.source.label),
-        title=_escape(headline(result)),
+        title=headline(result),
     )
