@@ -112,7 +112,7 @@ def table_lines(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> lis
 def models_line(result: FitResult) -> str | None:
     if result.shape.model is None or not result.matched:
         return None
-    names = ", ".join(f"{m} ({c:,} GPUs)" for m, c in result.matched)
+    names = ", ".join(f"{m} ({c:,} GPU{'s' if c != 1 else ''})" for m, c in result.matched)
     return f"Model '{result.shape.model}' matches: {names}."
 
 
