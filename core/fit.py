@@ -4,9 +4,9 @@ Per GPU, a *slice* is what one GPU of the job takes: the shape's cores and memor
 many slices as its free cores and free memory allow, following HAMi's device filter
 (``pkg/device/nvidia``, ``Fit``):
 
-* the device type must contain the shape's model (HAMi's ``use-gputype``); here the model's
-  parts (split at ``-``, ``_`` and spaces) must each appear, in order, case-insensitively, so
-  ``H100`` and ``A100-80GB`` both match ``NVIDIA A100-SXM4-80GB``-style labels;
+* the device type must contain the shape's model, ignoring case (HAMi's ``use-gputype``). Any
+  substring matches; so do its parts (split at ``-``, ``_`` and spaces) found in order, so
+  ``H100``, ``A100-SXM4`` and ``A100-80GB`` all match ``NVIDIA A100-SXM4-80GB``;
 * free memory >= the slice's memory, free cores >= its cores;
 * a 100-core slice wants the GPU to itself: no task may be on it (``shared_count`` 0);
 * a 0-core slice cannot go to a GPU whose cores are all allocated;
@@ -15,9 +15,11 @@ many slices as its free cores and free memory allow, following HAMi's device fil
 
 HAMi places all GPUs of one container on one node, on distinct GPUs. A node's *placements* is
 how many jobs of the shape could start there at once (each on N distinct GPUs, slices stacking
-on a GPU while it has room); the cluster's placements is the sum over nodes. That is the same
-count as the capacity outlook's shapes. GPUs with a missing limit or allocation series
-("incomplete") hold nothing: their free capacity is not known.
+on a GPU while it has room); the cluster's placements is the sum over nodes, counted the way
+the capacity outlook counts its shapes. Not "nodes it fits on" (that is ``len(nodes)``) nor
+"ways to choose the GPUs" (which grows combinatorially and answers no planning question).
+GPUs with a missing limit or allocation series ("incomplete") hold nothing: their free capacity
+is not known.
 """
 
 from __future__ import annotations
@@ -108,8 +110,7 @@ def fit_shape(
     """Where ``shape`` fits among ``gpus`` (a summary's GPU table, any order)."""
     models = _models(gpus)
     if shape.model is not None:
-        query = shape.model
-        matched = tuple(m for m in models if model_matches(query, m[0]))
+        matched = tuple(m for m in models if model_matches(shape.model, m[0]))
     else:
         matched = models
     names = {m[0] for m in matched}
