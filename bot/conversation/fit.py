@@ -14,9 +14,26 @@ SLACK_NODES = 10
 NODE_HEADER = ("node", "placements", "GPUs free", "fragmented after")
 
 
+CODE_WIDTH = 72  # Slack wraps wider code blocks on a laptop screen
+NODE_WIDTH = CODE_WIDTH - sum(len(h) + 2 for h in NODE_HEADER[1:])
+
+
+def short_name(name: str, width: int = NODE_WIDTH) -> str:
+    """``name`` within ``width``, cut in the middle so its end (the node number) stays."""
+    if len(name) <= width:
+        return name
+    keep = width - 1
+    return name[: keep // 2] + "…" + name[len(name) - (keep - keep // 2) :]
+
+
 def _node_table(result: FitResult) -> str:
     rows = [
-        (fit.node, f"{fit.placements:,}", f"{fit.gpus_fitting:,}", f"{fit.fragmented_after:,}")
+        (
+            short_name(fit.node),
+            f"{fit.placements:,}",
+            f"{fit.gpus_fitting:,}",
+            f"{fit.fragmented_after:,}",
+        )
         for fit in result.nodes[:SLACK_NODES]
     ]
     return "\n".join(table_lines(rows, NODE_HEADER))

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.clusters.registry import load_registry
+from bot.conversation.fit import CODE_WIDTH, fit_reply
 from core.api import summarize_text
+from core.fit_shape import parse_shape
 from core.model import GpuSummary, SourceInfo
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
@@ -107,3 +109,16 @@ def test_bad_shape_is_answered_in_the_acknowledgement(bot: RunningBot) -> None:
     empty = bot.sender.command("demo fit", response_url=bot.api.response_url("e")).json()
     assert "`fit` needs a job shape" in blocks_text(empty["blocks"])
     assert bot.api.calls_to("chat.postMessage") == []
+
+
+def test_long_node_names_are_cut_in_the_middle_to_keep_code_blocks_narrow() -> None:
+    node = "gpu-pool-very-long-name-for-a-rack-in-a-far-datacentre-0042"
+    summary = summarize_text(
+        read_fixture("scheduler-small.prom").replace("gpu-node-1", node),
+        SourceInfo(kind="file", label="renamed"),
+    )
+    text = fit_reply(summary, parse_shape("1")).text
+    table = text.split("```")[1].splitlines()
+    assert max(len(line) for line in table) <= CODE_WIDTH
+    cut = next(line.split()[0] for line in table if "…" in line)
+    assert cut.startswith("gpu-pool-very") and cut.endswith("datacentre-0042")
