@@ -36,7 +36,8 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
             "• `/hami-summary` — pick a registered cluster (and context, optional namespace), "
             "then Confirm. Nothing is collected before you confirm.",
             f"• `{COMMAND_USAGE}` — summary of one cluster; `runtime` adds vGPU monitor usage, "
-            "`usage` real usage from nvidia-smi, `fresh` skips the cache.",
+            "`usage` real usage from nvidia-smi, `fresh` skips the cache, `fit 8xH100` (or "
+            "`fit 2x50c/20GiB`) says where a job of that shape would be placed now.",
             "• `/hami-summary clusters` — the clusters you may query in this channel.",
             "• `/hami-summary help` — this text.",
             f"• `{ADMIN_USAGE}` — for the bot's admins (Slack user ids in "
@@ -79,6 +80,8 @@ def _follow_up_lines(
         "• `csv` — every table in full, as CSV and text files   • `chart` — allocation chart "
         "(PNG)",
         "• `summary` — the whole summary again",
+        "• `fit 8xH100`, `fit 2x50c/20GiB`, `fit 1xA100 memory=30GiB` — where a job of that "
+        "shape would be placed now, or why it does not fit",
     ]
     if cluster is None:
         lines.append(

@@ -10,7 +10,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.conversation.fit_words import FIT_USAGE, split_fit
 from core.errors import InputError
+from core.fit_shape import Shape
 
 # Kubernetes names: a namespace is a DNS-1123 label, a node name a DNS-1123 subdomain
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/).
@@ -127,13 +129,14 @@ class ClusterCommand:
     # Real usage: exec nvidia-smi in the pods with allocations (SPEC 11); only where the
     # registry sets nvidia_smi_allowed for the cluster.
     usage: bool = False
+    fit: Shape | None = None  # ``fit SHAPE``: where a job of that shape would be placed now
 
 
 Command = HelpCommand | PickerCommand | ClustersCommand | AdminCommand | ClusterCommand
 
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
-    "[fresh]"
+    f"[fresh] [{FIT_USAGE}]"
 )
 
 ADMIN_USAGE = "/hami-summary admin [check]"
@@ -169,6 +172,7 @@ def parse_command(text: str) -> Command:
         )
     options: dict[str, str] = {}
     flags: set[str] = set()
+    words, fit = split_fit(words)
     for word in words[1:]:
         key, sep, value = word.partition("=")
         key = key.lower()
@@ -199,6 +203,7 @@ def parse_command(text: str) -> Command:
         runtime="runtime" in flags,
         fresh="fresh" in flags,
         usage="usage" in flags,
+        fit=fit,
     )
 
 
@@ -240,7 +245,7 @@ class FollowUp:
 
 FOLLOW_UP_USAGE = (
     "`ns team-a`, `node gpu-node-1`, `gpus`, `workloads`, `csv`, `chart`, `usage` (threads of "
-    "a cluster summary), `help`"
+    "a cluster summary), `fit 8xH100`, `help`"
 )
 
 

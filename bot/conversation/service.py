@@ -18,6 +18,8 @@ from bot.conversation.clusters import (
     nvidia_smi_refusal,
     runtime_refusal,
 )
+from bot.conversation.fit import fit_reply
+from bot.conversation.fit_words import fit_follow_up
 from bot.conversation.formatting import (
     all_tables,
     gpu_table,
@@ -65,6 +67,7 @@ from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, 
 from bot.store.summary_memo import memoized_render
 from core.api import summarize_text
 from core.errors import InputError
+from core.fit_shape import Shape
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
 from core.views.runtime_csv import runtime_csv
@@ -254,6 +257,8 @@ class Conversation:
                 admin_notes=self.live.access_notes(user, channel),
             )
         try:
+            if command.fit is not None:
+                return self._cluster_fit(command, command.fit, user=user, channel=channel)
             return self._cluster_summary(command, user=user, channel=channel)
         except InputError as error:
             return _problem(error)
@@ -322,6 +327,29 @@ class Conversation:
         ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node)
         found = self._summary_for(ref, user=user, channel=channel, fresh=command.fresh)
         return summary_reply(ref, found)
+
+    def _cluster_fit(
+        self, command: ClusterCommand, shape: Shape, *, user: str | None, channel: str | None
+    ) -> MessageReply:
+        """``/hami-summary <cluster> fit SHAPE``: from the same (cached) summary as a summary."""
+        option, context = self._resolve_cluster(command, user=user, channel=channel)
+        target = ClusterTarget(option.name, context, runtime=command.runtime)
+        ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node)
+        found = self._summary_for(ref, user=user, channel=channel, fresh=command.fresh)
+        return fit_reply(found.summary, shape)
+
+    def fit_in_thread(
+        self, shape: Shape, *, channel: str, thread_ts: str, user: str | None
+    ) -> Reply:
+        """``fit SHAPE`` in a thread: placed against the thread's metrics or cluster."""
+        if self.state.thread_subject(channel, thread_ts) is None:
+            return no_metrics_reply()
+        ref = SummaryRef(channel=channel, thread_ts=thread_ts)
+        try:
+            found = self._summary_for(ref, user=user, channel=channel, fresh=False)
+        except InputError as error:
+            return _problem(error)
+        return fit_reply(found.summary, shape)
 
     # -- picker --------------------------------------------------------------------------
 
@@ -454,9 +482,12 @@ class Conversation:
         if pasted is not None:
             return pasted
         try:
-            follow_up = parse_follow_up(body)
+            shape = fit_follow_up(body)
+            follow_up = parse_follow_up(body) if shape is None else None
         except InputError as error:
             return _problem(error)
+        if shape is not None:
+            return self.fit_in_thread(shape, channel=channel, thread_ts=thread_ts, user=user)
         if follow_up is None:
             if body:
                 return self._not_understood(body, channel=channel, thread_ts=thread_ts,

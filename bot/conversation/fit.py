@@ -1,0 +1,73 @@
+"""The answer to ``fit SHAPE``: where a job of that shape would be placed now, for Slack and
+the chat (``MessageReply`` text with mrkdwn emphasis; names are written as they are, and Slack's
+escaping is done where every Slack message is encoded)."""
+
+from __future__ import annotations
+
+from bot.conversation.replies import MessageReply
+from core.fit import FitResult, fit_shape
+from core.fit_shape import Shape
+from core.model import Summary
+from core.views.fit_view import PLACEMENTS_MEANING, headline, models_line, table_lines
+
+SLACK_NODES = 10
+NODE_HEADER = ("node", "placements", "GPUs free", "fragmented after")
+
+
+CODE_WIDTH = 72  # Slack wraps wider code blocks on a laptop screen
+NODE_WIDTH = CODE_WIDTH - sum(len(h) + 2 for h in NODE_HEADER[1:])
+
+
+def short_name(name: str, width: int = NODE_WIDTH) -> str:
+    """``name`` within ``width``, cut in the middle so its end (the node number) stays."""
+    if len(name) <= width:
+        return name
+    keep = width - 1
+    return name[: keep // 2] + "…" + name[len(name) - (keep - keep // 2) :]
+
+
+def _node_table(result: FitResult) -> str:
+    rows = [
+        (
+            short_name(fit.node),
+            f"{fit.placements:,}",
+            f"{fit.gpus_fitting:,}",
+            f"{fit.fragmented_after:,}",
+        )
+        for fit in result.nodes[:SLACK_NODES]
+    ]
+    return "\n".join(table_lines(rows, NODE_HEADER))
+
+
+def fit_text(result: FitResult, source_label: str) -> str:
+    """The body under the headline: where it fits (best first) or why not, and what is near."""
+    lines: list[str] = []
+    models = models_line(result)
+    if models:
+        lines.append(models)
+    if result.fits:
+        lines.append("Nodes, best first (fewest GPUs left fragmented after placing one job):")
+        lines.append(f"```{_node_table(result)}```")
+        more = len(result.nodes) - SLACK_NODES
+        if more > 0:
+            lines.append(
+                f"… and {more:,} more node(s); `hami-summary fit SHAPE FILE --format json` "
+                "lists every one."
+            )
+        lines.append(f"_{PLACEMENTS_MEANING}._")
+    else:
+        lines.append(f"*Why:* {result.reason or ''}")
+        if result.closest:
+            lines.append(f"*Closest:* {result.closest}")
+    if result.shape.whole_gpu:
+        lines.append("A whole GPU needs 100 free cores, all of its memory and no task on it.")
+    lines.append(f"From {source_label}.")
+    return "\n".join(lines)
+
+
+def fit_reply(summary: Summary, shape: Shape) -> MessageReply:
+    result = fit_shape(summary.gpus, shape)
+    return MessageReply(
+        text=fit_text(result, summary.source.label),
+        title=headline(result),
+    )
