@@ -94,6 +94,7 @@ def test_unknown_namespace_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_stdin_through_the_installed_command(tmp_path: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp_path))
     command = [sys.executable, "-m", "bot.cli.main", "summarize", "-", "--format", "json"]
@@ -110,6 +111,7 @@ def test_stdin_through_the_installed_command(tmp_path: Path) -> None:
     assert doc["source"]["kind"] == "paste" and doc["cluster"]["gpus"] == 6
 
 
+@pytest.mark.slow
 def test_text_that_is_not_metrics_is_exit_2(tmp_path: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp_path))
     command = [sys.executable, "-m", "bot.cli.main", "summarize", "-"]

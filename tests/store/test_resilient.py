@@ -31,6 +31,7 @@ def _unused_port() -> int:
         return port
 
 
+@pytest.mark.slow
 def test_uses_redis_while_it_answers(private_redis: RedisServerProcess) -> None:
     store = ResilientStore(RedisStore(private_redis.url, "t"))
     store.put("k", b"v", 30)
@@ -39,6 +40,7 @@ def test_uses_redis_while_it_answers(private_redis: RedisServerProcess) -> None:
     assert store.redis_state() == "ok"
 
 
+@pytest.mark.slow
 def test_redis_stopped_mid_test_then_restarted(
     private_redis: RedisServerProcess, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -81,6 +83,7 @@ def test_redis_stopped_mid_test_then_restarted(
     assert store.delete_if_equals("lock", b"a") is True
 
 
+@pytest.mark.slow
 def test_unavailable_at_start_then_appears(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
     port = _unused_port()
@@ -130,6 +133,7 @@ def test_probes_redis_at_most_once_per_interval() -> None:
     assert pings == [100.0, 105.5]
 
 
+@pytest.mark.slow
 def test_factory_chooses_by_redis_url(private_redis: RedisServerProcess) -> None:
     memory = store_from_env({})
     assert isinstance(memory, MemoryStore)

@@ -169,6 +169,7 @@ def _start_burst(
     )
 
 
+@pytest.mark.slow
 def test_fifty_requests_from_two_processes_cause_one_scrape(
     redis_url: str, redis_key_prefix: str
 ) -> None:
@@ -190,6 +191,7 @@ def test_fifty_requests_from_two_processes_cause_one_scrape(
         assert sum(1 for a in answers if a["age"] == 0.0) == 1
 
 
+@pytest.mark.slow
 def test_lock_of_a_killed_holder_expires(
     redis_url: str, redis_key_prefix: str, kv: RedisStore, exporter: CountingExporter
 ) -> None:
@@ -297,6 +299,7 @@ def test_a_failed_refresh_keeps_the_good_entry(kv: RedisStore, exporter: Countin
     assert again == good and age > 0
 
 
+@pytest.mark.slow
 def test_redis_down_still_single_flights_within_the_process(
     private_redis: RedisServerProcess,
 ) -> None:
