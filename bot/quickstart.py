@@ -2,6 +2,7 @@
 
     python3 -m bot.quickstart run    # set up .venv, then the bot in this terminal, example loaded
     python3 -m bot.quickstart test   # set up .venv with the dev extra, then lint, type-check, test
+    python3 -m bot.quickstart test --fast   # the same without the tests marked slow
 
 Standard library only: this runs before any dependency is installed. The virtual environment is
 (re)installed only when pyproject.toml changed since the last install.
@@ -134,13 +135,26 @@ def run_main_job(extra_args: list[str]) -> int:
         exporter.wait(timeout=10)
 
 
+def pytest_command(extra_args: list[str]) -> list[str]:
+    """pytest on every core (pytest-xdist; idle workers steal queued tests from busy ones).
+
+    ``--fast`` leaves out the tests marked ``slow`` (those that start processes or build a
+    1,000-node cluster) for the edit-test loop. Other arguments go to pytest after ours, so
+    ``-n 0`` runs in one process and ``-m ...`` chooses other tests.
+    """
+    fast = "--fast" in extra_args
+    rest = [arg for arg in extra_args if arg != "--fast"]
+    selection = ["-m", "not slow"] if fast else []
+    return [str(BIN / "pytest"), "-n", "auto", "--dist", "worksteal", *selection, *rest]
+
+
 def run_tests(extra_args: list[str]) -> int:
-    """Lint, type-check and run the whole test suite; the first failure decides the exit code."""
+    """Lint, type-check and run the test suite; the first failure decides the exit code."""
     ensure_environment("dev")
     steps = [
         ("ruff", [str(BIN / "ruff"), "check", "core", "bot", "tests"]),
         ("mypy", [str(BIN / "mypy")]),
-        ("pytest", [str(BIN / "pytest"), *extra_args]),
+        ("pytest", pytest_command(extra_args)),
     ]
     for name, command in steps:
         _say(f"running {name}")

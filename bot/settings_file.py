@@ -21,8 +21,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 from core.settings import DEFAULT_SETTINGS, Settings, SettingsError, settings_from_mapping
 
 SETTINGS_FILE_VARIABLE = "HAMI_SUMMARY_SETTINGS"
@@ -38,6 +36,8 @@ def load_settings(env: Mapping[str, str] | None = None, path: str | None = None)
     settings = DEFAULT_SETTINGS
     path = path or env.get(SETTINGS_FILE_VARIABLE) or None
     if path:
+        import yaml  # only when there is a file: most commands run on the defaults
+
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except OSError as err:

@@ -24,3 +24,7 @@ def fixtures_dir() -> Path:
 
 def read_fixture(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+# A test that starts a process without @pytest.mark.slow fails (see the module).
+from tests.support.process_guard import pytest_runtest_call  # noqa: E402, F401

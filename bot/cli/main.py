@@ -2,16 +2,23 @@
 
 Exit codes (DESIGN.md): 0 success, 2 input or cluster problem the user can fix (message on
 stderr), 1 internal error (logged with an error id, never a bare stack trace).
+
+Start-up cost is what a user feels on every command, so subcommand modules are imported only
+when chosen: ``COMMANDS`` names each one, its module and its one-line help, which is all that
+``hami-summary --help`` needs. ``summarize`` and ``simulate`` therefore never load the
+Kubernetes client, Slack, Redis or pydantic that other commands need.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 import uuid
 from collections.abc import Sequence
-from types import ModuleType
+from dataclasses import dataclass
+from typing import NoReturn
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -20,28 +27,84 @@ EXIT_USAGE = 2
 log = logging.getLogger("hami_summary.cli")
 
 
-def _command_modules() -> list[ModuleType]:
-    # Each module exposes ``register(subparsers)``, which adds its parser and sets ``run``.
-    from bot.cli import chat, clusters, fit, scrape, serve, simulate, summarize
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its module exposes ``register(subparsers)``, which adds the full parser
+    (with the same ``help``) and sets ``run``."""
 
-    return [summarize, fit, simulate, clusters, scrape, serve, chat]
+    name: str
+    module: str
+    help: str
 
 
-def build_parser() -> argparse.ArgumentParser:
+# To add a subcommand: one row here, and a module with ``register(sub)``.
+COMMANDS: tuple[Command, ...] = (
+    Command("summarize", "bot.cli.summarize", "summarise HAMi /metrics text from a file or stdin"),
+    Command("fit", "bot.cli.fit", "where a job of a given GPU shape would be placed now"),
+    Command(
+        "simulate",
+        "bot.cli.simulate",
+        "write or serve the /metrics text of a simulated HAMi scheduler",
+    ),
+    Command(
+        "clusters",
+        "bot.cli.clusters",
+        "list kubeconfig files and contexts, and the registered clusters",
+    ),
+    Command("scrape", "bot.cli.scrape", "summarise a live cluster through the Kubernetes API"),
+    Command("serve", "bot.cli.serve", "run the Slack bot (HTTP mode or Socket Mode)"),
+    Command("chat", "bot.cli.chat", "talk to the bot in this terminal (no Slack needed)"),
+)
+
+
+def _add_global_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
+
+
+class _ScoutProblem(Exception):
+    pass
+
+
+class _ScoutParser(argparse.ArgumentParser):
+    """Finds the subcommand; leaves every complaint to the full parser."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ScoutProblem(message)
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line, or None (``--help``, none, or a typo)."""
+    scout = _ScoutParser(add_help=False)
+    _add_global_options(scout)
+    scout.add_argument("command", nargs="?")
+    try:
+        known, _ = scout.parse_known_args(argv)
+    except _ScoutProblem:  # e.g. --log-level without a value: the full parser says so
+        return None
+    names = {command.name for command in COMMANDS}
+    return known.command if known.command in names else None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: every subcommand is listed, only the chosen one is built."""
+    chosen = chosen_command(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="hami-summary",
         description="How the GPUs of a Kubernetes cluster are shared out by HAMi.",
     )
-    parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
+    _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in _command_modules():
-        module.register(sub)
+    for command in COMMANDS:
+        if command.name == chosen:
+            importlib.import_module(command.module).register(sub)
+        else:
+            sub.add_parser(command.name, help=command.help, add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import gc
 import sys
 import zlib
 from datetime import UTC, datetime
@@ -17,7 +17,7 @@ from core.model import SourceInfo, Summary
 from core.settings import SettingsError
 from core.summary.build import human_size, input_problems_note
 from core.text_decoding import decode_metrics_bytes
-from core.views import render
+from core.views import json_view, render
 from core.views.csv_view import TABLES, table_csv
 
 FORMATS = ("text", "markdown", "json", "csv", "blocks")
@@ -43,6 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="summarise the bundled example cluster instead of FILE",
     )
     parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument(
+        "--pretty",
+        action="store_true",
+        help="with --format json or blocks: indent the JSON (default: one compact line)",
+    )
     parser.add_argument(
         "--csv-table", choices=TABLES, default=None, help="with --format csv: print only this table"
     )
@@ -116,12 +121,20 @@ def _gunzip(data: bytes, max_bytes: int) -> bytes:
 
 
 def format_summary(
-    summary: Summary, fmt: str, csv_table: str | None, top: int | None = None
+    summary: Summary,
+    fmt: str,
+    csv_table: str | None,
+    top: int | None = None,
+    *,
+    pretty: bool = False,
 ) -> str:
+    """``summary`` in ``fmt``; JSON formats are compact unless ``pretty``."""
     if fmt == "blocks":
         from bot.slack.blocks import summary_blocks
 
-        return json.dumps({"blocks": summary_blocks(summary)}, indent=2, allow_nan=False) + "\n"
+        return json_view.dumps({"blocks": summary_blocks(summary)}, pretty=pretty)
+    if fmt == "json":
+        return json_view.render(summary, pretty=pretty)
     if fmt == "csv" and csv_table is not None:
         return table_csv(summary, csv_table)
     return render(summary, fmt, top=top)
@@ -138,6 +151,18 @@ def write_chart(summary: Summary, path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # One command, then the process ends: reference counting frees what it built, and the
+    # cyclic collector would only rescan the million objects of a large summary's output.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _summarize(args)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _summarize(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(path=args.settings)
         text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
@@ -145,7 +170,13 @@ def run(args: argparse.Namespace) -> int:
             text, source, namespace=args.namespace, node=args.node, settings=settings
         )
         sys.stdout.write(
-            format_summary(summary, args.format, args.csv_table, settings.limits.top_rows)
+            format_summary(
+                summary,
+                args.format,
+                args.csv_table,
+                settings.limits.top_rows,
+                pretty=args.pretty,
+            )
         )
         if args.chart is not None:
             write_chart(summary, args.chart)

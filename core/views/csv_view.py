@@ -12,16 +12,24 @@ from collections.abc import Callable, Iterable
 
 from core.model import Summary
 from core.views.runtime_csv import runtime_csv
-from core.views.spreadsheet import spreadsheet_cell
+from core.views.spreadsheet import may_start_a_formula, spreadsheet_cell
 
 TABLES = ("gpus", "workloads", "nodes", "namespaces", "runtime")
 
 
 def _write(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
+    rows = list(rows)
+    text = _csv_text(headers, rows)
+    if not may_start_a_formula(text):
+        return text
+    return _csv_text(headers, [tuple(map(spreadsheet_cell, row)) for row in rows])
+
+
+def _csv_text(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)
-    writer.writerows(tuple(map(spreadsheet_cell, row)) for row in rows)
+    writer.writerows(rows)
     return buffer.getvalue()
 
 

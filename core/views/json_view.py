@@ -251,5 +251,20 @@ def to_document(summary: Summary) -> dict[str, Any]:
     }
 
 
-def render(summary: Summary) -> str:
-    return json.dumps(to_document(summary), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def render(summary: Summary, *, pretty: bool = False) -> str:
+    """The document as strict JSON (no NaN or Infinity), one line unless ``pretty``.
+
+    Compact output goes through the standard library's C encoder; ``indent`` switches ``json``
+    to its pure-Python encoder, several times slower on a 1,000-node summary, so indented
+    output is asked for, never the default.
+    """
+    return dumps(to_document(summary), pretty=pretty)
+
+
+def dumps(document: object, *, pretty: bool = False) -> str:
+    """``document`` as strict JSON plus a newline: compact, or indented by two if ``pretty``."""
+    if pretty:
+        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    else:
+        text = json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text + "\n"

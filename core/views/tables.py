@@ -155,10 +155,10 @@ def nodes_table(summary: Summary, top: int) -> Table:
             f"{num(n.free_cores)}c {n.free_mem_mib / 1024:,.0f}GiB",
             f"{num(n.largest_free_cores)}c {n.largest_free_mem_mib / 1024:,.0f}GiB",
         )
-        for n in ordered
+        for n in ordered[:top]  # only the rows shown are formatted
     ]
-    shown, omitted = _limit(rows, top)
-    title = "Nodes" if not omitted else f"Nodes ({len(shown)} of {len(rows)}, most free first)"
+    shown, omitted = tuple(rows), max(len(ordered) - top, 0)
+    title = "Nodes" if not omitted else f"Nodes ({len(shown)} of {len(nodes)}, most free first)"
     return Table(
         title,
         ("node", "GPUs", "verdict", "cores", "memory GiB", "I/P/F/X", "free", "largest slice"),
@@ -197,13 +197,13 @@ def gpus_table(summary: Summary, top: int) -> Table:
             g.state,
             ", ".join(g.flags) or "-",
         )
-        for g in ordered
+        for g in ordered[:top]  # only the rows shown are formatted
     ]
-    shown, omitted = _limit(rows, top)
+    shown, omitted = tuple(rows), max(len(ordered) - top, 0)
     title = (
         "GPUs"
         if not omitted
-        else (f"GPUs ({len(shown)} of {len(rows)}: inconsistent, full and shared first)")
+        else (f"GPUs ({len(shown)} of {len(gpus)}: inconsistent, full and shared first)")
     )
     return Table(
         title,

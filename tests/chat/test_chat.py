@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FIXTURES, read_fixture
 from tests.kube.fake_apiserver import FakeApiServer, hami_cluster
 from tests.slack.conftest import MetricsServer, write_kubeconfig, write_registry
@@ -32,6 +34,7 @@ def saved_paths(output: str) -> list[Path]:
     return [Path(p) for p in re.findall(r"saved to (\S+)", output)]
 
 
+@pytest.mark.slow
 def test_example_gives_a_full_answer_and_a_chart_at_once(tmp_path: Path) -> None:
     result = chat("--example", stdin="", tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -41,6 +44,7 @@ def test_example_gives_a_full_answer_and_a_chart_at_once(tmp_path: Path) -> None
     assert charts and charts[0].read_bytes().startswith(PNG_SIGNATURE)
 
 
+@pytest.mark.slow
 def test_file_then_follow_ups_use_the_same_metrics(tmp_path: Path) -> None:
     script = "\n".join([
         "ns team-a",
@@ -64,6 +68,7 @@ def test_file_then_follow_ups_use_the_same_metrics(tmp_path: Path) -> None:
     assert csv_files and "GPU-5f3c1a2e" in csv_files[0].read_text()
 
 
+@pytest.mark.slow
 def test_pasted_metrics_end_at_an_empty_line(tmp_path: Path) -> None:
     script = read_fixture("scheduler-small.prom").rstrip("\n") + "\n\nnode gpu-node-2\n"
     result = chat(stdin=script, tmp_path=tmp_path)
@@ -72,6 +77,7 @@ def test_pasted_metrics_end_at_an_empty_line(tmp_path: Path) -> None:
     assert "node=gpu-node-2" in result.stdout
 
 
+@pytest.mark.slow
 def test_bad_paste_and_follow_up_without_metrics_are_explained(tmp_path: Path) -> None:
     dcgm = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 42\n'
     result = chat(stdin="gpus\n" + dcgm + "\n", tmp_path=tmp_path)
@@ -81,6 +87,7 @@ def test_bad_paste_and_follow_up_without_metrics_are_explained(tmp_path: Path) -
     assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_registered_cluster_is_summarised_live(tmp_path: Path) -> None:
     server = MetricsServer(read_fixture("scheduler-small.prom"))
     try:
@@ -104,12 +111,14 @@ def test_registered_cluster_is_summarised_live(tmp_path: Path) -> None:
             "`runtime` for the allocation summary.") in result.stdout
 
 
+@pytest.mark.slow
 def test_unreadable_file_is_a_usage_error(tmp_path: Path) -> None:
     result = chat(str(tmp_path / "missing.prom"), stdin="", tmp_path=tmp_path)
     assert result.returncode == 2
     assert "cannot read" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_real_usage_of_a_kubeconfig_cluster_and_the_refusal_where_not_allowed(
     tmp_path: Path,
 ) -> None:
@@ -140,6 +149,7 @@ def test_real_usage_of_a_kubeconfig_cluster_and_the_refusal_where_not_allowed(
             f"nvidia_smi_allowed: true for it in the cluster registry ({registry}:5)") in out
 
 
+@pytest.mark.slow
 def test_words_that_are_not_a_follow_up_are_told_apart_from_a_missing_paste(
     tmp_path: Path,
 ) -> None:
@@ -157,6 +167,7 @@ def test_words_that_are_not_a_follow_up_are_told_apart_from_a_missing_paste(
     assert "Filter: namespace=team-a" in out  # the metrics still answer afterwards
 
 
+@pytest.mark.slow
 def test_cut_tables_point_at_csv_which_saves_every_row(tmp_path: Path) -> None:
     from core.simulate import simulate_exposition
 
@@ -173,6 +184,7 @@ def test_cut_tables_point_at_csv_which_saves_every_row(tmp_path: Path) -> None:
     assert "gpu-node-40,3," in saved["hami-summary"].read_text()
 
 
+@pytest.mark.slow
 def test_admin_lists_kubeconfigs_and_who_may_query_each_cluster(tmp_path: Path) -> None:
     kube_dir = tmp_path / "kube"
     kube_dir.mkdir()
@@ -198,6 +210,7 @@ def test_admin_lists_kubeconfigs_and_who_may_query_each_cluster(tmp_path: Path) 
     assert "kube-token-not-a-secret" not in out + result.stderr
 
 
+@pytest.mark.slow
 def test_operator_settings_reach_the_bot(tmp_path: Path) -> None:
     settings = tmp_path / "settings.yaml"
     # team-a holds 47 % of the example's cores: a dominant tenant once the bar is 45 %.
@@ -212,6 +225,7 @@ def test_operator_settings_reach_the_bot(tmp_path: Path) -> None:
     assert "cannot read the settings file" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_follow_ups_after_a_real_usage_summary_keep_it_from_the_same_reading(
     tmp_path: Path,
 ) -> None:

@@ -235,6 +235,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_serve_runs_until_interrupted() -> None:
     proc = subprocess.Popen(
         [
@@ -273,6 +274,7 @@ def test_serve_runs_until_interrupted() -> None:
             proc.wait()
 
 
+@pytest.mark.slow
 def test_serve_on_a_busy_port_says_what_to_do() -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

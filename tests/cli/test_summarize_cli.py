@@ -38,6 +38,26 @@ def test_json_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["cluster"]["core_allocated"] == 275
 
 
+def test_json_is_one_compact_line_unless_pretty(capsys: pytest.CaptureFixture[str]) -> None:
+    code, compact, _ = run(capsys, SCHEDULER, "--format", "json")
+    assert code == 0
+    assert compact.count("\n") == 1 and compact.endswith("}\n")
+    assert compact.startswith('{"schema_version":1,"source":{')
+    code, pretty, _ = run(capsys, SCHEDULER, "--format", "json", "--pretty")
+    assert code == 0
+    assert pretty.startswith('{\n  "schema_version": 1,\n  "source": {\n')
+    assert json.loads(pretty) == json.loads(compact)
+
+
+def test_blocks_are_compact_unless_pretty(capsys: pytest.CaptureFixture[str]) -> None:
+    code, compact, _ = run(capsys, SCHEDULER, "--format", "blocks")
+    assert code == 0 and compact.count("\n") == 1
+    code, pretty, _ = run(capsys, SCHEDULER, "--format", "blocks", "--pretty")
+    assert code == 0 and pretty.startswith('{\n  "blocks": [')
+    assert json.loads(pretty) == json.loads(compact)
+    assert json.loads(compact)["blocks"]
+
+
 def test_csv_single_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, SCHEDULER, "--format", "csv", "--csv-table", "workloads")
     assert code == 0
@@ -74,6 +94,7 @@ def test_unknown_namespace_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_stdin_through_the_installed_command(tmp_path: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp_path))
     command = [sys.executable, "-m", "bot.cli.main", "summarize", "-", "--format", "json"]
@@ -90,6 +111,7 @@ def test_stdin_through_the_installed_command(tmp_path: Path) -> None:
     assert doc["source"]["kind"] == "paste" and doc["cluster"]["gpus"] == 6
 
 
+@pytest.mark.slow
 def test_text_that_is_not_metrics_is_exit_2(tmp_path: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp_path))
     command = [sys.executable, "-m", "bot.cli.main", "summarize", "-"]

@@ -337,6 +337,7 @@ def test_a_namespace_keeps_its_colour_across_summaries() -> None:
         assert colours == {namespace_colour(ns)}, ns
 
 
+@pytest.mark.slow
 def test_colour_comes_from_the_name_not_the_process() -> None:
     # Python's hash() changes per process; the palette index must not.
     code = "from core.views.chart import namespace_colour; print(namespace_colour('team-a'))"
@@ -478,6 +479,7 @@ def test_concurrent_renders_match_serial_ones() -> None:
     assert [results[i] for i in range(len(summaries))] == expected
 
 
+@pytest.mark.slow
 def test_rendering_never_touches_pyplot() -> None:
     code = (
         "import sys\n"

@@ -5,13 +5,18 @@ from __future__ import annotations
 import csv
 import io
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from core.api import summarize_text
 from core.model import SourceInfo
 from core.views import render
 from core.views.csv_view import table_csv
+from core.views.spreadsheet import may_start_a_formula
 from tests.conftest import read_fixture
 
 SOURCE = SourceInfo(kind="paste", label="pasted text")
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def hostile_names() -> str:
@@ -34,7 +39,7 @@ def test_cells_that_would_start_a_formula_get_a_leading_quote() -> None:
     summary = summarize_text(hostile_names(), SOURCE)
     workloads = rows(table_csv(summary, "workloads"))
     pods = {row[1] for row in workloads[1:]}
-    assert "'=HYPERLINK(\"http://evil\",\"x\")" in pods
+    assert '\'=HYPERLINK("http://evil","x")' in pods
     assert {"'-2+3", "'\tcmd"} <= pods
     assert {row[0] for row in workloads[1:]} >= {"'+team-b", "team-a"}
     nodes = {row[0] for row in rows(table_csv(summary, "nodes"))[1:]}
@@ -47,8 +52,13 @@ def test_numbers_and_plain_names_are_written_unchanged() -> None:
     summary = summarize_text(read_fixture("scheduler-small.prom"), SOURCE)
     workloads = rows(table_csv(summary, "workloads"))
     assert workloads[1][:7] == [
-        "ml-batch", "ddp-worker-0", "0", "gpu-node-2",
-        "GPU-6b7c8d9e-0f1a-4b2c-bd3e-4f5a6b7c8d9e", "50.0", "7680.0",
+        "ml-batch",
+        "ddp-worker-0",
+        "0",
+        "gpu-node-2",
+        "GPU-6b7c8d9e-0f1a-4b2c-bd3e-4f5a6b7c8d9e",
+        "50.0",
+        "7680.0",
     ]
 
 
@@ -57,3 +67,30 @@ def test_runtime_csv_quotes_formula_cells_too() -> None:
     summary = summarize_text(monitor, SOURCE)
     containers = rows(table_csv(summary, "runtime").split("\n\n")[1])
     assert "'=1+1" in {row[1] for row in containers[1:]}
+
+
+def _plain_csv(table: list[list[object]]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(table)
+    return buffer.getvalue()
+
+
+CELLS = st.one_of(
+    st.text(alphabet=st.sampled_from("ab =+-@\t\r\n,\"'"), max_size=6),
+    st.integers(min_value=0, max_value=10**6),
+    st.floats(min_value=0, max_value=1e6, allow_nan=False),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(CELLS, min_size=1, max_size=4), min_size=1, max_size=5))
+def test_the_one_scan_check_never_misses_a_formula_cell(table: list[list[object]]) -> None:
+    needs_quoting = any(isinstance(c, str) and c.startswith(FORMULA) for r in table for c in r)
+    if needs_quoting:
+        assert may_start_a_formula(_plain_csv(table))
+
+
+def test_the_one_scan_check_passes_plain_tables() -> None:
+    assert not may_start_a_formula(_plain_csv([["node", "gpus"], ["gpu-node-1", 8, 12.5]]))
+    assert may_start_a_formula(_plain_csv([["node"], ["a,=b"]]))  # quoted cell, formula inside
+    assert may_start_a_formula(_plain_csv([["x", "=1"]]))

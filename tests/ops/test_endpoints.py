@@ -71,6 +71,7 @@ def test_readyz_waits_for_the_token_and_the_registry(served: tuple[Readiness, st
     assert body["checks"]["slack"]["detail"] == "auth.test refused the bot token: invalid_auth"
 
 
+@pytest.mark.slow
 def test_readyz_reports_redis_degraded_and_recovered(private_redis: RedisServerProcess) -> None:
     store = ResilientStore(RedisStore(private_redis.url, "t"), retry_interval_seconds=0.2)
     readiness = Readiness(redis_state=lambda: redis_state(store))

@@ -225,6 +225,7 @@ def test_ordinary_text_is_left_alone() -> None:
         assert redact(text) == text
 
 
+@pytest.mark.slow
 def test_text_on_a_terminal_json_through_a_pipe() -> None:
     script = (
         "import logging; from bot.ops.logging import configure_logging, request_context; "

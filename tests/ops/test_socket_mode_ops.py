@@ -36,6 +36,7 @@ def slack_api() -> Iterator[SlackWebApi]:
     yield from running_slack_api()
 
 
+@pytest.mark.slow
 def test_side_port_serves_health_readiness_and_metrics(
     slack_api: SlackWebApi, tmp_path: Path
 ) -> None:

@@ -288,8 +288,11 @@ def test_follow_ups_in_the_thread_use_the_metrics_given_there(bot: RunningBot) -
     filtered = [m for m in bot.api.messages.values()
                 if m.thread_ts == root and "filter `namespace=team-b`" in blocks_text(m.blocks)]
     assert filtered, "no summary filtered to team-b in the thread"
-    assert "embed-svc-0" in blocks_text(filtered[0].blocks) or "team-b" in blocks_text(
-        filtered[0].blocks)
+    # The metrics pasted in the thread, narrowed to team-b: its one namespace row, no other.
+    text = blocks_text(filtered[0].blocks)
+    assert "*Namespaces* (1, filtered to `namespace=team-b`)" in text
+    assert "*team-b* — 45 cores (16.4%), 12,288 MiB (15.6%), 2 pods on 2 GPUs" in text
+    assert "*team-a*" not in text and "*ml-batch*" not in text
 
     bot.sender.mention("workloads", thread_ts=root)
     bot.api.wait_for("chat.update", 3)

@@ -79,6 +79,7 @@ def test_serve_answers_signed_requests_and_health_and_stops_on_sigterm(
     assert slack_api.bot_token not in logs and SIGNING_SECRET not in logs
 
 
+@pytest.mark.slow
 def test_serve_without_credentials_says_what_to_set(slack_api: SlackWebApi) -> None:
     result = subprocess.run([sys.executable, "-m", "bot.cli.main", "serve"],
                             env=serve_env(slack_api), capture_output=True, text=True, timeout=60)
@@ -87,6 +88,7 @@ def test_serve_without_credentials_says_what_to_set(slack_api: SlackWebApi) -> N
     assert "hami-summary chat --example" in result.stderr
 
 
+@pytest.mark.slow
 def test_serve_with_a_rejected_token_fails_clearly_without_echoing_it(
     slack_api: SlackWebApi,
 ) -> None:
@@ -102,6 +104,7 @@ def test_serve_with_a_rejected_token_fails_clearly_without_echoing_it(
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_socket_mode_needs_an_app_token(slack_api: SlackWebApi) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bot.cli.main", "serve", "--socket-mode"],
@@ -112,6 +115,7 @@ def test_socket_mode_needs_an_app_token(slack_api: SlackWebApi) -> None:
     assert "SLACK_APP_TOKEN" in result.stderr and "connections:write" in result.stderr
 
 
+@pytest.mark.slow
 def test_serve_logs_json_from_its_first_line_without_bolt_warnings_or_secrets(
     slack_api: SlackWebApi,
 ) -> None:
@@ -149,6 +153,7 @@ def test_serve_logs_json_from_its_first_line_without_bolt_warnings_or_secrets(
         assert secret not in logs
 
 
+@pytest.mark.slow
 def test_serve_with_an_unusable_registry_stops_with_file_line_and_field(
     slack_api: SlackWebApi, tmp_path: Path,
 ) -> None:

@@ -10,6 +10,7 @@ import redis
 from tests.support.redis_server import RedisServerProcess, redis_server_binary
 
 
+@pytest.mark.slow
 def test_the_bundled_redis_server_runs_when_none_is_on_path(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

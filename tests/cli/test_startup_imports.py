@@ -1,0 +1,95 @@
+"""Each subcommand imports only what it uses: ``summarize``, ``simulate`` and ``--help`` never
+load the Kubernetes client, Slack, Redis, pydantic, or matplotlib (unless ``--chart``).
+
+Checked on whole processes with ``python -X importtime``, which lists every module imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli.main import COMMANDS, build_parser, chosen_command
+from tests.conftest import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEDULER = str(FIXTURES / "scheduler-small.prom")
+HEAVY = {"kubernetes", "slack_bolt", "slack_sdk", "redis", "matplotlib", "pydantic"}
+
+
+def imported_packages(*args: str) -> set[str]:
+    """Top-level packages a ``hami-summary`` process imports (from ``-X importtime``)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot.cli.main", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    packages = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            packages.add(name.split(".")[0])
+    assert "bot" in packages, "importtime output not understood"
+    return packages
+
+
+LIGHT_COMMANDS = {
+    "help": ["--help"],
+    "summarize-help": ["summarize", "--help"],
+    "summarize-json": ["summarize", SCHEDULER, "--format", "json"],
+    "summarize-text": ["summarize", SCHEDULER, "--format", "text"],
+    "summarize-csv": ["summarize", SCHEDULER, "--format", "csv"],
+    "simulate": ["simulate", "--nodes", "2", "--gpus-per-node", "2"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", LIGHT_COMMANDS.values(), ids=LIGHT_COMMANDS.keys())
+def test_light_commands_import_no_heavy_package(args: list[str]) -> None:
+    heavy = imported_packages(*args) & HEAVY
+    assert heavy == set(), f"hami-summary {' '.join(args)} imported {sorted(heavy)}"
+
+
+@pytest.mark.slow
+def test_chart_loads_matplotlib_only_when_asked(tmp_path: Path) -> None:
+    chart = tmp_path / "chart.png"
+    packages = imported_packages("summarize", SCHEDULER, "--chart", str(chart))
+    assert "matplotlib" in packages
+    assert packages & (HEAVY - {"matplotlib"}) == set()
+    assert chart.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_table_help_is_what_each_module_registers() -> None:
+    for command in COMMANDS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(command.module).register(sub)
+        registered = {action.dest: action.help for action in sub._choices_actions}
+        assert registered == {command.name: command.help}
+
+
+def test_only_the_chosen_command_is_built() -> None:
+    parser = build_parser(["summarize", "--example"])
+    args = parser.parse_args(["summarize", "--example"])
+    assert args.command == "summarize" and args.example and callable(args.run)
+    assert chosen_command(["--log-level", "DEBUG", "simulate", "--nodes", "1"]) == "simulate"
+    assert chosen_command(["--help"]) is None
+    assert chosen_command(["nope"]) is None
+    assert chosen_command(["--log-level"]) is None
+
+
+def test_unknown_command_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser(["nope"]).parse_args(["nope"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'nope'" in err
+    for command in COMMANDS:
+        assert f"'{command.name}'" in err
