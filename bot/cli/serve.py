@@ -197,9 +197,6 @@ def run(args: argparse.Namespace) -> int:
     # Logging first: the store and Bolt log while they start (e.g. "Redis unavailable"), and
     # every line of a run must be in one format (JSON off a terminal), redacted.
     configure_logging(logging.getLogger().level or logging.INFO)
-    plan = _prepare(args)
-    if isinstance(plan, str):
-        return _fail(plan)
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -208,5 +205,8 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
+    plan = _prepare(args)
+    if isinstance(plan, str):
+        return _fail(plan)
     serve(plan, stop)
     return EXIT_OK

@@ -84,7 +84,6 @@ class SlackStartup:
         self._stop = stop
         self._first = first_retry_seconds
         self._max = max_retry_seconds
-        self.connected = threading.Event()
 
     def start(self) -> SlackStartup:
         threading.Thread(target=self.run, name="hami-summary-slack-start", daemon=True).start()
@@ -109,7 +108,6 @@ class SlackStartup:
             if connected:
                 self._readiness.slack_token_verified(text)
                 log.info("Slack accepted the bot token (team %s): ready", text)
-                self.connected.set()
                 return True
             self._readiness.slack_auth_failed(text, delay)
             if text != last_reason:
