@@ -20,7 +20,6 @@ in Socket Mode.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -30,8 +29,6 @@ from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 from prometheus_client import make_wsgi_app
 
 from bot.ops.metrics import METRICS, OpsMetrics
-
-log = logging.getLogger("hami_summary.ops")
 
 CheckStatus = Literal["ok", "degraded", "pending", "failed", "disabled"]
 # Statuses that leave the bot able to answer Slack.
