@@ -61,10 +61,10 @@ class Readiness:
         with self._lock:
             self._slack = CheckResult("ok", detail)
 
-    def slack_auth_failed(self, reason: str, retry_in_seconds: float | None = None) -> None:
-        """``reason``: Slack's error (e.g. ``invalid_auth``) or why Slack was not reached;
-        never the token itself."""
-        detail = f"auth.test failed: {reason}" + _retrying(retry_in_seconds)
+    def slack_failed(self, what: str, retry_in_seconds: float | None = None) -> None:
+        """``what`` failed, e.g. ``auth.test failed: invalid_auth`` (Slack's error or why Slack
+        was not reached; never a token)."""
+        detail = what + _retrying(retry_in_seconds)
         with self._lock:
             self._slack = CheckResult("failed", detail)
 

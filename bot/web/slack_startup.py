@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.ops.endpoints import Readiness
 
@@ -49,18 +49,26 @@ _TOKEN_ERRORS = frozenset(
 )
 
 
-def describe(error: Exception, api_url: str) -> str:
-    """A short reason for the readiness body and the log; never the token."""
+def describe(error: Exception, api_url: str, tokens: str = "SLACK_BOT_TOKEN") -> str:
+    """A short reason for the readiness body and the log; never a token. ``tokens`` names the
+    variables to check when Slack refuses one."""
     if isinstance(error, SlackApiError):
         status = error.response.status_code
         if status != 200:
             return f"HTTP {status} from {api_url}"
         code = str(error.response.get("error") or "unknown error")
         if code in _TOKEN_ERRORS:
-            return f"{code}, Slack refused the bot token (check SLACK_BOT_TOKEN)"
+            return f"{code}, Slack refused the token (check {tokens})"
         return code
-    reason = getattr(error, "reason", None) or error
-    return f"cannot reach {api_url}: {reason}"
+    if isinstance(error, (OSError, SlackClientError)):  # refused, DNS, TLS, timeout
+        reason = getattr(error, "reason", None) or error
+        return f"cannot reach {api_url}: {reason}"
+    return f"{type(error).__name__}: {error}"
+
+
+def unexpected(error: Exception) -> bool:
+    """Not an answer of Slack nor a network failure: a fault of the bot, worth a traceback."""
+    return not isinstance(error, (SlackApiError, OSError, SlackClientError))
 
 
 class SlackStartup:
@@ -89,35 +97,41 @@ class SlackStartup:
         threading.Thread(target=self.run, name="hami-summary-slack-start", daemon=True).start()
         return self
 
-    def _try_once(self) -> tuple[bool, str]:
-        """(True, team name) when Slack accepted the token and ``connect`` worked, else
-        (False, reason)."""
+    def _try_once(self) -> str | tuple[str, Exception]:
+        """The team name when Slack accepted the token and ``connect`` worked, else what failed
+        and the error."""
         try:
             team = str(self._client.auth_test().get("team") or "?")
-            self._connect()
         except Exception as error:  # every failure is retried; the reason is reported
-            return False, describe(error, self._api_url)
-        return True, team
+            return "auth.test failed: " + describe(error, self._api_url), error
+        try:
+            self._connect()
+        except Exception as error:
+            tokens = "SLACK_BOT_TOKEN, and SLACK_APP_TOKEN in Socket Mode"
+            return "connecting to Slack failed: " + describe(error, self._api_url, tokens), error
+        return team
 
     def run(self) -> bool:
         """True once connected; False when ``stop`` was set first."""
         delay = self._first
-        last_reason = None
+        last = None
         while not self._stop.is_set():
-            connected, text = self._try_once()
-            if connected:
-                self._readiness.slack_token_verified(text)
-                log.info("Slack accepted the bot token (team %s): ready", text)
+            outcome = self._try_once()
+            if isinstance(outcome, str):
+                self._readiness.slack_token_verified(outcome)
+                log.info("Slack accepted the bot token (team %s): ready", outcome)
                 return True
-            self._readiness.slack_auth_failed(text, delay)
-            if text != last_reason:
+            what, error = outcome
+            self._readiness.slack_failed(what, delay)
+            if what != last:
                 log.warning(
-                    "not ready: auth.test failed: %s; retrying with back-off up to %g s "
+                    "not ready: %s; retrying with back-off up to %g s "
                     "(logged again when the reason changes)",
-                    text,
+                    what,
                     self._max,
+                    exc_info=error if unexpected(error) else None,
                 )
-                last_reason = text
+                last = what
             self._stop.wait(delay)
             delay = min(delay * 2, self._max)
         return False

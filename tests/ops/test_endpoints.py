@@ -66,7 +66,7 @@ def test_readyz_waits_for_the_token_and_the_registry(served: tuple[Readiness, st
         "3 cluster(s) registered from /etc/hami-summary/clusters.yaml"
     )
 
-    readiness.slack_auth_failed("invalid_auth", retry_in_seconds=4)
+    readiness.slack_failed("auth.test failed: invalid_auth", retry_in_seconds=4)
     status, body = _json(f"{base}/readyz")
     assert status == 503 and body["failing"] == ["slack"]
     assert body["checks"]["slack"]["detail"] == "auth.test failed: invalid_auth; retrying in 4 s"

@@ -118,7 +118,7 @@ def test_serve_with_a_rejected_token_stays_up_not_ready_without_echoing_it(
             body = served.wait_for("/readyz", 503)
         assert body["failing"] == ["slack"]
         assert body["reason"].startswith(
-            "slack: auth.test failed: invalid_auth, Slack refused the bot token "
+            "slack: auth.test failed: invalid_auth, Slack refused the token "
             "(check SLACK_BOT_TOKEN); retrying in "
         )
         assert served.get("/healthz") == (200, {"status": "alive"})
