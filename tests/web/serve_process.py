@@ -24,8 +24,17 @@ class ServeProcess:
     """Started with ``env`` (plus a clean copy of this process's environment); logs (JSON
     lines on stderr) go to ``log_path``."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
-        self.port = free_port()
+    def __init__(
+        self,
+        env: dict[str, str],
+        log_path: Path,
+        *,
+        args: list[str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        """``args``: extra arguments of ``serve``; ``port``: where ``/healthz`` is (the HTTP
+        port by default; the ops port in Socket Mode)."""
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "HAMI_"))}
@@ -40,6 +49,7 @@ class ServeProcess:
                 "--log-level",
                 "INFO",
                 "serve",
+                *(args or []),
                 "--host",
                 "127.0.0.1",
                 "--port",

@@ -18,6 +18,8 @@ import pytest
 
 from tests.slack.conftest import SlackSender
 from tests.slack.test_http_e2e import blocks_text
+from tests.slack.test_socket_mode import EnvelopeServer
+from tests.support.redis_server import free_port
 from tests.support.slack_api import SlackWebApi, running_slack_api
 from tests.web.forwarder import Forwarder
 from tests.web.serve_process import ServeProcess, http_env
@@ -32,12 +34,10 @@ def slack_api() -> Iterator[SlackWebApi]:
     yield from running_slack_api()
 
 
-def warnings_about_slack(logs: str) -> list[str]:
+def warnings_about_slack(logs: str, start: str = "not ready: auth.test failed") -> list[str]:
     records = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
     return [
-        r["message"]
-        for r in records
-        if r["level"] == "warning" and r["message"].startswith("not ready: auth.test failed")
+        r["message"] for r in records if r["level"] == "warning" and r["message"].startswith(start)
     ]
 
 
@@ -124,3 +124,38 @@ def test_failing_auth_test_is_retried_with_back_off_and_readiness_follows(
         "not ready: auth.test failed: fatal_error; retrying with back-off up to 60 s "
         "(logged again when the reason changes)"
     ]
+
+
+def test_socket_mode_waits_unready_until_slack_hands_out_a_websocket(
+    slack_api: SlackWebApi, tmp_path: Path
+) -> None:
+    # apps.connections.open answers socket_mode_not_enabled until the app has Socket Mode on.
+    envelopes = EnvelopeServer()
+    ops_port = free_port()
+    env = {
+        "SLACK_BOT_TOKEN": slack_api.bot_token,
+        "SLACK_APP_TOKEN": slack_api.app_token,
+        "SLACK_API_URL": slack_api.base_url,
+        "OPS_PORT": str(ops_port),
+    }
+    served = ServeProcess(env, tmp_path / "serve.log", args=["--socket-mode"], port=ops_port)
+    try:
+        body = served.wait_for("/readyz", 503)
+        while "retrying" not in body.get("reason", ""):
+            body = served.wait_for("/readyz", 503)
+        assert body["reason"].startswith(
+            "slack: connecting to Slack failed: socket_mode_not_enabled; retrying in "
+        )
+        assert served.get("/healthz") == (200, {"status": "alive"})
+
+        slack_api.socket_mode_url = envelopes.url
+        assert envelopes.connected.wait(30), served.logs()[-3000:]
+        served.wait_for("/readyz", 200, timeout_seconds=30)
+    finally:
+        assert served.stop() == 0
+        envelopes.stop()
+    assert len(warnings_about_slack(served.logs(), "not ready: connecting to Slack failed")) == 1
+    # One auth.test per try, and Bolt's own once: the app is built once, only the websocket is
+    # tried again.
+    opens = len(slack_api.calls_to("apps.connections.open"))
+    assert opens >= 2 and len(slack_api.calls_to("auth.test")) == opens + 1
