@@ -1,9 +1,13 @@
-"""The bot's WSGI server in-thread: generic 500s, draining on stop, the metrics app's HEAD."""
+"""The bot's WSGI server in-thread: generic 500s, draining on stop, the metrics app's HEAD;
+and ``serve`` refusing unusable limits."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -14,6 +18,7 @@ import pytest
 
 from bot.ops.endpoints import Readiness
 from bot.web.server import BotHttpServer, start_ops_server
+from tests.web.serve_process import REPO
 
 
 def _fetch(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
@@ -87,3 +92,28 @@ def test_the_ops_port_serves_metrics_for_get_and_head_and_nothing_else() -> None
         assert status == 404 and b"/healthz, /metrics, /readyz" in body
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("HAMI_SUMMARY_HTTP_THREADS", "0"),
+        ("HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS", "1.5"),
+        ("HAMI_SUMMARY_HTTP_MAX_BODY_BYTES", "-1"),
+        ("HAMI_SUMMARY_HTTP_CONNECTION_LIMIT", "lots"),
+    ],
+)
+def test_serve_refuses_an_unusable_limit_naming_it(name: str, value: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "HAMI_"))}
+    env.update({"SLACK_BOT_TOKEN": "xoxb-1-unused", "SLACK_SIGNING_SECRET": "s" * 32, name: value})
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "serve", "--port", "0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert f"{name}={value!r} must be a whole number from " in result.stderr
+    assert "Traceback" not in result.stderr
