@@ -1,9 +1,14 @@
 """``hami-summary serve [--socket-mode]``: run the Slack bot.
 
-HTTP mode (``SLACK_SIGNING_SECRET`` set): a threaded web server on ``$PORT`` with Slack at
+HTTP mode (``SLACK_SIGNING_SECRET`` set): a waitress server on ``$PORT`` with Slack at
 ``/slack/events`` and ``/healthz``, ``/readyz``, ``/metrics`` beside it. Socket Mode
 (``--socket-mode``, or ``SLACK_APP_TOKEN`` set without a signing secret): a websocket to Slack,
 with the operations endpoints on ``$OPS_PORT`` (default 8080; 0 turns them off).
+
+Settings that cannot work (a variable missing or malformed, an unusable registry) stop the
+command with exit 2 and a message naming them: the environment of a running process does not
+change, so waiting would not help. Slack being unreachable or refusing the token does not stop
+it: it keeps serving, reports not ready on ``/readyz`` with the reason, and tries again.
 """
 
 from __future__ import annotations
@@ -16,17 +21,17 @@ import sys
 import threading
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.config import BotConfig, ConfigError, load_config
 
+if TYPE_CHECKING:
+    from bot.web.serving import ServePlan
+
 log = logging.getLogger("hami_summary.serve")
 
 DEFAULT_OPS_PORT = 8080
-# On SIGTERM, answers in progress get this long to finish (Kubernetes waits 30 s by default
-# before it kills the pod).
-DRAIN_SECONDS = 20
 
 
 DESCRIPTION = """\
@@ -39,8 +44,12 @@ Run the Slack bot. Settings come from the environment:
   PORT, OPS_PORT        HTTP port (default 3000); Socket Mode health port (default 8080, 0: off)
   REDIS_URL             shared state for several replicas (default: in process)
   HAMI_CLUSTERS_FILE    the cluster registry (YAML)
+  HAMI_SUMMARY_HTTP_THREADS, HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS,
+  HAMI_SUMMARY_HTTP_MAX_BODY_BYTES, HAMI_SUMMARY_HTTP_CONNECTION_LIMIT
+                        web server limits (default 8 threads, 60 s, 4 MiB, 1000)
 
-HTTP mode also serves /healthz, /readyz and /metrics on $PORT.
+HTTP mode also serves /healthz, /readyz and /metrics on $PORT. Until Slack accepts the bot token
+(retried with back-off), /readyz answers 503 naming the reason.
 """
 
 
@@ -129,63 +138,65 @@ def _forget_secret_environment() -> None:
         os.environ.pop(name, None)
 
 
-def run(args: argparse.Namespace) -> int:
-    # Imported here: `hami-summary summarize` must not pay for Bolt and Redis imports.
-    from slack_bolt.error import BoltError
-    from slack_sdk.errors import SlackApiError
-
+def _prepare(args: argparse.Namespace) -> ServePlan | str:
+    """Everything checked before serving, or the message naming what to fix. Only settings are
+    checked here: reaching Slack is retried while serving (``bot.web.slack_startup``)."""
     from bot.clusters.errors import RegistryError
     from bot.clusters.registry import empty_registry, load_registry
-    from bot.ops.endpoints import Readiness, ops_routes, start_ops_server
-    from bot.ops.logging import configure_logging, register_secret
-    from bot.slack.app import drain
-    from bot.slack.assembly import assemble_bot
-    from bot.store.factory import StoreConfigError, redis_state, store_from_env
-    from bot.web.server import BotHttpServer, slack_route
-    from bot.web.socket_mode import SocketModeRunner
+    from bot.ops.logging import register_secret
+    from bot.store.factory import StoreConfigError, store_from_env
+    from bot.web.serving import ServePlan
+    from bot.web.settings import HttpSettings, HttpSettingsError
 
-    # Logging first: the store and Bolt log while they start (e.g. "Redis unavailable"), and
-    # every line of a run must be in one format (JSON off a terminal), redacted.
-    configure_logging(logging.getLogger().level or logging.INFO)
     try:
         config = load_config()
-    except ConfigError as error:
-        return _fail(error.message)
-    for secret in (config.slack_bot_token, config.slack_signing_secret, config.slack_app_token,
-                   config.redis_url):
+        http = HttpSettings.from_env()
+    except (ConfigError, HttpSettingsError) as error:
+        return error.message
+    for secret in (
+        config.slack_bot_token,
+        config.slack_signing_secret,
+        config.slack_app_token,
+        config.redis_url,
+    ):
         register_secret(secret.reveal() if secret else None)
     try:
         store = store_from_env()
     except StoreConfigError as error:
-        return _fail(error.message)
+        return error.message
     _forget_secret_environment()
     mode = _choose_mode(config, args.socket_mode)
     if isinstance(mode, str):
-        return _fail(mode)
+        return mode
     ops_port = _ops_port(args)
     if isinstance(ops_port, str):
-        return _fail(ops_port)
+        return ops_port
     try:
         registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
     except RegistryError as error:
-        return _fail(error.message)
-
-    readiness = Readiness(redis_state=lambda: redis_state(store))
-    readiness.registry_loaded(len(registry.entries), str(config.clusters_file or "none"))
-    try:
-        # Bolt calls auth.test here: a bad token fails now, not on the first request.
-        app = assemble_bot(config, store=store, registry=registry, socket_mode=mode.socket_mode).app
-    except BoltError as error:
-        readiness.slack_token_failed(str(error))
-        return _fail(
-            f"Slack did not accept SLACK_BOT_TOKEN ({error}). Check the token and "
-            f"SLACK_API_URL ({config.slack_api_url})."
-        )
-    except (SlackApiError, OSError) as error:
-        return _fail(f"cannot reach the Slack Web API at {config.slack_api_url}: {error}")
-    readiness.slack_token_verified()
+        return error.message
     log.info("starting with settings %s", config.redacted())
+    port = args.port if args.port is not None else config.port
+    return ServePlan(
+        config=config,
+        bot_token=mode.bot_token,
+        store=store,
+        registry=registry,
+        http=http,
+        host=args.host,
+        port=ops_port if mode.socket_mode else port,
+        app_token=mode.app_token,
+    )
 
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: `hami-summary summarize` must not pay for Bolt, waitress and Redis imports.
+    from bot.ops.logging import configure_logging
+    from bot.web.serving import serve
+
+    # Logging first: the store and Bolt log while they start (e.g. "Redis unavailable"), and
+    # every line of a run must be in one format (JSON off a terminal), redacted.
+    configure_logging(logging.getLogger().level or logging.INFO)
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -194,36 +205,8 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-
-    if mode.socket_mode:
-        assert mode.app_token is not None
-        ops = start_ops_server(readiness, port=ops_port) if ops_port else None
-        runner = SocketModeRunner(app, mode.app_token).connect()
-        log.info(
-            "connected to Slack in Socket Mode%s",
-            f"; /healthz, /readyz and /metrics on port {ops.port}" if ops else "",
-        )
-        try:
-            stop.wait()
-        finally:
-            runner.close()
-            drain(app, DRAIN_SECONDS)
-            if ops is not None:
-                ops.stop()
-        return EXIT_OK
-
-    port = args.port if args.port is not None else config.port
-    server = BotHttpServer(
-        {**slack_route(app), **ops_routes(readiness)}, host=args.host, port=port
-    ).start()
-    # A log record like every other line (JSON off a terminal), not a bare print among them.
-    log.info(
-        "listening on http://%s:%d/slack/events for Slack, /healthz, /readyz and /metrics beside",
-        args.host,
-        server.port,
-    )
-    stop.wait()
-    server.stop()
-    if not drain(app, DRAIN_SECONDS):
-        log.warning("stopped with answers still in progress after %d s", DRAIN_SECONDS)
+    plan = _prepare(args)
+    if isinstance(plan, str):
+        return _fail(plan)
+    serve(plan, stop)
     return EXIT_OK

@@ -1,36 +1,34 @@
-"""``/healthz``, ``/readyz`` and ``/metrics`` as WSGI apps, and a side server for Socket Mode.
+"""``/healthz``, ``/readyz`` and ``/metrics`` as WSGI apps.
 
 * ``/healthz``: the process is alive and serving HTTP (Kubernetes liveness probe). It checks
   nothing else on purpose: a liveness failure restarts the pod, which cures no outside outage.
 * ``/readyz``: the bot can answer (readiness probe). Checks: the Slack bot token was verified
   (``auth.test``), the cluster registry loaded, and the Redis state. HTTP 503 when the bot cannot
-  answer (token not verified or rejected, registry not loaded yet); HTTP 200 with status
+  answer (Slack not reached or the token refused: ``serve`` keeps trying, and ``reason`` says
+  why and when the next try is; registry not loaded yet); HTTP 200 with status
   ``degraded`` when Redis is away, because the bot still answers from process memory, and taking
   every replica out of the Service for a Redis outage would stop all answers (set
   ``redis_required`` to make it a 503 instead). The JSON body names each check's state and why.
   An unusable registry file stops ``serve`` at start instead (exit 2 naming the file, line and
   field): a configuration error is fixed by the operator, not waited out by a probe.
-* ``/metrics``: the Prometheus text exposition of ``bot.ops.metrics``.
+* ``/metrics``: prometheus_client's exposition of the registry of ``bot.ops.metrics``.
 
-In HTTP mode these are extra routes of the bot's own web server; in Socket Mode, where the bot
-has no web server, ``start_ops_server`` serves them on a small side port.
+``bot.web.server`` serves them beside ``/slack/events`` in HTTP mode, and alone on a side port
+in Socket Mode.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from socketserver import ThreadingMixIn
 from typing import Literal
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-from bot.ops.metrics import METRICS, METRICS_CONTENT_TYPE, OpsMetrics
+from prometheus_client import make_wsgi_app
 
-log = logging.getLogger("hami_summary.ops")
+from bot.ops.metrics import METRICS, OpsMetrics
 
 CheckStatus = Literal["ok", "degraded", "pending", "failed", "disabled"]
 # Statuses that leave the bot able to answer Slack.
@@ -63,10 +61,12 @@ class Readiness:
         with self._lock:
             self._slack = CheckResult("ok", detail)
 
-    def slack_token_failed(self, reason: str) -> None:
-        """``reason`` as Slack gave it (e.g. ``invalid_auth``); never the token itself."""
+    def slack_failed(self, what: str, retry_in_seconds: float | None = None) -> None:
+        """``what`` failed, e.g. ``auth.test failed: invalid_auth`` (Slack's error or why Slack
+        was not reached; never a token)."""
+        detail = what + _retrying(retry_in_seconds)
         with self._lock:
-            self._slack = CheckResult("failed", f"auth.test refused the bot token: {reason}")
+            self._slack = CheckResult("failed", detail)
 
     def registry_loaded(self, clusters: int, source: str | None = None) -> None:
         """The registry is read once, at start; an unusable one stops ``serve`` (exit 2, with
@@ -110,8 +110,14 @@ class Readiness:
         if degraded:
             body["degraded"] = degraded
         if not ready:
-            body["failing"] = [n for n, c in checks.items() if c.status not in _SERVING]
+            failing = [n for n, c in checks.items() if c.status not in _SERVING]
+            body["failing"] = failing
+            body["reason"] = "; ".join(f"{n}: {checks[n].detail}" for n in failing)
         return ready, body
+
+
+def _retrying(seconds: float | None) -> str:
+    return "" if seconds is None else f"; retrying in {seconds:g} s"
 
 
 def _respond(
@@ -173,11 +179,14 @@ def readyz_app(readiness: Readiness) -> WSGIApplication:
 
 
 def metrics_app(metrics: OpsMetrics = METRICS) -> WSGIApplication:
+    """prometheus_client's own app on the bot's registry: it negotiates the format (classic
+    text unless the scraper asks for OpenMetrics), gzip, and ``name[]`` filters."""
+    exposition = make_wsgi_app(metrics.registry)
+
     def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        method = environ.get("REQUEST_METHOD", "GET")
-        return _respond(
-            start_response, "200 OK", metrics.exposition(), METRICS_CONTENT_TYPE, method
-        )
+        # prometheus_client answers only GET: a HEAD is answered as a GET without the body.
+        body = list(exposition({**environ, "REQUEST_METHOD": "GET"}, start_response))
+        return [b""] if environ.get("REQUEST_METHOD") == "HEAD" else body
 
     return _only_get(app)
 
@@ -189,67 +198,3 @@ def ops_routes(readiness: Readiness, metrics: OpsMetrics = METRICS) -> dict[str,
         "/readyz": readyz_app(readiness),
         "/metrics": metrics_app(metrics),
     }
-
-
-def route(routes: Mapping[str, WSGIApplication]) -> WSGIApplication:
-    """One WSGI app dispatching on the exact path; 404 with a JSON body for anything else."""
-
-    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        target = routes.get(environ.get("PATH_INFO", "") or "/")
-        if target is None:
-            known = ", ".join(sorted(routes))
-            return _json_response(
-                start_response,
-                "404 Not Found",
-                {"error": f"no such path; this port serves {known}"},
-                environ.get("REQUEST_METHOD", "GET"),
-            )
-        return target(environ, start_response)
-
-    return app
-
-
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        # Probes arrive every few seconds; keep them out of the logs unless debugging.
-        log.debug("ops %s %s", self.address_string(), format % args)
-
-
-class OpsServer:
-    """The ops routes on their own port (Socket Mode has no web server of its own)."""
-
-    def __init__(self, routes: Mapping[str, WSGIApplication], host: str, port: int) -> None:
-        self._server = make_server(
-            host,
-            port,
-            route(routes),
-            server_class=_ThreadingWSGIServer,
-            handler_class=_QuietHandler,
-        )
-        self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.2},
-            name="hami-summary-ops",
-            daemon=True,
-        )
-
-    def start(self) -> OpsServer:
-        self._thread.start()
-        log.info("health, readiness and metrics on port %d", self.port)
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
-def start_ops_server(
-    readiness: Readiness, *, host: str = "0.0.0.0", port: int = 8080, metrics: OpsMetrics = METRICS
-) -> OpsServer:
-    """Serve ``/healthz``, ``/readyz`` and ``/metrics`` on ``host:port`` in a daemon thread."""
-    return OpsServer(ops_routes(readiness, metrics), host, port).start()

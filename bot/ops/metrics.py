@@ -26,10 +26,6 @@ ACK_BUCKETS_SECONDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
 REPLY_BUCKETS_SECONDS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 60.0)
 SCRAPE_BUCKETS_SECONDS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
 
-# The classic text format, which every Prometheus-compatible scraper reads. Our names are plain
-# ASCII, so ``generate_latest`` output is valid in it.
-METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
 
 class OpsMetrics:
     """Every metric the bot exports, registered on ``self.registry``."""

@@ -1,107 +1,145 @@
-"""HTTP mode: a threaded WSGI server on ``$PORT`` with Slack at ``/slack/events``.
+"""The bot's HTTP server: waitress, one port, Slack at ``/slack/events`` beside the ops routes.
 
-The stdlib ``wsgiref`` server is made concurrent with ``ThreadingMixIn`` (one thread per
-request), so a slow Slack request never blocks a health probe. Routes are a plain mapping of
-path to WSGI application: the operations endpoints (``/healthz``, ``/readyz``, ``/metrics``
-from ``bot.ops``) plug in without changes here.
+waitress (a maintained, pure-Python WSGI server) speaks HTTP/1.1 with keep-alive, reads
+sockets on one event loop and runs requests on a fixed pool of threads, so a thousand idle or
+stalled connections cost sockets, not threads. It refuses malformed and oversized
+``Content-Length`` values and bounds chunked bodies before the application is called, and
+closes connections that stay silent for the idle timeout (``bot.web.settings``).
+
+The same server serves ``/healthz``, ``/readyz`` and ``/metrics`` on the Socket Mode side port
+(``start_ops_server``), where there is no Slack route.
+
+waitress stops only on a signal in the thread that runs it; here its loop runs one poll at a
+time so that ``stop()`` can end it from any thread: listening stops at once, requests in
+progress get ``drain_seconds`` to finish and be sent, then every connection is closed.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
-from collections.abc import Iterable, Mapping
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+import time
+from collections.abc import Mapping
+from typing import Any
+from wsgiref.types import WSGIApplication
 
 from slack_bolt import App
-from slack_bolt.adapter.wsgi import SlackRequestHandler
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.server import TcpWSGIServer
+
+from bot.ops.endpoints import Readiness, ops_routes
+from bot.web.responses import never_a_traceback, router
+from bot.web.settings import HttpSettings
+from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 
 log = logging.getLogger("hami_summary.web")
 
-SLACK_EVENTS_PATH = "/slack/events"
-# Slack's requests are small (an event, a command, an interaction payload); anything much
-# larger is not from Slack and is refused before it is read.
-MAX_BODY_BYTES = 4 * 1024 * 1024
+# One poll of the event loop waits at most this long, so a stop request is seen this soon.
+_POLL_SECONDS = 0.2
+DEFAULT_DRAIN_SECONDS = 5.0
 
 
-def _plain(start_response: StartResponse, status: str, message: str) -> list[bytes]:
-    body = json.dumps({"error": message}).encode("utf-8")
-    start_response(
-        status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
-    )
-    return [body]
+def slack_route(
+    app: App | None = None, path: str = SLACK_EVENTS_PATH, *, settings: HttpSettings | None = None
+) -> dict[str, WSGIApplication]:
+    """``{path: SlackEndpoint}`` for ``app`` (attach one later when None)."""
+    limits = settings or HttpSettings()
+    return {path: SlackEndpoint(app, max_body_bytes=limits.max_body_bytes)}
 
 
-def slack_route(app: App, path: str = SLACK_EVENTS_PATH) -> dict[str, WSGIApplication]:
-    """``{path: Bolt's WSGI adapter}``: signature check and dispatch happen inside Bolt."""
-    handler = SlackRequestHandler(app, path)
-
-    def slack(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > MAX_BODY_BYTES:
-            return _plain(start_response, "413 Payload Too Large", "request body too large")
-        return handler(environ, start_response)
-
-    return {path: slack}
-
-
-def router(routes: Mapping[str, WSGIApplication]) -> WSGIApplication:
-    """Dispatch on the exact path; 404 naming the served paths otherwise."""
-
-    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        target = routes.get(environ.get("PATH_INFO") or "/")
-        if target is None:
-            return _plain(start_response, "404 Not Found",
-                          "no such path; served: " + ", ".join(sorted(routes)))
-        return target(environ, start_response)
-
-    return app
-
-
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    # Slack retries when no answer comes in 3 s: a deep listen queue keeps bursts waiting
-    # briefly instead of refused.
-    request_queue_size = 128
-
-
-class _LoggingHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        log.debug("http %s %s", self.address_string(), format % args)
+def _cleanup_interval(idle_timeout_seconds: int) -> int:
+    # waitress looks for idle connections every cleanup_interval seconds (30 by default), so
+    # a short idle timeout needs a short interval to mean anything.
+    return max(1, min(30, idle_timeout_seconds // 2))
 
 
 class BotHttpServer:
-    """The bot's web server; ``start()`` serves in a daemon thread, ``serve_forever()`` here."""
+    """``routes`` on ``host:port``; ``start()`` serves in a daemon thread, ``serve_forever()``
+    in this one."""
 
-    def __init__(self, routes: Mapping[str, WSGIApplication], *, host: str = "0.0.0.0",
-                 port: int = 3000) -> None:
-        self._server = make_server(
-            host, port, router(routes), server_class=_ThreadingWSGIServer,
-            handler_class=_LoggingHandler,
+    def __init__(
+        self,
+        routes: Mapping[str, WSGIApplication],
+        *,
+        host: str = "0.0.0.0",
+        port: int = 3000,
+        settings: HttpSettings | None = None,
+        name: str = "hami-summary-http",
+    ) -> None:
+        limits = settings or HttpSettings()
+        # waitress's socket map (fd -> listener, connection or wake-up pipe).
+        self._map: dict[int, Any] = {}
+        self._server = TcpWSGIServer(
+            never_a_traceback(router(routes)),
+            map=self._map,
+            host=host,
+            port=port,
+            threads=limits.threads,
+            channel_timeout=limits.idle_timeout_seconds,
+            cleanup_interval=_cleanup_interval(limits.idle_timeout_seconds),
+            # waitress refuses lengths >= this value; the limit itself is allowed.
+            max_request_body_size=limits.max_body_bytes + 1,
+            connection_limit=limits.connection_limit,
+            # poll(), unlike select(), is not limited to file descriptors below 1024.
+            asyncore_use_poll=True,
+            expose_tracebacks=False,
+            ident="hami-summary",
         )
         self.host = host
-        self.port: int = self._server.server_address[1]
+        self.port: int = int(self._server.getsockname()[1])
+        self._name = name
+        self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._drain_seconds = DEFAULT_DRAIN_SECONDS
 
     def start(self) -> BotHttpServer:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
-            name="hami-summary-http", daemon=True,
-        )
+        self._thread = threading.Thread(target=self.serve_forever, name=self._name, daemon=True)
         self._thread.start()
         return self
 
     def serve_forever(self) -> None:
-        self._server.serve_forever(poll_interval=0.5)
+        while not self._stopping.is_set():
+            wasyncore.loop(timeout=_POLL_SECONDS, use_poll=True, map=self._map, count=1)
+        self._close()
 
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def stop(self, drain_seconds: float = DEFAULT_DRAIN_SECONDS) -> None:
+        """Stop listening, let requests in progress finish (at most ``drain_seconds``),
+        close every connection. Returns when the server thread has ended."""
+        self._drain_seconds = drain_seconds
+        self._stopping.set()
+        self._server.pull_trigger()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(drain_seconds + 5)
+
+    def _channels(self) -> list[HTTPChannel]:
+        return [c for c in list(self._map.values()) if isinstance(c, HTTPChannel)]
+
+    def _close(self) -> None:
+        # Runs on the loop thread: waitress's objects are not shared with another thread.
+        wasyncore.dispatcher.close(self._server)
+        deadline = time.monotonic() + self._drain_seconds
+        while time.monotonic() < deadline and any(
+            c.requests or c.total_outbufs_len for c in self._channels()
+        ):
+            wasyncore.loop(timeout=0.05, use_poll=True, map=self._map, count=1)
+        for channel in self._channels():
+            channel.handle_close()
+        wasyncore.close_all(self._map, ignore_all=True)
+        self._server.task_dispatcher.shutdown(timeout=1)
+
+
+def start_ops_server(
+    readiness: Readiness,
+    *,
+    host: str = "0.0.0.0",
+    port: int = 8080,
+    settings: HttpSettings | None = None,
+) -> BotHttpServer:
+    """``/healthz``, ``/readyz`` and ``/metrics`` on ``host:port`` in a daemon thread (the
+    Socket Mode side port)."""
+    server = BotHttpServer(
+        ops_routes(readiness), host=host, port=port, settings=settings, name="hami-summary-ops"
+    ).start()
+    log.info("health, readiness and metrics on port %d", server.port)
+    return server

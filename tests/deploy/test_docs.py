@@ -65,8 +65,11 @@ def values_of(command: str) -> tuple[str, str, dict[str, Any]]:
     namespace = "default"
     files: list[dict[str, Any]] = []
     sets: list[dict[str, Any]] = []
-    parsers = {"--set": helm.parse_set_string, "--set-string": helm.parse_set_string_values,
-               "--set-json": helm.parse_set_json}
+    parsers = {
+        "--set": helm.parse_set_string,
+        "--set-string": helm.parse_set_string_values,
+        "--set-json": helm.parse_set_json,
+    }
     flags = {"--create-namespace", "--wait", "--atomic", "--dry-run"}
     words_iter: Iterator[str] = iter(words)
     for word in words_iter:
@@ -111,15 +114,21 @@ def chart() -> Iterator[helm.Chart]:
         yield loaded
 
 
-@pytest.mark.parametrize(("document", "command"), ALL_COMMANDS,
-                         ids=[f"{d}:{i}" for i, (d, _) in enumerate(ALL_COMMANDS)])
+@pytest.mark.parametrize(
+    ("document", "command"), ALL_COMMANDS, ids=[f"{d}:{i}" for i, (d, _) in enumerate(ALL_COMMANDS)]
+)
 def test_every_documented_helm_command_renders(
     chart: helm.Chart, document: Path, command: str
 ) -> None:
     release, namespace, values = values_of(command)
     manifests = chart.render(values, name=release, namespace=namespace)
-    objects = [doc for path, text in manifests.items() if not path.endswith("NOTES.txt")
-               for doc in yaml.safe_load_all(text) if doc]
+    objects = [
+        doc
+        for path, text in manifests.items()
+        if not path.endswith("NOTES.txt")
+        for doc in yaml.safe_load_all(text)
+        if doc
+    ]
     assert "Deployment" in {o["kind"] for o in objects}
     report = helm.lint(CHART, values, strict=True, namespace=namespace)
     assert report["errors"] == []
@@ -143,8 +152,13 @@ def test_the_chart_readme_is_generated_from_values_yaml() -> None:
     undocumented = [row.key for row in rows if not row.description]
     assert undocumented == []
     keys = {row.key for row in rows}
-    assert {"rbac.hamiNamespaces", "nvidiaSmi.namespaces", "networkPolicy.apiServers.cidrs",
-            "terminationGracePeriodSeconds", "registry"} <= keys
+    assert {
+        "rbac.hamiNamespaces",
+        "nvidiaSmi.namespaces",
+        "networkPolicy.apiServers.cidrs",
+        "terminationGracePeriodSeconds",
+        "registry",
+    } <= keys
     # A value inside a list is not mistaken for a key of its own.
     assert not [key for key in keys if key.startswith("podSecurityContext.seccompProfile.x")]
 
@@ -182,15 +196,19 @@ def test_the_socket_mode_manifest_differs_only_where_it_must() -> None:
     assert http["settings"]["socket_mode_enabled"] is False
     assert socket["settings"]["socket_mode_enabled"] is True
     urls = {c["url"] for c in http["features"]["slash_commands"]}
-    urls |= {http["settings"]["event_subscriptions"]["request_url"],
-             http["settings"]["interactivity"]["request_url"]}
+    urls |= {
+        http["settings"]["event_subscriptions"]["request_url"],
+        http["settings"]["interactivity"]["request_url"],
+    }
     assert len(urls) == 1 and next(iter(urls)).endswith("/slack/events")
     assert "request_url" not in yaml.safe_dump(socket) and "url:" not in yaml.safe_dump(socket)
 
 
 def test_every_setting_read_from_the_environment_is_documented() -> None:
-    config = (REPO / "bot" / "config.py").read_text()
+    sources = [REPO / "bot" / "config.py", REPO / "bot" / "web" / "settings.py"]
+    config = "".join(path.read_text() for path in sources)
     names = set(re.findall(r'"((?:HAMI_SUMMARY|SLACK|REDIS|HAMI)_[A-Z_]+)"', config))
     assert {"HAMI_SUMMARY_THREAD_MAX_BYTES", "HAMI_SUMMARY_WORKER_THREADS"} <= names
+    assert "HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS" in names
     readme = (REPO / "README.md").read_text()
     assert sorted(name for name in names if f"`{name}`" not in readme) == []

@@ -18,6 +18,7 @@ import yaml
 from kubernetes.client import ApiClient
 
 from bot.clusters.registry import load_registry
+from bot.web.settings import HttpSettings
 
 CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "hami-summary"
 
@@ -66,8 +67,12 @@ FULL_SOCKET = {
 EVERYTHING_ON = {
     **FULL_SOCKET,
     "podDisruptionBudget": {"enabled": True},
-    "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 6,
-                    "targetMemoryUtilizationPercentage": 85},
+    "autoscaling": {
+        "enabled": True,
+        "minReplicas": 2,
+        "maxReplicas": 6,
+        "targetMemoryUtilizationPercentage": 85,
+    },
     "networkPolicy": {
         "enabled": True,
         "ingressFrom": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}],
@@ -152,8 +157,14 @@ def test_helm_lint_is_clean(values: dict[str, Any]) -> None:
         },
         {"rbac": {"clusterWide": True}, "nvidiaSmi": {"enabled": True}},
     ],
-    ids=["defaults", "socket-full", "everything-on", "http-everything-on", "namespaced-ingress",
-         "cluster-wide"],
+    ids=[
+        "defaults",
+        "socket-full",
+        "everything-on",
+        "http-everything-on",
+        "namespaced-ingress",
+        "cluster-wide",
+    ],
 )
 def test_every_object_is_valid_for_the_kubernetes_client(
     chart: helm.Chart, values: dict[str, Any]
@@ -266,21 +277,24 @@ def test_rbac_in_each_listed_namespace_or_cluster_wide_when_asked(chart: helm.Ch
     cluster_wide = render(chart, {"rbac": {"clusterWide": True}})
     assert grants(cluster_wide) == {("hs-hami-summary-bots-metrics-reader", None): METRICS_RULES}
     assert kinds([o for o in cluster_wide if "Role" in o["kind"]]) == [
-        "ClusterRole", "ClusterRoleBinding"
+        "ClusterRole",
+        "ClusterRoleBinding",
     ]
     assert not [o for o in render(chart, {"rbac": {"create": False}}) if "Role" in o["kind"]]
 
 
 def test_nvidia_smi_exec_only_where_asked(chart: helm.Chart) -> None:
-    namespaced = grants(render(chart, {"nvidiaSmi": {"enabled": True,
-                                                     "namespaces": ["ml-a", "ml-b"]}}))
+    namespaced = grants(
+        render(chart, {"nvidiaSmi": {"enabled": True, "namespaces": ["ml-a", "ml-b"]}})
+    )
     assert namespaced == {
         ("hs-hami-summary-bots-metrics-reader", "kube-system"): METRICS_RULES,
         ("hs-hami-summary-bots-nvidia-smi", "ml-a"): EXEC_RULES,
         ("hs-hami-summary-bots-nvidia-smi", "ml-b"): EXEC_RULES,
     }
-    everywhere = grants(render(chart, {"rbac": {"clusterWide": True},
-                                       "nvidiaSmi": {"enabled": True}}))
+    everywhere = grants(
+        render(chart, {"rbac": {"clusterWide": True}, "nvidiaSmi": {"enabled": True}})
+    )
     assert everywhere[("hs-hami-summary-bots-nvidia-smi", None)] == EXEC_RULES
     with pytest.raises(helm.HelmRenderError) as caught:
         chart.render({"nvidiaSmi": {"enabled": True}}, name="hs", namespace="bots")
@@ -290,12 +304,16 @@ def test_nvidia_smi_exec_only_where_asked(chart: helm.Chart) -> None:
 
 def test_two_releases_in_two_namespaces_share_no_object(chart: helm.Chart) -> None:
     def identities(namespace: str) -> set[tuple[str, str | None, str]]:
-        objects = render_in(chart, EVERYTHING_ON | {"rbac": {"hamiNamespaces": ["kube-system"]}},
-                            namespace)
+        objects = render_in(
+            chart, EVERYTHING_ON | {"rbac": {"hamiNamespaces": ["kube-system"]}}, namespace
+        )
         found = set()
         for o in objects:
-            scope = (None if o["kind"] in CLUSTER_SCOPED_KINDS
-                     else o["metadata"].get("namespace", namespace))
+            scope = (
+                None
+                if o["kind"] in CLUSTER_SCOPED_KINDS
+                else o["metadata"].get("namespace", namespace)
+            )
             found.add((o["kind"], scope, o["metadata"]["name"]))
         return found
 
@@ -304,8 +322,11 @@ def test_two_releases_in_two_namespaces_share_no_object(chart: helm.Chart) -> No
     assert first.isdisjoint(second)
     cluster_wide = {"rbac": {"clusterWide": True}, "nvidiaSmi": {"enabled": True}}
     names = [
-        {o["metadata"]["name"] for o in render_in(chart, cluster_wide, ns)
-         if o["kind"] in CLUSTER_SCOPED_KINDS}
+        {
+            o["metadata"]["name"]
+            for o in render_in(chart, cluster_wide, ns)
+            if o["kind"] in CLUSTER_SCOPED_KINDS
+        }
         for ns in ("team-a", "team-b")
     ]
     assert len(names[0]) == 2 and names[0].isdisjoint(names[1])
@@ -324,8 +345,10 @@ def test_in_cluster_entries_search_the_namespace_rbac_allows(chart: helm.Chart) 
         chart.render({"registry": outside}, name="hs", namespace="bots")
     assert 'hami_namespace "hami"' in str(caught.value)
     assert "rbac.hamiNamespaces" in str(caught.value)
-    two = {"rbac": {"hamiNamespaces": ["a", "b"]},
-           "registry": {"clusters": [REGISTRY["clusters"][0]]}}
+    two = {
+        "rbac": {"hamiNamespaces": ["a", "b"]},
+        "registry": {"clusters": [REGISTRY["clusters"][0]]},
+    }
     with pytest.raises(helm.HelmRenderError) as caught:
         chart.render(two, name="hs", namespace="bots")
     assert "set hami_namespace on the entry" in str(caught.value)
@@ -382,8 +405,12 @@ def test_socket_mode_with_redis_registry_and_kubeconfigs(chart: helm.Chart, tmp_
     registry = yaml.safe_load(configmap["data"]["clusters.yaml"])
     # The in_cluster entry searches the namespace the chart's Role covers.
     assert registry["clusters"][0]["hami_namespace"] == "kube-system"
-    assert registry == {"clusters": [REGISTRY["clusters"][0] | {"hami_namespace": "kube-system"},
-                                     REGISTRY["clusters"][1]]}
+    assert registry == {
+        "clusters": [
+            REGISTRY["clusters"][0] | {"hami_namespace": "kube-system"},
+            REGISTRY["clusters"][1],
+        ]
+    }
 
 
 def test_the_registry_configmap_is_one_the_bot_accepts(chart: helm.Chart, tmp_path: Path) -> None:
@@ -437,18 +464,25 @@ def test_changes_to_the_registry_roll_the_pods(chart: helm.Chart) -> None:
         ({"logLevel": "CHATTY"}, "/logLevel"),
         ({"autoscaling": {"enabled": True}}, "autoscaling.maxReplicas is 5 but no Redis"),
         (
-            {"mode": "socket", "autoscaling": {"enabled": True, "maxReplicas": 12},
-             "redis": {"url": "redis://r:6379/0"}},
+            {
+                "mode": "socket",
+                "autoscaling": {"enabled": True, "maxReplicas": 12},
+                "redis": {"url": "redis://r:6379/0"},
+            },
             "set autoscaling.maxReplicas to 10 or less",
         ),
         (
-            {"autoscaling": {"enabled": True, "minReplicas": 4, "maxReplicas": 3},
-             "redis": {"url": "redis://r:6379/0"}},
+            {
+                "autoscaling": {"enabled": True, "minReplicas": 4, "maxReplicas": 3},
+                "redis": {"url": "redis://r:6379/0"},
+            },
             "autoscaling.minReplicas (4) is more than autoscaling.maxReplicas (3)",
         ),
         ({"rbac": {"hamiNamespaces": []}}, "rbac.hamiNamespaces is empty"),
         ({"rbac": {"hamiNamespaces": ["Kube_System"]}}, "/rbac/hamiNamespaces/0"),
         ({"image": {"digest": "latest"}}, "/image/digest"),
+        ({"http": {"threads": 0}}, "/http/threads"),
+        ({"http": {"maxBodyBytes": 100}}, "/http/maxBodyBytes"),
     ],
 )
 def test_unusable_values_are_refused_with_a_reason(
@@ -492,18 +526,24 @@ def test_add_ons_are_off_by_default_and_render_when_enabled(chart: helm.Chart) -
 
     pdb = one(objects, "PodDisruptionBudget")
     assert pdb["spec"] == {"maxUnavailable": 1, "selector": {"matchLabels": selector}}
-    min_available = one(render(chart, {"podDisruptionBudget": {"enabled": True,
-                                                               "minAvailable": "50%"}}),
-                        "PodDisruptionBudget")
+    min_available = one(
+        render(chart, {"podDisruptionBudget": {"enabled": True, "minAvailable": "50%"}}),
+        "PodDisruptionBudget",
+    )
     assert min_available["spec"]["minAvailable"] == "50%"
     assert "maxUnavailable" not in min_available["spec"]
 
     hpa = one(objects, "HorizontalPodAutoscaler")["spec"]
-    assert hpa["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
-                                     "name": "hs-hami-summary"}
+    assert hpa["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "hs-hami-summary",
+    }
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (2, 6)
-    assert [(m["resource"]["name"], m["resource"]["target"]["averageUtilization"])
-            for m in hpa["metrics"]] == [("cpu", 80), ("memory", 85)]
+    assert [
+        (m["resource"]["name"], m["resource"]["target"]["averageUtilization"])
+        for m in hpa["metrics"]
+    ] == [("cpu", 80), ("memory", 85)]
 
     monitor = one(objects, "ServiceMonitor")
     assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
@@ -524,10 +564,12 @@ def test_add_ons_are_off_by_default_and_render_when_enabled(chart: helm.Chart) -
 def test_network_policy_allows_only_dns_slack_api_servers_and_redis(chart: helm.Chart) -> None:
     policy = one(render(chart, EVERYTHING_ON), "NetworkPolicy")["spec"]
     assert policy["policyTypes"] == ["Ingress", "Egress"]
-    assert policy["ingress"] == [{
-        "ports": [{"port": "ops", "protocol": "TCP"}],
-        "from": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}],
-    }]
+    assert policy["ingress"] == [
+        {
+            "ports": [{"port": "ops", "protocol": "TCP"}],
+            "from": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}],
+        }
+    ]
     egress = [
         ([(p["port"], p["protocol"]) for p in rule["ports"]], rule.get("to"))
         for rule in policy["egress"]
@@ -550,12 +592,15 @@ def test_pods_drain_before_they_stop_and_take_extra_settings(chart: helm.Chart) 
     container = pod["containers"][0]
     assert pod["terminationGracePeriodSeconds"] == 30
     assert container["lifecycle"]["preStop"] == {"exec": {"command": ["sleep", "5"]}}
-    assert container["startupProbe"]["failureThreshold"] * container["startupProbe"][
-        "periodSeconds"] == 60
+    assert (
+        container["startupProbe"]["failureThreshold"] * container["startupProbe"]["periodSeconds"]
+        == 60
+    )
     assert env_of(deployment)["HAMI_SUMMARY_SETTINGS"] == "/etc/hami-summary/settings/s.yaml"
     assert container["envFrom"] == [{"secretRef": {"name": "hami-extra-env"}}]
     assert {"name": "settings", "mountPath": "/etc/hami-summary/settings"} in container[
-        "volumeMounts"]
+        "volumeMounts"
+    ]
     assert {"name": "settings", "configMap": {"name": "hami-settings"}} in pod["volumes"]
     with pytest.raises(helm.HelmRenderError) as caught:
         chart.render({"terminationGracePeriodSeconds": 10}, name="hs", namespace="bots")
@@ -576,10 +621,11 @@ def test_image_by_digest(chart: helm.Chart) -> None:
         ({"resources": {"limit": {"memory": "1Gi"}}}, "at '/resources'"),
         ({"resources": {"limits": {"memroy": "1Gi"}}}, "at '/resources/limits'"),
         ({"rbac": {"hamiNamespace": "kube-system", "clusterwide": True}}, "at '/rbac'"),
-        ({"networkPolicy": {"apiServers": {"cidr": ["10.0.0.1/32"]}}},
-         "at '/networkPolicy/apiServers'"),
-        ({"registry": {"clusters": [{"name": "a", "in_clustre": True}]}},
-         "at '/registry/clusters"),
+        (
+            {"networkPolicy": {"apiServers": {"cidr": ["10.0.0.1/32"]}}},
+            "at '/networkPolicy/apiServers'",
+        ),
+        ({"registry": {"clusters": [{"name": "a", "in_clustre": True}]}}, "at '/registry/clusters"),
         ({"registry": "clusters: []"}, "at '/registry'"),
         ({"probes": {"startup": {"periodSecond": 1}}}, "at '/probes/startup'"),
         ({"serviceAccount": {"automountToken": "yes"}}, "at '/serviceAccount/automountToken'"),
@@ -622,3 +668,20 @@ def test_every_chart_defined_object_in_the_schema_is_closed() -> None:
                 covered(child, node["properties"][key], f"{path}/{key}")
 
     covered(values, schema, "")
+
+
+def test_web_server_limits_reach_the_bot_as_settings_it_accepts(chart: helm.Chart) -> None:
+    defaults = env_of(one(render(chart, {}), "Deployment"))
+    assert HttpSettings.from_env(defaults) == HttpSettings()
+    limits = {
+        "threads": 12,
+        "idleTimeoutSeconds": 30,
+        "maxBodyBytes": 8388608,
+        "connectionLimit": 100000,
+    }
+    for mode in ("http", "socket"):
+        env = env_of(one(render(chart, {"mode": mode, "http": limits}), "Deployment"))
+        assert env["HAMI_SUMMARY_HTTP_MAX_BODY_BYTES"] == "8388608"  # not 8.388608e+06
+        assert HttpSettings.from_env(env) == HttpSettings(
+            threads=12, idle_timeout_seconds=30, max_body_bytes=8388608, connection_limit=100000
+        )

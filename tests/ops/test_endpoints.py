@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.ops.endpoints import OpsServer, Readiness, start_ops_server
+from bot.ops.endpoints import Readiness
 from bot.ops.metrics import METRICS
 from bot.store.factory import redis_state
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
+from bot.web.server import BotHttpServer, start_ops_server
 from tests.support.redis_server import RedisServerProcess
 
 
@@ -65,10 +66,11 @@ def test_readyz_waits_for_the_token_and_the_registry(served: tuple[Readiness, st
         "3 cluster(s) registered from /etc/hami-summary/clusters.yaml"
     )
 
-    readiness.slack_token_failed("invalid_auth")
+    readiness.slack_failed("auth.test failed: invalid_auth", retry_in_seconds=4)
     status, body = _json(f"{base}/readyz")
     assert status == 503 and body["failing"] == ["slack"]
-    assert body["checks"]["slack"]["detail"] == "auth.test refused the bot token: invalid_auth"
+    assert body["checks"]["slack"]["detail"] == "auth.test failed: invalid_auth; retrying in 4 s"
+    assert body["reason"] == "slack: auth.test failed: invalid_auth; retrying in 4 s"
 
 
 @pytest.mark.slow
@@ -139,7 +141,7 @@ def test_wrong_method_and_unknown_path(served: tuple[Readiness, str]) -> None:
 
 
 def test_ops_server_serves_only_the_routes_it_is_given() -> None:
-    server = OpsServer({}, "127.0.0.1", 0).start()
+    server = BotHttpServer({}, host="127.0.0.1", port=0).start()
     try:
         assert server.port > 0
         assert _get(f"http://127.0.0.1:{server.port}/healthz")[0] == 404

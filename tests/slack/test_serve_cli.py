@@ -19,11 +19,12 @@ from tests.slack.conftest import SIGNING_SECRET, SlackSender
 from tests.slack.test_http_e2e import blocks_text
 from tests.support.redis_server import free_port
 from tests.support.slack_api import SlackWebApi
+from tests.web.serve_process import ServeProcess as BotProcess
+from tests.web.serve_process import http_env
 
 
 def serve_env(api: SlackWebApi, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "HAMI_", "REDIS_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "HAMI_", "REDIS_"))}
     env.update({"SLACK_API_URL": api.base_url, "MPLBACKEND": "Agg", **extra})
     return env
 
@@ -36,12 +37,25 @@ class ServeProcess:
 
 @pytest.fixture
 def served(slack_api: SlackWebApi) -> Iterator[ServeProcess]:
-    env = serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token,
-                    SLACK_SIGNING_SECRET=SIGNING_SECRET)
+    env = serve_env(
+        slack_api, SLACK_BOT_TOKEN=slack_api.bot_token, SLACK_SIGNING_SECRET=SIGNING_SECRET
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli.main", "--log-level", "INFO", "serve",
-         "--host", "127.0.0.1", "--port", "0"],
-        env=env, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "bot.cli.main",
+            "--log-level",
+            "INFO",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert process.stderr is not None
     url = None
@@ -64,8 +78,9 @@ def test_serve_answers_signed_requests_and_health_and_stops_on_sigterm(
     response = sender.command("help", response_url=slack_api.response_url("cli"))
     assert response.status == 200
     assert "/hami-summary clusters" in blocks_text(response.json()["blocks"])
-    unsigned = sender.post("command=%2Fhami-summary&text=help",
-                           "application/x-www-form-urlencoded", signed=False)
+    unsigned = sender.post(
+        "command=%2Fhami-summary&text=help", "application/x-www-form-urlencoded", signed=False
+    )
     assert unsigned.status == 401
     root = served.url.removesuffix("/slack/events")
     with urllib.request.urlopen(root + "/healthz", timeout=5) as health:
@@ -81,27 +96,44 @@ def test_serve_answers_signed_requests_and_health_and_stops_on_sigterm(
 
 @pytest.mark.slow
 def test_serve_without_credentials_says_what_to_set(slack_api: SlackWebApi) -> None:
-    result = subprocess.run([sys.executable, "-m", "bot.cli.main", "serve"],
-                            env=serve_env(slack_api), capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "serve"],
+        env=serve_env(slack_api),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "SLACK_BOT_TOKEN is not set" in result.stderr
     assert "hami-summary chat --example" in result.stderr
 
 
 @pytest.mark.slow
-def test_serve_with_a_rejected_token_fails_clearly_without_echoing_it(
-    slack_api: SlackWebApi,
+def test_serve_with_a_rejected_token_stays_up_not_ready_without_echoing_it(
+    slack_api: SlackWebApi, tmp_path: Path
 ) -> None:
     wrong = "xoxb-9999-wrong-token"
-    result = subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "serve", "--port", "0"],
-        env=serve_env(slack_api, SLACK_BOT_TOKEN=wrong, SLACK_SIGNING_SECRET=SIGNING_SECRET),
-        capture_output=True, text=True, timeout=60,
-    )
-    assert result.returncode == 2
-    assert "did not accept SLACK_BOT_TOKEN" in result.stderr
-    assert wrong not in result.stderr
-    assert "Traceback" not in result.stderr
+    served = BotProcess(http_env(slack_api.base_url, wrong), tmp_path / "serve.log")
+    try:
+        body = served.wait_for("/readyz", 503)
+        while "retrying" not in body.get("reason", ""):
+            body = served.wait_for("/readyz", 503)
+        assert body["failing"] == ["slack"]
+        assert body["reason"].startswith(
+            "slack: auth.test failed: invalid_auth, Slack refused the token "
+            "(check SLACK_BOT_TOKEN); retrying in "
+        )
+        assert served.get("/healthz") == (200, {"status": "alive"})
+        # Slack's requests are not taken until the token is accepted; Slack retries them.
+        response = SlackSender(served.base + "/slack/events").command(
+            "help", response_url=slack_api.response_url("refused")
+        )
+        assert response.status == 503 and b"invalid_auth" in response.body
+    finally:
+        assert served.stop() == 0
+    logs = served.logs()
+    assert wrong not in logs and "Traceback" not in logs
+    assert "auth.test failed: invalid_auth" in logs
 
 
 @pytest.mark.slow
@@ -109,7 +141,9 @@ def test_socket_mode_needs_an_app_token(slack_api: SlackWebApi) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bot.cli.main", "serve", "--socket-mode"],
         env=serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token),
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2
     assert "SLACK_APP_TOKEN" in result.stderr and "connections:write" in result.stderr
@@ -121,13 +155,28 @@ def test_serve_logs_json_from_its_first_line_without_bolt_warnings_or_secrets(
 ) -> None:
     redis_password = "r3dis-pw-7731"
     closed = free_port()  # nothing listens: the store says Redis is unavailable at start
-    env = serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token,
-                    SLACK_SIGNING_SECRET=SIGNING_SECRET,
-                    REDIS_URL=f"redis://:{redis_password}@127.0.0.1:{closed}/0")
+    env = serve_env(
+        slack_api,
+        SLACK_BOT_TOKEN=slack_api.bot_token,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        REDIS_URL=f"redis://:{redis_password}@127.0.0.1:{closed}/0",
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli.main", "--log-level", "INFO", "serve",
-         "--host", "127.0.0.1", "--port", "0"],
-        env=env, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "bot.cli.main",
+            "--log-level",
+            "INFO",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stderr is not None
@@ -155,16 +204,25 @@ def test_serve_logs_json_from_its_first_line_without_bolt_warnings_or_secrets(
 
 @pytest.mark.slow
 def test_serve_with_an_unusable_registry_stops_with_file_line_and_field(
-    slack_api: SlackWebApi, tmp_path: Path,
+    slack_api: SlackWebApi,
+    tmp_path: Path,
 ) -> None:
     registry = tmp_path / "clusters.yaml"
-    registry.write_text("clusters:\n  - name: demo\n    metrics_url: http://127.0.0.1:9/metrics\n"
-                        "    runtime_allowd: true\n")
+    registry.write_text(
+        "clusters:\n  - name: demo\n    metrics_url: http://127.0.0.1:9/metrics\n"
+        "    runtime_allowd: true\n"
+    )
     result = subprocess.run(
         [sys.executable, "-m", "bot.cli.main", "serve", "--port", "0"],
-        env=serve_env(slack_api, SLACK_BOT_TOKEN=slack_api.bot_token,
-                      SLACK_SIGNING_SECRET=SIGNING_SECRET, HAMI_CLUSTERS_FILE=str(registry)),
-        capture_output=True, text=True, timeout=60,
+        env=serve_env(
+            slack_api,
+            SLACK_BOT_TOKEN=slack_api.bot_token,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            HAMI_CLUSTERS_FILE=str(registry),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     # A configuration error ends the process (the pod restarts with the message in its log)
     # rather than leaving it running and unready.
