@@ -22,12 +22,14 @@ from bot.conversation.clusters import (
     nvidia_smi_refusal,
 )
 from bot.conversation.replies import ClusterOption
+from bot.store.history import SnapshotHistory
 from bot.store.kv import KeyValueStore
 from bot.store.ratelimit import RateLimiter, check_all, rate_limit_message
 from bot.store.scrape_cache import ScrapeCache
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
 from core.errors import InputError
+from core.model import Summary
 from core.settings import DEFAULT_SETTINGS, Settings
 
 Collect = Callable[..., CollectedMetrics]
@@ -85,6 +87,7 @@ class RegistryLiveSource:
         timeout_seconds: float | None = None,
         collect: Collect = collect_metrics,
         user_groups: UserGroupDirectory | None = None,
+        history: SnapshotHistory | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -97,6 +100,9 @@ class RegistryLiveSource:
             if group != EVERYONE
         )
         self.cache = ScrapeCache(kv)
+        self.history = (
+            history if history is not None else SnapshotHistory(kv, policy=settings.history)
+        )
         self._user_limit = RateLimiter(
             kv, "hami-summary:rate:user", limits.per_user_per_minute, RATE_WINDOW_SECONDS
         )
@@ -165,6 +171,7 @@ class RegistryLiveSource:
             collect=self._collect,
             timeout_seconds=self.timeout_seconds,
             settings=self.settings,
+            history=self.history,
         )
 
 
@@ -177,6 +184,7 @@ def live_summary(
     collect: Collect,
     timeout_seconds: float | None,
     settings: Settings,
+    history: SnapshotHistory | None = None,
 ) -> LiveResult:
     """Cache / single-flight -> rate limit -> collect -> ``core.api.summarize_text``.
 
@@ -212,20 +220,37 @@ def live_summary(
         )
     except ClusterError as error:
         raise InputError(error.message) from None
-    # The scrape cache hands out one object per collection: summarise it once per filter.
-    summary = SUMMARIES.get_or_build(
+    summary = summary_of(collected, settings, request.namespace, request.node)
+    if history is not None:
+        history.record_collection(
+            entry.name,
+            collected.context,
+            collected.fetched_at.timestamp(),
+            lambda: summary_of(collected, settings),
+        )
+    return LiveResult(summary, age_seconds, collected.context, notes=collected.notes,
+                      usage_allowed=entry.nvidia_smi_allowed)
+
+
+def summary_of(
+    collected: CollectedMetrics,
+    settings: Settings,
+    namespace: str | None = None,
+    node: str | None = None,
+) -> Summary:
+    """The summary of a collection; the scrape cache hands out one object per collection, so
+    it is built once per filter and process."""
+    return SUMMARIES.get_or_build(
         collected,
-        (request.namespace, request.node, settings),
+        (namespace, node, settings),
         lambda: summarize_text(
             collected.text,
             collected.source,
             monitor_texts=collected.monitor_texts,
             missing_monitors=collected.missing_monitors,
             real_usage=collected.real_usage,
-            namespace=request.namespace,
-            node=request.node,
+            namespace=namespace,
+            node=node,
             settings=settings,
         ),
     )
-    return LiveResult(summary, age_seconds, collected.context, notes=collected.notes,
-                      usage_allowed=entry.nvidia_smi_allowed)
