@@ -22,9 +22,9 @@ log = logging.getLogger("hami_summary.cli")
 
 def _command_modules() -> list[ModuleType]:
     # Each module exposes ``register(subparsers)``, which adds its parser and sets ``run``.
-    from bot.cli import chat, clusters, scrape, serve, simulate, summarize
+    from bot.cli import changes, chat, clusters, scrape, serve, simulate, summarize
 
-    return [summarize, simulate, clusters, scrape, serve, chat]
+    return [summarize, simulate, clusters, scrape, serve, chat, changes]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -33,7 +33,7 @@ def span_text(seconds: float) -> str:
     seconds = abs(seconds)
     if seconds < 120:
         return f"{seconds:.0f} s"
-    if seconds < 7200:
+    if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     if seconds < 3 * 86_400:
         return f"{seconds / 3600:.1f} h"
@@ -50,8 +50,9 @@ def _then_now(before: float, after: float, text: str) -> str:
     return f"{text} ({signed(after - before)})" if after != before else f"{text} (same)"
 
 
-def header_lines(changes: Changes) -> list[str]:
-    where = f"cluster {changes.cluster}" if changes.cluster else "the two inputs"
+def header_lines(changes: Changes, subject: str | None = None) -> list[str]:
+    """``subject`` names what was compared when it is not a cluster (e.g. two files)."""
+    where = subject or (f"cluster {changes.cluster}" if changes.cluster else "the two inputs")
     a, b = changes.totals_before, changes.totals_after
     mem_delta = (b.mem_allocated_mib - a.mem_allocated_mib) / 1024
     return [
@@ -204,9 +205,9 @@ def _quota_lines(crossings: tuple[QuotaCrossing, ...], top: int) -> list[str]:
     return ["Quota thresholds crossed:", *lines] if lines else []
 
 
-def render_text(changes: Changes, top: int = TOP_ROWS) -> str:
+def render_text(changes: Changes, top: int = TOP_ROWS, *, subject: str | None = None) -> str:
     """One screen: the header, then only the sections where something changed."""
-    out = header_lines(changes)
+    out = header_lines(changes, subject)
     out += _namespaces_section(changes, top)
     out += _pods_section("Started holding GPUs", changes.pods_started, top)
     out += _pods_section("Stopped holding GPUs", changes.pods_stopped, top)

@@ -171,7 +171,7 @@ def test_text_fits_one_screen_and_json_carries_every_row() -> None:
     lines = text.splitlines()
     assert len(lines) <= 45 and max(len(line) for line in lines) <= 100
     assert lines[0] == (
-        "Changes in cluster gpu-prod: 2026-01-01 00:00 UTC -> 2026-01-01 01:30 UTC (90 min apart)"
+        "Changes in cluster gpu-prod: 2026-01-01 00:00 UTC -> 2026-01-01 01:30 UTC (1.5 h apart)"
     )
     assert "Nodes: 1 appeared (gpu-node-41); 1 disappeared (gpu-node-07)" in text
     started = changes.pods_started
