@@ -29,6 +29,7 @@ from bot.store.scrape_cache import ScrapeCache
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
 from core.errors import InputError
+from core.history.snapshot import Snapshot
 from core.model import Summary
 from core.settings import DEFAULT_SETTINGS, Settings
 
@@ -146,6 +147,11 @@ class RegistryLiveSource:
         if user is None or self._user_groups is None or not self._registry_groups:
             return ()
         return self._user_groups.problems(sorted(self._registry_groups))
+
+    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
+        if not any(e.name == request.cluster for e in self._visible(request.user, request.channel)):
+            raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
+        return self.history.at_or_before(request.cluster, request.context, moment)
 
     def summarize(self, request: LiveRequest) -> LiveResult:
         entry = next(

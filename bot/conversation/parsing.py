@@ -127,14 +127,35 @@ class ClusterCommand:
     # Real usage: exec nvidia-smi in the pods with allocations (SPEC 11); only where the
     # registry sets nvidia_smi_allowed for the cluster.
     usage: bool = False
+    # ``changes [since=1h]``: what changed since the kept snapshot of that long ago.
+    changes: bool = False
+    since_seconds: float | None = None
 
 
 Command = HelpCommand | PickerCommand | ClustersCommand | AdminCommand | ClusterCommand
 
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
-    "[fresh]"
+    "[fresh] | <cluster> changes [since=1h|24h|7d]"
 )
+
+# ``since=`` of ``changes``: a whole number of minutes, hours or days, up to the kept history.
+_SINCE = re.compile(r"^([0-9]{1,5})(m|min|h|d)$")
+_SINCE_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86_400}
+MAX_SINCE_SECONDS = 15 * 86_400
+DEFAULT_SINCE_SECONDS = 3600.0
+
+
+def parse_since(value: str) -> float:
+    """``30m``, ``1h``, ``24h``, ``7d`` in seconds; ``InputError`` naming the value otherwise."""
+    match = _SINCE.match(value.lower())
+    seconds = int(match.group(1)) * _SINCE_UNITS[match.group(2)] if match else 0
+    if not 0 < seconds <= MAX_SINCE_SECONDS:
+        raise InputError(
+            f"'since={value}' is not a time span I keep history for: use minutes, hours or days "
+            "up to 15 days, e.g. since=30m, since=24h or since=7d."
+        )
+    return float(seconds)
 
 ADMIN_USAGE = "/hami-summary admin [check]"
 
@@ -181,16 +202,22 @@ def parse_command(text: str) -> Command:
                 if not value:
                     raise InputError("context= needs a value, e.g. context=prod-admin")
                 options["context"] = value
+            elif key == "since":
+                options["since"] = value
             else:
                 raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
         elif key in ("runtime", "fresh"):
             flags.add(key)
         elif key in USAGE_WORDS:
             flags.add("usage")
+        elif key == "changes":
+            flags.add("changes")
         else:
             raise InputError(
                 f"Unknown word '{word}'. Usage: {COMMAND_USAGE} (options are key=value)."
             )
+    _check_changes(flags, options)
+    since = options.get("since")
     return ClusterCommand(
         cluster=words[0],
         context=options.get("context"),
@@ -199,13 +226,29 @@ def parse_command(text: str) -> Command:
         runtime="runtime" in flags,
         fresh="fresh" in flags,
         usage="usage" in flags,
+        changes="changes" in flags,
+        since_seconds=parse_since(since) if since is not None else None,
     )
+
+
+def _check_changes(flags: set[str], options: dict[str, str]) -> None:
+    """``changes`` compares whole-cluster snapshots: filters and extra scrapes do not apply."""
+    if "changes" not in flags:
+        if "since" in options:
+            raise InputError(f"since= goes with `changes`. Usage: {COMMAND_USAGE}")
+        return
+    extra = sorted(({"runtime", "usage", "fresh"} & flags) | ({"namespace", "node"} & set(options)))
+    if extra:
+        raise InputError(
+            "`changes` compares the whole cluster and takes only context= and since= "
+            f"(not {', '.join(extra)}). Example: /hami-summary prod changes since=24h"
+        )
 
 
 # -- thread follow-ups -----------------------------------------------------------------------
 
 FollowUpAction = Literal[
-    "summary", "gpus", "workloads", "csv", "chart", "help", "refresh", "usage"
+    "summary", "gpus", "workloads", "csv", "chart", "help", "refresh", "usage", "changes"
 ]
 
 _ACTION_WORDS: dict[str, FollowUpAction] = {
@@ -224,6 +267,8 @@ _ACTION_WORDS: dict[str, FollowUpAction] = {
     "fresh": "refresh",
     "usage": "usage",
     "nvidia-smi": "usage",
+    "changes": "changes",
+    "diff": "changes",
     "help": "help",
     "?": "help",
 }
@@ -236,11 +281,13 @@ class FollowUp:
     action: FollowUpAction = "summary"
     namespace: str | None = None
     node: str | None = None
+    since_seconds: float | None = None  # ``changes since=24h`` in a cluster thread
 
 
 FOLLOW_UP_USAGE = (
     "`ns team-a`, `node gpu-node-1`, `gpus`, `workloads`, `csv`, `chart`, `usage` (threads of "
-    "a cluster summary), `help`"
+    "a cluster summary), `changes` (since the previous paste, or `since=24h` for a cluster), "
+    "`help`"
 )
 
 
@@ -255,6 +302,7 @@ def parse_follow_up(text: str) -> FollowUp | None:
     action: FollowUpAction | None = None
     namespace: str | None = None
     node: str | None = None
+    since: float | None = None
     index = 0
     while index < len(words):
         word = words[index]
@@ -270,6 +318,8 @@ def parse_follow_up(text: str) -> FollowUp | None:
                 node = _check_node(value)
             else:
                 namespace = _check_namespace(value)
+        elif key == "since" and sep:
+            since = parse_since(value)
         elif sep:
             return None
         elif key in _ACTION_WORDS and action is None:
@@ -277,4 +327,8 @@ def parse_follow_up(text: str) -> FollowUp | None:
         else:
             return None
         index += 1
-    return FollowUp(action=action or "summary", namespace=namespace, node=node)
+    if since is not None and action != "changes":
+        raise InputError("since= goes with `changes`, e.g. `changes since=24h`.")
+    return FollowUp(
+        action=action or "summary", namespace=namespace, node=node, since_seconds=since
+    )
