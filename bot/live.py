@@ -148,10 +148,17 @@ class RegistryLiveSource:
             return ()
         return self._user_groups.problems(sorted(self._registry_groups))
 
-    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
+    def _check_visible(self, request: LiveRequest) -> None:
         if not any(e.name == request.cluster for e in self._visible(request.user, request.channel)):
             raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
+
+    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
+        self._check_visible(request)
         return self.history.at_or_before(request.cluster, request.context, moment)
+
+    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
+        self._check_visible(request)
+        return self.history.snapshots(request.cluster, request.context)
 
     def summarize(self, request: LiveRequest) -> LiveResult:
         entry = next(

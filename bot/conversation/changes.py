@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from bot.conversation.clusters import LiveRequest, LiveSource
 from bot.conversation.parsing import DEFAULT_SINCE_SECONDS
-from bot.conversation.replies import MessageReply, TableReply
+from bot.conversation.replies import Attachment, MessageReply, TableReply
 from bot.store.state import BotState, ClusterTarget, PastedMetrics
 from core.history.changes import Changes, compare
 from core.history.snapshot import (
@@ -27,6 +27,7 @@ from core.model import Summary
 from core.views.changes_view import render_text, signed, span_text, stamp
 
 CHANGES_FILE = "hami-changes.txt"
+TREND_FILE = "hami-trend.png"
 
 
 def _rows(changes: Changes) -> int:
@@ -74,7 +75,25 @@ def cluster_changes(
             f"for {span_text(since)})"
         )
     changes = compare(before, current)
-    return TableReply(title, render_text(changes), CHANGES_FILE, _rows(changes))
+    chart = trend_attachment(target.cluster, lambda: live.kept_snapshots(request))
+    return TableReply(
+        title, render_text(changes), CHANGES_FILE, _rows(changes), attachments=(chart,)
+    )
+
+
+def trend_attachment(cluster: str, snapshots: Callable[[], list[Snapshot]]) -> Attachment:
+    """The trend chart over the kept history, read and drawn only when the file is sent."""
+
+    def render() -> bytes:
+        from core.views.trend_chart import render_trend_chart
+
+        return render_trend_chart(snapshots())
+
+    return Attachment(
+        TREND_FILE,
+        f"Allocation per namespace and free whole GPUs per model, cluster {cluster}",
+        render,
+    )
 
 
 def keep_previous_paste(

@@ -63,6 +63,9 @@ class LiveSource(Protocol):
         """The cluster's kept snapshot taken at or before ``moment`` (else its oldest), for a
         requester who may query it; None without history."""
 
+    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
+        """Every kept snapshot of the cluster, oldest first, for a requester who may query it."""
+
 
 def nvidia_smi_refusal(cluster: str, defined_at: str) -> str:
     """Why ``usage`` is refused for a cluster whose registry entry does not allow nvidia-smi:
@@ -103,3 +106,6 @@ class NoClusters:
 
     def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
         return None
+
+    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
+        return []

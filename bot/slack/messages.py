@@ -110,7 +110,9 @@ def table_message(reply: TableReply) -> SlackMessage:
     fenced = f"*{mrkdwn_escape(reply.title)}*\n```{reply.table}```"
     if len(fenced) <= SECTION_TEXT_MAX:
         return SlackMessage(
-            [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()], reply.title
+            [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()],
+            reply.title,
+            attachments=reply.attachments,
         )
     attachment = Attachment(reply.filename, reply.title, lambda: reply.table.encode("utf-8"))
     text = (
@@ -120,7 +122,7 @@ def table_message(reply: TableReply) -> SlackMessage:
     return SlackMessage(
         [SectionBlock(text=MarkdownTextObject(text=text)).to_dict()],
         reply.title,
-        attachments=(attachment,),
+        attachments=(attachment, *reply.attachments),
     )
 
 

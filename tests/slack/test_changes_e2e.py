@@ -83,8 +83,11 @@ def test_cluster_changes_compare_with_the_kept_history(
     assert f"{gone.namespace}/{gone.pod}" in answer
     assert "Stopped holding GPUs" not in answer
     assert metrics_server.scrapes == 1
-    # The collection itself was kept: two snapshots now.
+    # The collection itself was kept: two snapshots now, both in the trend chart.
     assert len(live.history.times("demo")) == 2
+    bot.api.wait_for("files.completeUploadExternal")
+    chart = next(f for f in bot.api.uploaded_files() if f.filename == "hami-trend.png")
+    assert chart.content is not None and chart.content[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_changes_of_a_cluster_not_allowed_here_show_nothing_of_it(
