@@ -24,10 +24,11 @@ from core.history.snapshot import (
     summary_time,
 )
 from core.model import Summary
-from core.views.changes_view import render_text, signed, span_text, stamp
+from core.views.changes_view import TOP_ROWS, pods_csv, render_text, signed, span_text, stamp
 
 CHANGES_FILE = "hami-changes.txt"
 TREND_FILE = "hami-trend.png"
+PODS_FILE = "hami-changes-pods.csv"
 
 
 def _rows(changes: Changes) -> int:
@@ -77,7 +78,26 @@ def cluster_changes(
     changes = compare(before, current)
     chart = trend_attachment(target.cluster, lambda: live.kept_snapshots(request))
     return TableReply(
-        title, render_text(changes), CHANGES_FILE, _rows(changes), attachments=(chart,)
+        title,
+        render_text(changes),
+        CHANGES_FILE,
+        _rows(changes),
+        attachments=(*pods_attachment(changes), chart),
+    )
+
+
+def pods_attachment(changes: Changes) -> tuple[Attachment, ...]:
+    """Every pod that started or stopped holding GPUs as CSV, when the text shows only some."""
+    if max(len(changes.pods_started), len(changes.pods_stopped)) <= TOP_ROWS:
+        return ()
+    total = len(changes.pods_started) + len(changes.pods_stopped)
+    text = pods_csv(changes)
+    return (
+        Attachment(
+            PODS_FILE,
+            f"All {total:,} pods that started or stopped holding GPUs (CSV)",
+            lambda: text.encode("utf-8"),
+        ),
     )
 
 
@@ -124,7 +144,9 @@ def paste_changes(before: Snapshot, current: Snapshot) -> TableReply:
     changes = compare(before, current)
     title = f"Changes since the previous paste (given {stamp(before.taken_at)})"
     text = render_text(changes, subject="the previous paste -> this one")
-    return TableReply(title, text, CHANGES_FILE, _rows(changes))
+    return TableReply(
+        title, text, CHANGES_FILE, _rows(changes), attachments=pods_attachment(changes)
+    )
 
 
 NO_PREVIOUS_PASTE = MessageReply(

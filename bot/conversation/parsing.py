@@ -194,18 +194,7 @@ def parse_command(text: str) -> Command:
         key, sep, value = word.partition("=")
         key = key.lower()
         if sep:
-            if key in ("ns", "namespace"):
-                options["namespace"] = _check_namespace(value)
-            elif key == "node":
-                options["node"] = _check_node(value)
-            elif key in ("context", "ctx"):
-                if not value:
-                    raise InputError("context= needs a value, e.g. context=prod-admin")
-                options["context"] = value
-            elif key == "since":
-                options["since"] = value
-            else:
-                raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
+            _read_option(word, key, value, options)
         elif key in ("runtime", "fresh"):
             flags.add(key)
         elif key in USAGE_WORDS:
@@ -229,6 +218,22 @@ def parse_command(text: str) -> Command:
         changes="changes" in flags,
         since_seconds=parse_since(since) if since is not None else None,
     )
+
+
+def _read_option(word: str, key: str, value: str, options: dict[str, str]) -> None:
+    """One ``key=value`` word of a cluster command into ``options``, checked."""
+    if key in ("ns", "namespace"):
+        options["namespace"] = _check_namespace(value)
+    elif key == "node":
+        options["node"] = _check_node(value)
+    elif key in ("context", "ctx"):
+        if not value:
+            raise InputError("context= needs a value, e.g. context=prod-admin")
+        options["context"] = value
+    elif key == "since":
+        options["since"] = value
+    else:
+        raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
 
 
 def _check_changes(flags: set[str], options: dict[str, str]) -> None:

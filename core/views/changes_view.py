@@ -6,6 +6,8 @@ rows and says how many more there are; the JSON carries every row.
 
 from __future__ import annotations
 
+import csv
+import io
 import textwrap
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -13,6 +15,7 @@ from typing import Any
 
 from core.history.changes import Changes, NamespaceChange, QuotaCrossing
 from core.history.snapshot import PodFigures
+from core.views.spreadsheet import spreadsheet_cell
 from core.views.tables import gib, num, pct, quota_unit, short_type
 
 TOP_ROWS = 5
@@ -236,3 +239,15 @@ def changes_to_json(changes: Changes) -> dict[str, Any]:
             gpus_delta=change.gpus_delta,
         )
     return data
+
+
+def pods_csv(changes: Changes) -> str:
+    """Every pod that started or stopped holding GPUs, for the file the text's top rows cut."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(("change", "namespace", "pod", "node", "gpus", "cores", "memory_mib"))
+    for change, pods in (("started", changes.pods_started), ("stopped", changes.pods_stopped)):
+        for p in pods:
+            row = (change, p.namespace, p.pod, p.node, p.gpus, p.cores, p.mem_mib)
+            writer.writerow(tuple(map(spreadsheet_cell, row)))
+    return buffer.getvalue()

@@ -19,7 +19,7 @@ from core.simulate import (
     drift_cluster,
     simulate_cluster,
 )
-from core.views.changes_view import changes_to_json, render_text
+from core.views.changes_view import changes_to_json, pods_csv, render_text
 from tests.core.history_support import (
     free_whole_per_model,
     inconsistent_uuids,
@@ -191,3 +191,21 @@ def test_two_equal_snapshots_say_nothing_changed() -> None:
     text = render_text(changes)
     assert "Nothing changed in the allocation between the two." in text
     assert "Namespaces that grew" not in text and "Started holding" not in text
+
+
+def test_pods_csv_lists_every_pod_and_never_a_formula() -> None:
+    before = simulate_cluster(4, 2, seed=2)
+    after = dataclasses.replace(
+        before,
+        allocations=(
+            *before.allocations[1:],
+            SimulatedAllocation(
+                "team-a", "=HYPERLINK(1)", "gpu-node-01", before.devices[0].uuid, 10, 64
+            ),
+        ),
+    )
+    changes = compare(snapshot_at(before, T0), snapshot_at(after, T0 + 60))
+    lines = pods_csv(changes).splitlines()
+    assert lines[0] == "change,namespace,pod,node,gpus,cores,memory_mib"
+    assert len(lines) == 1 + len(changes.pods_started) + len(changes.pods_stopped)
+    assert "started,team-a,'=HYPERLINK(1),gpu-node-01,1,10.0,64.0" in lines

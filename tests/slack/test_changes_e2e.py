@@ -31,7 +31,7 @@ def _message_with(bot: RunningBot, thread_ts: str | None, words: str) -> StoredM
 
 def test_a_second_paste_is_compared_with_the_first(bot: RunningBot) -> None:
     first = simulate_cluster(3, 2, seed=1)
-    second = drift_cluster(first, steps=4)
+    second = drift_cluster(first, steps=8)  # more pods change than the text shows
     old_pods, new_pods = pods_of(first), pods_of(second)
     started = sorted(new_pods.keys() - old_pods.keys())
     stopped = sorted(old_pods.keys() - new_pods.keys())
@@ -48,8 +48,13 @@ def test_a_second_paste_is_compared_with_the_first(bot: RunningBot) -> None:
     answer = blocks_text(_message_with(bot, root, "Changes since the previous paste").blocks)
     assert f"Started holding GPUs: {len(started)} pod(s)" in answer
     assert f"Stopped holding GPUs: {len(stopped)} pod(s)" in answer
-    for namespace, pod in started[:5]:
-        assert f"{namespace}/{pod}" in answer
+    assert len(started) > 5 and f"... and {len(started) - 5} more" in answer
+    bot.api.wait_for("files.completeUploadExternal")
+    listing = next(f for f in bot.api.uploaded_files() if f.filename == "hami-changes-pods.csv")
+    assert listing.thread_ts == root and listing.content is not None
+    rows = [line.split(",") for line in listing.content.decode().splitlines()[1:]]
+    assert sorted((ns, pod) for change, ns, pod, *_ in rows if change == "started") == started
+    assert sorted((ns, pod) for change, ns, pod, *_ in rows if change == "stopped") == stopped
 
 
 def test_changes_in_a_thread_with_one_paste_says_what_to_do(bot: RunningBot) -> None:
