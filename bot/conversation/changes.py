@@ -29,6 +29,8 @@ from core.views.changes_view import TOP_ROWS, pods_csv, render_text, signed, spa
 CHANGES_FILE = "hami-changes.txt"
 TREND_FILE = "hami-trend.png"
 PODS_FILE = "hami-changes-pods.csv"
+# A kept snapshot this close to the asked moment is "that long ago" (snapshots are 10 min apart).
+SNAPSHOT_SLACK_SECONDS = 600.0
 
 
 def _rows(changes: Changes) -> int:
@@ -68,14 +70,8 @@ def cluster_changes(
             "`changes` again later.",
             title="No history to compare with yet",
         )
-    title = f"Changes in cluster {target.cluster} over the last {span_text(since)}"
-    if before.taken_at > wanted + 60:
-        title = (
-            f"Changes in cluster {target.cluster} since {stamp(before.taken_at)}, the oldest "
-            f"snapshot kept ({span_text(current.taken_at - before.taken_at)} ago; you asked "
-            f"for {span_text(since)})"
-        )
     changes = compare(before, current)
+    title = _cluster_title(target.cluster, before.taken_at, current.taken_at, wanted, since)
     chart = trend_attachment(target.cluster, lambda: live.kept_snapshots(request))
     return TableReply(
         title,
@@ -99,6 +95,22 @@ def pods_attachment(changes: Changes) -> tuple[Attachment, ...]:
             lambda: text.encode("utf-8"),
         ),
     )
+
+
+def _cluster_title(
+    cluster: str, before_at: float, now_at: float, wanted: float, since: float
+) -> str:
+    """Says when the compared snapshot was taken, and why when that is not ``since`` ago:
+    the history is shorter, or nobody asked about the cluster around that time."""
+    title = (
+        f"Changes in cluster {cluster} since {stamp(before_at)} "
+        f"({span_text(now_at - before_at)} ago"
+    )
+    if before_at > wanted + SNAPSHOT_SLACK_SECONDS:
+        return title + f"; the oldest snapshot kept, you asked for {span_text(since)})"
+    if before_at < wanted - SNAPSHOT_SLACK_SECONDS:
+        return title + f"; the newest snapshot kept from before {span_text(since)} ago)"
+    return title + ")"
 
 
 def trend_attachment(cluster: str, snapshots: Callable[[], list[Snapshot]]) -> Attachment:

@@ -83,7 +83,7 @@ def test_cluster_changes_compare_with_the_kept_history(
     )
     assert response.status == 200
     answer = blocks_text(_message_with(bot, None, "Changes in cluster demo").blocks)
-    assert "over the last 60 min" in answer
+    assert "(2.0 h ago; the newest snapshot kept from before 60 min ago)" in answer
     assert "Started holding GPUs: 1 pod(s)" in answer
     assert f"{gone.namespace}/{gone.pod}" in answer
     assert "Stopped holding GPUs" not in answer

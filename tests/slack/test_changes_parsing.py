@@ -45,3 +45,21 @@ def test_since_in_a_follow_up_goes_with_changes_only() -> None:
         parse_follow_up("gpus since=1h")
     with pytest.raises(InputError, match="not a time span"):
         parse_follow_up("changes since=3w")
+
+
+def test_titles_say_which_snapshot_was_compared() -> None:
+    from bot.conversation.changes import _cluster_title
+
+    now = 1_767_225_600.0 + 86_400
+    hour = 3600.0
+    assert _cluster_title("prod", now - hour - 60, now, now - hour, hour) == (
+        "Changes in cluster prod since 2026-01-01 22:59 UTC (61 min ago)"
+    )
+    assert _cluster_title("prod", now - 1800, now, now - 86_400, 86_400) == (
+        "Changes in cluster prod since 2026-01-01 23:30 UTC (30 min ago; the oldest snapshot "
+        "kept, you asked for 24.0 h)"
+    )
+    assert _cluster_title("prod", now - 3 * 86_400, now, now - hour, hour) == (
+        "Changes in cluster prod since 2025-12-30 00:00 UTC (3.0 days ago; the newest snapshot "
+        "kept from before 60 min ago)"
+    )
