@@ -70,8 +70,9 @@ def option_of(entry: ClusterEntry) -> ClusterOption:
 def collection_variant(request: LiveRequest) -> str:
     """The scrape-cache variant of a request: collections that differ in content are kept
     apart, so a request is never answered with less (or more) than it asked for."""
-    parts = [name for name, wanted in (("runtime", request.runtime), ("usage", request.usage))
-             if wanted]
+    parts = [
+        name for name, wanted in (("runtime", request.runtime), ("usage", request.usage)) if wanted
+    ]
     return "-".join(parts)
 
 
@@ -108,7 +109,10 @@ class RegistryLiveSource:
             kv, "hami-summary:rate:user", limits.per_user_per_minute, RATE_WINDOW_SECONDS
         )
         self._channel_limit = RateLimiter(
-            kv, "hami-summary:rate:channel", limits.per_channel_per_minute, RATE_WINDOW_SECONDS,
+            kv,
+            "hami-summary:rate:channel",
+            limits.per_channel_per_minute,
+            RATE_WINDOW_SECONDS,
             scope="this channel",
         )
 
@@ -162,8 +166,7 @@ class RegistryLiveSource:
 
     def summarize(self, request: LiveRequest) -> LiveResult:
         entry = next(
-            (e for e in self._visible(request.user, request.channel)
-             if e.name == request.cluster),
+            (e for e in self._visible(request.user, request.channel) if e.name == request.cluster),
             None,
         )
         if entry is None:
@@ -241,8 +244,13 @@ def live_summary(
             collected.fetched_at.timestamp(),
             lambda: summary_of(collected, settings),
         )
-    return LiveResult(summary, age_seconds, collected.context, notes=collected.notes,
-                      usage_allowed=entry.nvidia_smi_allowed)
+    return LiveResult(
+        summary,
+        age_seconds,
+        collected.context,
+        notes=collected.notes,
+        usage_allowed=entry.nvidia_smi_allowed,
+    )
 
 
 def summary_of(
