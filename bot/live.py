@@ -191,6 +191,30 @@ class RegistryLiveSource:
         )
 
 
+def summary_of(
+    collected: CollectedMetrics,
+    settings: Settings,
+    namespace: str | None = None,
+    node: str | None = None,
+) -> Summary:
+    """The summary of a collection; the scrape cache hands out one object per collection, so
+    it is built once per filter and process."""
+    return SUMMARIES.get_or_build(
+        collected,
+        (namespace, node, settings),
+        lambda: summarize_text(
+            collected.text,
+            collected.source,
+            monitor_texts=collected.monitor_texts,
+            missing_monitors=collected.missing_monitors,
+            real_usage=collected.real_usage,
+            namespace=namespace,
+            node=node,
+            settings=settings,
+        ),
+    )
+
+
 def live_summary(
     request: LiveRequest,
     *,
@@ -250,28 +274,4 @@ def live_summary(
         collected.context,
         notes=collected.notes,
         usage_allowed=entry.nvidia_smi_allowed,
-    )
-
-
-def summary_of(
-    collected: CollectedMetrics,
-    settings: Settings,
-    namespace: str | None = None,
-    node: str | None = None,
-) -> Summary:
-    """The summary of a collection; the scrape cache hands out one object per collection, so
-    it is built once per filter and process."""
-    return SUMMARIES.get_or_build(
-        collected,
-        (namespace, node, settings),
-        lambda: summarize_text(
-            collected.text,
-            collected.source,
-            monitor_texts=collected.monitor_texts,
-            missing_monitors=collected.missing_monitors,
-            real_usage=collected.real_usage,
-            namespace=namespace,
-            node=node,
-            settings=settings,
-        ),
     )
