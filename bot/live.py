@@ -22,12 +22,15 @@ from bot.conversation.clusters import (
     nvidia_smi_refusal,
 )
 from bot.conversation.replies import ClusterOption
+from bot.store.history import SnapshotHistory
 from bot.store.kv import KeyValueStore
 from bot.store.ratelimit import RateLimiter, check_all, rate_limit_message
 from bot.store.scrape_cache import ScrapeCache
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
 from core.errors import InputError
+from core.history.snapshot import Snapshot
+from core.model import Summary
 from core.settings import DEFAULT_SETTINGS, Settings
 
 Collect = Callable[..., CollectedMetrics]
@@ -98,6 +101,7 @@ class RegistryLiveSource:
         timeout_seconds: float | None = None,
         collect: Collect = collect_metrics,
         user_groups: UserGroupDirectory | None = None,
+        history: SnapshotHistory | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -106,6 +110,9 @@ class RegistryLiveSource:
         self._user_groups = user_groups
         self._registry_groups = user_groups_named(registry)
         self.cache = ScrapeCache(kv)
+        self.history = (
+            history if history is not None else SnapshotHistory(kv, policy=settings.history)
+        )
         self._user_limit = RateLimiter(
             kv, "hami-summary:rate:user", limits.per_user_per_minute, RATE_WINDOW_SECONDS
         )
@@ -153,6 +160,18 @@ class RegistryLiveSource:
             return ()
         return self._user_groups.problems(sorted(self._registry_groups))
 
+    def _check_visible(self, request: LiveRequest) -> None:
+        if not any(e.name == request.cluster for e in self._visible(request.user, request.channel)):
+            raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
+
+    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
+        self._check_visible(request)
+        return self.history.at_or_before(request.cluster, request.context, moment)
+
+    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
+        self._check_visible(request)
+        return self.history.snapshots(request.cluster, request.context)
+
     def summarize(self, request: LiveRequest) -> LiveResult:
         entry = next(
             (e for e in self._visible(request.user, request.channel) if e.name == request.cluster),
@@ -176,7 +195,32 @@ class RegistryLiveSource:
             collect=self._collect,
             timeout_seconds=self.timeout_seconds,
             settings=self.settings,
+            history=self.history,
         )
+
+
+def summary_of(
+    collected: CollectedMetrics,
+    settings: Settings,
+    namespace: str | None = None,
+    node: str | None = None,
+) -> Summary:
+    """The summary of a collection; the scrape cache hands out one object per collection, so
+    it is built once per filter and process."""
+    return SUMMARIES.get_or_build(
+        collected,
+        (namespace, node, settings),
+        lambda: summarize_text(
+            collected.text,
+            collected.source,
+            monitor_texts=collected.monitor_texts,
+            missing_monitors=collected.missing_monitors,
+            real_usage=collected.real_usage,
+            namespace=namespace,
+            node=node,
+            settings=settings,
+        ),
+    )
 
 
 def live_summary(
@@ -188,6 +232,7 @@ def live_summary(
     collect: Collect,
     timeout_seconds: float | None,
     settings: Settings,
+    history: SnapshotHistory | None = None,
 ) -> LiveResult:
     """Cache / single-flight -> rate limit -> collect -> ``core.api.summarize_text``.
 
@@ -223,21 +268,14 @@ def live_summary(
         )
     except ClusterError as error:
         raise InputError(error.message) from None
-    # The scrape cache hands out one object per collection: summarise it once per filter.
-    summary = SUMMARIES.get_or_build(
-        collected,
-        (request.namespace, request.node, settings),
-        lambda: summarize_text(
-            collected.text,
-            collected.source,
-            monitor_texts=collected.monitor_texts,
-            missing_monitors=collected.missing_monitors,
-            real_usage=collected.real_usage,
-            namespace=request.namespace,
-            node=request.node,
-            settings=settings,
-        ),
-    )
+    summary = summary_of(collected, settings, request.namespace, request.node)
+    if history is not None:
+        history.record_collection(
+            entry.name,
+            collected.context,
+            collected.fetched_at.timestamp(),
+            lambda: summary_of(collected, settings),
+        )
     return LiveResult(
         summary,
         age_seconds,

@@ -43,9 +43,23 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
+class History:
+    """How much summary history is kept per cluster (``core.history.retention``).
+
+    The recent tier keeps up to ``recent_snapshots`` snapshots at least ``min_spacing_minutes``
+    apart; the daily tier keeps the first snapshot of each of the last ``daily_days`` UTC days.
+    """
+
+    recent_snapshots: int = 48
+    min_spacing_minutes: float = 10.0
+    daily_days: int = 14
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     thresholds: Thresholds = Thresholds()
     limits: Limits = Limits()
+    history: History = History()
 
 
 DEFAULT_SETTINGS = Settings()
@@ -57,19 +71,25 @@ class SettingsError(ValueError):
 
 def settings_from_mapping(data: Mapping[str, Any], where: str = "settings") -> Settings:
     """Settings from a plain mapping (e.g. parsed YAML): ``{"thresholds": {...}, "limits":
-    {...}}``, each key a field of ``Thresholds`` / ``Limits``; anything left out keeps its
-    default. Unknown keys and values of the wrong kind are refused with a message naming them."""
-    unknown = set(data) - {"thresholds", "limits"}
+    {...}, "history": {...}}``, each key a field of ``Thresholds`` / ``Limits`` / ``History``;
+    anything left out keeps its default. Unknown keys and values of the wrong kind are refused
+    with a message naming them."""
+    unknown = set(data) - {"thresholds", "limits", "history"}
     if unknown:
         raise SettingsError(
-            f"{where}: unknown section(s) {', '.join(sorted(unknown))}; expected thresholds, limits"
+            f"{where}: unknown section(s) {', '.join(sorted(unknown))}; "
+            "expected thresholds, limits, history"
         )
     thresholds = _section(Thresholds, data.get("thresholds") or {}, f"{where}: thresholds")
     limits = _section(Limits, data.get("limits") or {}, f"{where}: limits")
-    return Settings(thresholds=thresholds, limits=limits)
+    history = _section(History, data.get("history") or {}, f"{where}: history")
+    for name in ("recent_snapshots", "daily_days"):
+        if getattr(history, name) < 1:
+            raise SettingsError(f"{where}: history.{name} must be at least 1")
+    return Settings(thresholds=thresholds, limits=limits, history=history)
 
 
-_T = TypeVar("_T", Thresholds, Limits)
+_T = TypeVar("_T", Thresholds, Limits, History)
 
 
 def _section(kind: type[_T], values: Any, where: str) -> _T:

@@ -170,6 +170,8 @@ class ChatSession:
         elif isinstance(reply, TableReply):
             self.say(reply.title)
             self.say(reply.table)
+            for attachment in reply.attachments:
+                self._save(attachment)
         elif isinstance(reply, FilesReply):
             self.say(plain(reply.text))
             for attachment in reply.attachments:

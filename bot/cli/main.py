@@ -40,6 +40,11 @@ class Command:
 # To add a subcommand: one row here, and a module with ``register(sub)``.
 COMMANDS: tuple[Command, ...] = (
     Command("summarize", "bot.cli.summarize", "summarise HAMi /metrics text from a file or stdin"),
+    Command(
+        "changes",
+        "bot.cli.changes",
+        "what changed between two HAMi /metrics exports of one cluster",
+    ),
     Command("fit", "bot.cli.fit", "where a job of a given GPU shape would be placed now"),
     Command(
         "simulate",

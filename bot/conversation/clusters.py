@@ -11,6 +11,7 @@ from typing import Protocol
 
 from bot.clusters.errors import nvidia_smi_not_allowed, runtime_not_allowed
 from bot.conversation.replies import ClusterOption
+from core.history.snapshot import Snapshot
 from core.model import Summary
 
 REGISTRY_HINT = (
@@ -58,6 +59,13 @@ class LiveSource(Protocol):
         """For whoever runs the bot: access rules that could not be checked for ``user``
         (e.g. Slack user groups without the ``usergroups:read`` scope). Empty when all is well."""
 
+    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
+        """The cluster's kept snapshot taken at or before ``moment`` (else its oldest), for a
+        requester who may query it; None without history."""
+
+    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
+        """Every kept snapshot of the cluster, oldest first, for a requester who may query it."""
+
 
 def nvidia_smi_refusal(cluster: str, defined_at: str) -> str:
     """Why ``usage`` is refused for a cluster whose registry entry does not allow nvidia-smi:
@@ -95,3 +103,9 @@ class NoClusters:
 
     def access_notes(self, user: str | None, channel: str | None) -> tuple[str, ...]:
         return ()
+
+    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
+        return None
+
+    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
+        return []

@@ -130,14 +130,35 @@ class ClusterCommand:
     # registry sets nvidia_smi_allowed for the cluster.
     usage: bool = False
     fit: Shape | None = None  # ``fit SHAPE``: where a job of that shape would be placed now
+    # ``changes [since=1h]``: what changed since the kept snapshot of that long ago.
+    changes: bool = False
+    since_seconds: float | None = None
 
 
 Command = HelpCommand | PickerCommand | ClustersCommand | AdminCommand | ClusterCommand
 
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
-    f"[fresh] [{FIT_USAGE}]"
+    f"[fresh] [{FIT_USAGE}] | <cluster> changes [since=1h|24h|7d]"
 )
+
+# ``since=`` of ``changes``: a whole number of minutes, hours or days, up to the kept history.
+_SINCE = re.compile(r"^([0-9]{1,5})(m|min|h|d)$")
+_SINCE_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86_400}
+MAX_SINCE_SECONDS = 15 * 86_400
+DEFAULT_SINCE_SECONDS = 3600.0
+
+
+def parse_since(value: str) -> float:
+    """``30m``, ``1h``, ``24h``, ``7d`` in seconds; ``InputError`` naming the value otherwise."""
+    match = _SINCE.match(value.lower())
+    seconds = int(match.group(1)) * _SINCE_UNITS[match.group(2)] if match else 0
+    if not 0 < seconds <= MAX_SINCE_SECONDS:
+        raise InputError(
+            f"'since={value}' is not a time span I keep history for: use minutes, hours or days "
+            "up to 15 days, e.g. since=30m, since=24h or since=7d."
+        )
+    return float(seconds)
 
 ADMIN_USAGE = "/hami-summary admin [check]"
 
@@ -177,24 +198,19 @@ def parse_command(text: str) -> Command:
         key, sep, value = word.partition("=")
         key = key.lower()
         if sep:
-            if key in ("ns", "namespace"):
-                options["namespace"] = _check_namespace(value)
-            elif key == "node":
-                options["node"] = _check_node(value)
-            elif key in ("context", "ctx"):
-                if not value:
-                    raise InputError("context= needs a value, e.g. context=prod-admin")
-                options["context"] = value
-            else:
-                raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
+            _read_option(word, key, value, options)
         elif key in ("runtime", "fresh"):
             flags.add(key)
         elif key in USAGE_WORDS:
             flags.add("usage")
+        elif key == "changes":
+            flags.add("changes")
         else:
             raise InputError(
                 f"Unknown word '{word}'. Usage: {COMMAND_USAGE} (options are key=value)."
             )
+    _check_changes(flags, options)
+    since = options.get("since")
     return ClusterCommand(
         cluster=words[0],
         context=options.get("context"),
@@ -204,13 +220,45 @@ def parse_command(text: str) -> Command:
         fresh="fresh" in flags,
         usage="usage" in flags,
         fit=fit,
+        changes="changes" in flags,
+        since_seconds=parse_since(since) if since is not None else None,
     )
+
+
+def _read_option(word: str, key: str, value: str, options: dict[str, str]) -> None:
+    """One ``key=value`` word of a cluster command into ``options``, checked."""
+    if key in ("ns", "namespace"):
+        options["namespace"] = _check_namespace(value)
+    elif key == "node":
+        options["node"] = _check_node(value)
+    elif key in ("context", "ctx"):
+        if not value:
+            raise InputError("context= needs a value, e.g. context=prod-admin")
+        options["context"] = value
+    elif key == "since":
+        options["since"] = value
+    else:
+        raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
+
+
+def _check_changes(flags: set[str], options: dict[str, str]) -> None:
+    """``changes`` compares whole-cluster snapshots: filters and extra scrapes do not apply."""
+    if "changes" not in flags:
+        if "since" in options:
+            raise InputError(f"since= goes with `changes`. Usage: {COMMAND_USAGE}")
+        return
+    extra = sorted(({"runtime", "usage", "fresh"} & flags) | ({"namespace", "node"} & set(options)))
+    if extra:
+        raise InputError(
+            "`changes` compares the whole cluster and takes only context= and since= "
+            f"(not {', '.join(extra)}). Example: /hami-summary prod changes since=24h"
+        )
 
 
 # -- thread follow-ups -----------------------------------------------------------------------
 
 FollowUpAction = Literal[
-    "summary", "gpus", "workloads", "csv", "chart", "help", "refresh", "usage"
+    "summary", "gpus", "workloads", "csv", "chart", "help", "refresh", "usage", "changes"
 ]
 
 _ACTION_WORDS: dict[str, FollowUpAction] = {
@@ -229,6 +277,8 @@ _ACTION_WORDS: dict[str, FollowUpAction] = {
     "fresh": "refresh",
     "usage": "usage",
     "nvidia-smi": "usage",
+    "changes": "changes",
+    "diff": "changes",
     "help": "help",
     "?": "help",
 }
@@ -241,11 +291,13 @@ class FollowUp:
     action: FollowUpAction = "summary"
     namespace: str | None = None
     node: str | None = None
+    since_seconds: float | None = None  # ``changes since=24h`` in a cluster thread
 
 
 FOLLOW_UP_USAGE = (
     "`ns team-a`, `node gpu-node-1`, `gpus`, `workloads`, `csv`, `chart`, `usage` (threads of "
-    "a cluster summary), `fit 8xH100`, `help`"
+    "a cluster summary), `fit 8xH100`, `changes` (since the previous paste, or `since=24h` for a "
+    "cluster), `help`"
 )
 
 
@@ -260,6 +312,7 @@ def parse_follow_up(text: str) -> FollowUp | None:
     action: FollowUpAction | None = None
     namespace: str | None = None
     node: str | None = None
+    since: float | None = None
     index = 0
     while index < len(words):
         word = words[index]
@@ -275,6 +328,8 @@ def parse_follow_up(text: str) -> FollowUp | None:
                 node = _check_node(value)
             else:
                 namespace = _check_namespace(value)
+        elif key == "since" and sep:
+            since = parse_since(value)
         elif sep:
             return None
         elif key in _ACTION_WORDS and action is None:
@@ -282,4 +337,8 @@ def parse_follow_up(text: str) -> FollowUp | None:
         else:
             return None
         index += 1
-    return FollowUp(action=action or "summary", namespace=namespace, node=node)
+    if since is not None and action != "changes":
+        raise InputError("since= goes with `changes`, e.g. `changes since=24h`.")
+    return FollowUp(
+        action=action or "summary", namespace=namespace, node=node, since_seconds=since
+    )

@@ -121,6 +121,7 @@ class TableReply:
     table: str
     filename: str
     rows: int
+    attachments: tuple[Attachment, ...] = ()  # sent with it (e.g. a chart)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
+from bot.conversation.changes import (
+    NO_PREVIOUS_PASTE,
+    changes_headline,
+    cluster_changes,
+    keep_previous_paste,
+    paste_changes,
+    previous_paste,
+)
 from bot.conversation.clusters import (
     LiveRequest,
     LiveSource,
@@ -68,6 +76,7 @@ from bot.store.summary_memo import memoized_render
 from core.api import summarize_text
 from core.errors import InputError
 from core.fit_shape import Shape
+from core.history.snapshot import snapshot_of
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
 from core.views.runtime_csv import runtime_csv
@@ -259,6 +268,12 @@ class Conversation:
         try:
             if command.fit is not None:
                 return self._cluster_fit(command, command.fit, user=user, channel=channel)
+            if command.changes:
+                option, context = self._resolve_cluster(command, user=user, channel=channel)
+                target = ClusterTarget(option.name, context)
+                return cluster_changes(
+                    self.live, target, command.since_seconds, user=user, channel=channel
+                )
             return self._cluster_summary(command, user=user, channel=channel)
         except InputError as error:
             return _problem(error)
@@ -547,6 +562,9 @@ class Conversation:
         except InputError as error:
             return _problem(error)
         notes: tuple[str, ...] = ()
+        previous = self.state.thread_subject(channel, thread_ts)
+        if isinstance(previous, PastedMetrics):
+            notes += self._compare_with_previous(previous, pasted, summary, channel, thread_ts)
         if not self.state.remember_thread(channel, thread_ts, pasted):
             notes = (
                 "These metrics are too large to keep for follow-ups in this thread; paste or "
@@ -554,6 +572,53 @@ class Conversation:
             )
         return SummaryReply(summary, ref, None, attachments=(chart_attachment(summary),),
                             notes=notes)
+
+    def _compare_with_previous(
+        self,
+        previous: PastedMetrics,
+        pasted: PastedMetrics,
+        summary: Summary,
+        channel: str,
+        thread_ts: str,
+    ) -> tuple[str, ...]:
+        """A newer paste in a thread: keep the previous one's snapshot for ``changes`` and say
+        in one line what changed (nothing when the previous paste cannot be summarised)."""
+        try:
+            before = keep_previous_paste(
+                self.state,
+                channel,
+                thread_ts,
+                previous,
+                lambda p: self._summarize_pasted(p, namespace=None, node=None),
+            )
+        except InputError:
+            return ()
+        return (changes_headline(before, snapshot_of(summary, pasted.given_at)),)
+
+    def _thread_changes(
+        self, follow_up: FollowUp, *, channel: str, thread_ts: str, user: str | None
+    ) -> Reply:
+        """``changes`` in a thread: since ``since`` for a cluster, else since the last paste."""
+        subject = self.state.thread_subject(channel, thread_ts)
+        if subject is None:
+            return no_metrics_reply()
+        try:
+            if isinstance(subject, ClusterTarget):
+                return cluster_changes(
+                    self.live, subject, follow_up.since_seconds, user=user, channel=channel
+                )
+            if follow_up.since_seconds is not None:
+                raise InputError(
+                    "since= is for threads of a registered cluster; here `changes` compares "
+                    "the last two pastes."
+                )
+            before = previous_paste(self.state, channel, thread_ts)
+            if before is None:
+                return NO_PREVIOUS_PASTE
+            summary = self._summarize_pasted(subject, namespace=None, node=None)
+            return paste_changes(before, snapshot_of(summary, subject.given_at))
+        except InputError as error:
+            return _problem(error)
 
     def _summarize_pasted(
         self, pasted: PastedMetrics, *, namespace: str | None, node: str | None
@@ -574,6 +639,8 @@ class Conversation:
     ) -> Reply:
         if follow_up.action == "help":
             return follow_up_help_reply()
+        if follow_up.action == "changes":
+            return self._thread_changes(follow_up, channel=channel, thread_ts=thread_ts, user=user)
         subject = self.state.thread_subject(channel, thread_ts)
         if subject is None:
             return no_metrics_reply()

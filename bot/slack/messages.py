@@ -140,7 +140,9 @@ def table_message(reply: TableReply) -> SlackMessage:
     fenced = f"*{reply.title}*\n```{reply.table}```"
     if escaped_length(fenced) <= SECTION_TEXT_MAX:
         return SlackMessage(
-            [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()], reply.title
+            [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()],
+            reply.title,
+            attachments=reply.attachments,
         )
     attachment = Attachment(reply.filename, reply.title, lambda: reply.table.encode("utf-8"))
     text = (
@@ -150,7 +152,7 @@ def table_message(reply: TableReply) -> SlackMessage:
     return SlackMessage(
         [SectionBlock(text=MarkdownTextObject(text=text)).to_dict()],
         reply.title,
-        attachments=(attachment,),
+        attachments=(attachment, *reply.attachments),
     )
 
 

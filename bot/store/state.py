@@ -158,6 +158,17 @@ class BotState:
             return None
         return None
 
+    def _previous_key(self, channel: str, thread_ts: str) -> str:
+        return f"{self.prefix}thread-previous:{_key_part(channel)}:{_key_part(thread_ts)}"
+
+    def remember_previous_snapshot(self, channel: str, thread_ts: str, snapshot: bytes) -> None:
+        """Keep the snapshot of the paste a newer one replaced, for ``changes`` in the thread
+        (``core.history.snapshot.encode_snapshot`` bytes, already compressed)."""
+        self.kv.put(self._previous_key(channel, thread_ts), snapshot, self.thread_ttl_seconds)
+
+    def previous_snapshot(self, channel: str, thread_ts: str) -> bytes | None:
+        return self.kv.get(self._previous_key(channel, thread_ts))
+
     # -- deliveries seen -----------------------------------------------------------------
 
     def first_sighting(self, delivery_id: str) -> bool:

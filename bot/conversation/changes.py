@@ -1,0 +1,185 @@
+"""``changes``: what changed in a cluster since a kept snapshot, or since a thread's last paste.
+
+For a registered cluster the current (cached or fresh) collection is compared with the kept
+snapshot of ``since`` ago (``bot.store.history``). In a thread of pasted metrics, a newer paste
+keeps the snapshot of the one it replaced, so ``changes`` there compares the two pastes and the
+summary of the newer paste says in one line what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bot.conversation.clusters import LiveRequest, LiveSource
+from bot.conversation.parsing import DEFAULT_SINCE_SECONDS
+from bot.conversation.replies import Attachment, MessageReply, TableReply
+from bot.store.state import BotState, ClusterTarget, PastedMetrics
+from core.history.changes import Changes, compare
+from core.history.snapshot import (
+    Snapshot,
+    SnapshotFormatError,
+    decode_snapshot,
+    encode_snapshot,
+    snapshot_of,
+    summary_time,
+)
+from core.model import Summary
+from core.views.changes_view import TOP_ROWS, pods_csv, render_text, signed, span_text, stamp
+
+CHANGES_FILE = "hami-changes.txt"
+TREND_FILE = "hami-trend.png"
+PODS_FILE = "hami-changes-pods.csv"
+# A kept snapshot this close to the asked moment is "that long ago" (snapshots are 10 min apart).
+SNAPSHOT_SLACK_SECONDS = 600.0
+
+
+def _rows(changes: Changes) -> int:
+    return (
+        len(changes.namespaces)
+        + len(changes.pods_started)
+        + len(changes.pods_stopped)
+        + len(changes.models)
+    )
+
+
+def cluster_changes(
+    live: LiveSource,
+    target: ClusterTarget,
+    since_seconds: float | None,
+    *,
+    user: str | None,
+    channel: str | None,
+) -> TableReply | MessageReply:
+    """The cluster now (through the scrape cache) against its snapshot of ``since`` ago.
+
+    Raises ``InputError`` when the cluster may not be queried or cannot be collected.
+    """
+    request = LiveRequest(target.cluster, target.context, user=user, channel=channel)
+    result = live.summarize(request)
+    taken_at = summary_time(result.summary)
+    if taken_at is None:  # a live collection always has its time; never guess one
+        raise ValueError("a live collection without its time")
+    current = snapshot_of(result.summary, taken_at)
+    since = since_seconds if since_seconds is not None else DEFAULT_SINCE_SECONDS
+    wanted = taken_at - since
+    before = live.snapshot_before(request, wanted)
+    if before is None or before.taken_at >= current.taken_at:
+        return MessageReply(
+            f"I keep no earlier snapshot of cluster {target.cluster} yet. A snapshot is kept "
+            "each time the cluster is asked about, at most every 10 minutes; ask for "
+            "`changes` again later.",
+            title="No history to compare with yet",
+        )
+    changes = compare(before, current)
+    title = _cluster_title(target.cluster, before.taken_at, current.taken_at, wanted, since)
+    chart = trend_attachment(target.cluster, lambda: live.kept_snapshots(request))
+    return TableReply(
+        title,
+        render_text(changes),
+        CHANGES_FILE,
+        _rows(changes),
+        attachments=(*pods_attachment(changes), chart),
+    )
+
+
+def pods_attachment(changes: Changes) -> tuple[Attachment, ...]:
+    """Every pod that started or stopped holding GPUs as CSV, when the text shows only some."""
+    if max(len(changes.pods_started), len(changes.pods_stopped)) <= TOP_ROWS:
+        return ()
+    total = len(changes.pods_started) + len(changes.pods_stopped)
+    text = pods_csv(changes)
+    return (
+        Attachment(
+            PODS_FILE,
+            f"All {total:,} pods that started or stopped holding GPUs (CSV)",
+            lambda: text.encode("utf-8"),
+        ),
+    )
+
+
+def _cluster_title(
+    cluster: str, before_at: float, now_at: float, wanted: float, since: float
+) -> str:
+    """Says when the compared snapshot was taken, and why when that is not ``since`` ago:
+    the history is shorter, or nobody asked about the cluster around that time."""
+    title = (
+        f"Changes in cluster {cluster} since {stamp(before_at)} "
+        f"({span_text(now_at - before_at)} ago"
+    )
+    if before_at > wanted + SNAPSHOT_SLACK_SECONDS:
+        return title + f"; the oldest snapshot kept, you asked for {span_text(since)})"
+    if before_at < wanted - SNAPSHOT_SLACK_SECONDS:
+        return title + f"; the newest snapshot kept from before {span_text(since)} ago)"
+    return title + ")"
+
+
+def trend_attachment(cluster: str, snapshots: Callable[[], list[Snapshot]]) -> Attachment:
+    """The trend chart over the kept history, read and drawn only when the file is sent."""
+
+    def render() -> bytes:
+        from core.views.trend_chart import render_trend_chart
+
+        return render_trend_chart(snapshots())
+
+    return Attachment(
+        TREND_FILE,
+        f"Allocation per namespace and free whole GPUs per model, cluster {cluster}",
+        render,
+    )
+
+
+def keep_previous_paste(
+    state: BotState,
+    channel: str,
+    thread_ts: str,
+    previous: PastedMetrics,
+    summarize: Callable[[PastedMetrics], Summary],
+) -> Snapshot:
+    """Keep the snapshot of the paste a newer one replaces (dated when it was given) for
+    ``changes`` in the thread; ``InputError`` when that paste cannot be summarised."""
+    snapshot = snapshot_of(summarize(previous), previous.given_at)
+    state.remember_previous_snapshot(channel, thread_ts, encode_snapshot(snapshot))
+    return snapshot
+
+
+def previous_paste(state: BotState, channel: str, thread_ts: str) -> Snapshot | None:
+    data = state.previous_snapshot(channel, thread_ts)
+    if data is None:
+        return None
+    try:
+        return decode_snapshot(data)
+    except SnapshotFormatError:
+        return None  # written by another release: as if there were none
+
+
+def paste_changes(before: Snapshot, current: Snapshot) -> TableReply:
+    changes = compare(before, current)
+    title = f"Changes since the previous paste (given {stamp(before.taken_at)})"
+    text = render_text(changes, subject="the previous paste -> this one")
+    return TableReply(
+        title, text, CHANGES_FILE, _rows(changes), attachments=pods_attachment(changes)
+    )
+
+
+NO_PREVIOUS_PASTE = MessageReply(
+    "This thread has had one paste of metrics so far. Paste or attach newer metrics of the same "
+    "cluster here, then ask `changes` for what changed between the two.",
+    title="Nothing to compare with yet",
+    tone="problem",
+)
+
+
+def changes_headline(before: Snapshot, current: Snapshot) -> str:
+    """One line for the summary of a newer paste: what changed since the previous one."""
+    changes = compare(before, current)
+    a, b = changes.totals_before, changes.totals_after
+    span = span_text(current.taken_at - before.taken_at)
+    if not changes.allocation_changed:
+        return f"Since the previous paste ({span} earlier) nothing changed in the allocation."
+    return (
+        f"Since the previous paste ({span} earlier): cores allocated "
+        f"{signed(b.core_allocated - a.core_allocated)}, "
+        f"{len(changes.pods_started):,} pod(s) started and {len(changes.pods_stopped):,} "
+        f"stopped holding GPUs, free whole GPUs {a.free_whole_gpus} -> {b.free_whole_gpus}. "
+        "Ask `changes` here for the details."
+    )

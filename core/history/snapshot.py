@@ -1,0 +1,348 @@
+"""A compact, versioned snapshot of a summary: the figures ``core.history.changes`` compares.
+
+A snapshot keeps, per namespace, GPU model, node and pod, only the numbers that say who holds
+what and what is free, plus the inconsistent GPUs and the quota use. Rows are NamedTuples (a
+1,000-node cluster has thousands of pods) and are serialised as JSON arrays, not objects, then
+zlib-compressed: a 1,000-node snapshot is a few hundred KB of JSON and far less compressed.
+
+The serialised form carries ``SNAPSHOT_VERSION``; a snapshot of another version, or bytes that
+are not a snapshot at all, raise ``SnapshotFormatError`` rather than being misread.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
+
+from core.model import Summary
+
+SNAPSHOT_VERSION = 1
+# A decompressed snapshot larger than this is refused (a 10,000-node cluster stays below it).
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+
+
+class SnapshotFormatError(ValueError):
+    """Bytes that are not a snapshot this release can read; the message says why."""
+
+
+class NamespaceFigures(NamedTuple):
+    namespace: str
+    cores: float
+    mem_mib: float
+    pods: int
+    gpus: int
+
+
+class ModelFigures(NamedTuple):
+    """One GPU model (device type as HAMi registers it)."""
+
+    model: str
+    gpus: int
+    idle: int
+    partial: int
+    full: int
+    inconsistent: int
+    free_whole: int
+
+
+class NodeFigures(NamedTuple):
+    node: str
+    gpus: int
+    free_cores: float
+    free_mem_mib: float
+    idle: int
+    partial: int
+    full: int
+    inconsistent: int
+    free_whole: int
+
+
+class PodFigures(NamedTuple):
+    """What one pod holds, over all its containers and devices."""
+
+    namespace: str
+    pod: str
+    node: str  # the node, or several joined with "," for the rare pod that spans nodes
+    gpus: int
+    cores: float
+    mem_mib: float
+
+
+class InconsistentGpu(NamedTuple):
+    node: str
+    device_index: int
+    device_uuid: str
+    model: str
+
+
+class QuotaUse(NamedTuple):
+    namespace: str
+    resource: str
+    used: float
+    limit: float | None  # None: no limit set
+
+
+class ClusterFigures(NamedTuple):
+    nodes: int
+    gpus: int
+    core_limit: float
+    core_allocated: float
+    mem_limit_mib: float
+    mem_allocated_mib: float
+    free_whole_gpus: int
+    pods: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The comparable figures of one summary, taken at ``taken_at`` (Unix seconds, UTC)."""
+
+    taken_at: float
+    cluster: str | None
+    totals: ClusterFigures
+    namespaces: tuple[NamespaceFigures, ...]
+    models: tuple[ModelFigures, ...]
+    nodes: tuple[NodeFigures, ...]
+    pods: tuple[PodFigures, ...]
+    inconsistent: tuple[InconsistentGpu, ...]
+    quotas: tuple[QuotaUse, ...]
+    version: int = SNAPSHOT_VERSION
+
+
+def summary_time(summary: Summary) -> float | None:
+    """When the summary's data was taken (Unix seconds), when its source says so."""
+    fetched = summary.source.fetched_at
+    return fetched.timestamp() if fetched is not None else None
+
+
+def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
+    """The snapshot of an unfiltered ``summary``; a filtered one would read as a shrinking
+    cluster, so it is refused with ``ValueError``."""
+    if summary.filters:
+        raise ValueError("a snapshot needs the whole cluster: summarise without a filter")
+    c = summary.cluster
+    totals = ClusterFigures(
+        c.nodes,
+        c.gpus,
+        c.core_limit,
+        c.core_allocated,
+        c.mem_limit_mib,
+        c.mem_allocated_mib,
+        c.free_whole_gpus,
+        c.pods,
+    )
+    return Snapshot(
+        taken_at=float(taken_at),
+        cluster=summary.source.cluster,
+        totals=totals,
+        namespaces=tuple(
+            NamespaceFigures(ns.namespace, ns.cores, ns.mem_mib, len(ns.pods), ns.gpus_touched)
+            for ns in sorted(summary.namespaces, key=lambda n: n.namespace)
+        ),
+        models=_models(summary),
+        nodes=tuple(
+            NodeFigures(
+                n.node,
+                n.gpus,
+                n.free_cores,
+                n.free_mem_mib,
+                n.idle_gpus,
+                n.partial_gpus,
+                n.full_gpus,
+                n.inconsistent_gpus,
+                n.free_whole_gpus,
+            )
+            for n in sorted(summary.nodes, key=lambda n: n.node)
+        ),
+        pods=_pods(summary),
+        inconsistent=tuple(
+            InconsistentGpu(g.node, g.device_index, g.device_uuid, g.device_type)
+            for g in summary.gpus
+            if g.state == "inconsistent"
+        ),
+        quotas=tuple(
+            QuotaUse(ns.namespace, q.resource, q.used, q.limit)
+            for ns in sorted(summary.namespaces, key=lambda n: n.namespace)
+            for q in ns.quota
+        ),
+    )
+
+
+def _models(summary: Summary) -> tuple[ModelFigures, ...]:
+    counts: dict[str, list[int]] = {}
+    slot = {"idle": 1, "partial": 2, "full": 3, "inconsistent": 4}
+    for g in summary.gpus:
+        row = counts.setdefault(g.device_type, [0, 0, 0, 0, 0, 0])
+        row[0] += 1
+        row[slot[g.state]] += 1
+        # The summary's rule: a whole GPU is free only when idle with every series known.
+        if g.state == "idle" and "incomplete" not in g.flags:
+            row[5] += 1
+    return tuple(ModelFigures(model, *row) for model, row in sorted(counts.items()))
+
+
+def _pods(summary: Summary) -> tuple[PodFigures, ...]:
+    held: dict[tuple[str, str], tuple[set[str], set[str], list[float]]] = {}
+    for w in summary.workloads:
+        nodes, devices, sums = held.setdefault((w.namespace, w.pod), (set(), set(), [0.0, 0.0]))
+        nodes.add(w.node)
+        devices.add(w.device_uuid)
+        sums[0] += w.cores
+        sums[1] += w.mem_mib
+    return tuple(
+        PodFigures(ns, pod, ",".join(sorted(nodes)), len(devices), sums[0], sums[1])
+        for (ns, pod), (nodes, devices, sums) in sorted(held.items())
+    )
+
+
+# -- serialisation ---------------------------------------------------------------------------
+
+
+def _number(value: float) -> float | int:
+    """Whole numbers as ints and others to 3 decimals: shorter JSON, no float noise."""
+    if not math.isfinite(value):
+        raise ValueError(f"a snapshot holds only finite numbers, got {value!r}")
+    rounded = round(value, 3)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def _row(values: Iterable[Any]) -> list[Any]:
+    return [_number(v) if isinstance(v, float) else v for v in values]
+
+
+def snapshot_to_json(snapshot: Snapshot) -> dict[str, Any]:
+    """The snapshot as plain JSON data: each table a list of rows in field order."""
+    return {
+        "v": snapshot.version,
+        "t": snapshot.taken_at,
+        "c": snapshot.cluster,
+        "totals": _row(snapshot.totals),
+        "ns": [_row(r) for r in snapshot.namespaces],
+        "models": [_row(r) for r in snapshot.models],
+        "nodes": [_row(r) for r in snapshot.nodes],
+        "pods": [_row(r) for r in snapshot.pods],
+        "bad": [_row(r) for r in snapshot.inconsistent],
+        "quota": [_row(r) for r in snapshot.quotas],
+    }
+
+
+def encode_snapshot(snapshot: Snapshot) -> bytes:
+    """Compact bytes: JSON without spaces, zlib-compressed."""
+    body = json.dumps(
+        snapshot_to_json(snapshot), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return zlib.compress(body.encode("utf-8"), 6)
+
+
+def decode_snapshot(data: bytes) -> Snapshot:
+    """The snapshot ``encode_snapshot`` wrote; ``SnapshotFormatError`` for anything else."""
+    inflater = zlib.decompressobj()
+    try:
+        body = inflater.decompress(data, MAX_SNAPSHOT_BYTES + 1)
+    except zlib.error as error:
+        raise SnapshotFormatError(f"not a compressed snapshot ({error})") from None
+    if len(body) > MAX_SNAPSHOT_BYTES or inflater.unconsumed_tail:
+        raise SnapshotFormatError("the snapshot is larger than any this release writes")
+    try:
+        payload = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise SnapshotFormatError(f"the snapshot is not JSON ({error})") from None
+    return snapshot_from_json(payload)
+
+
+def snapshot_from_json(payload: Any) -> Snapshot:
+    """A snapshot from ``snapshot_to_json`` data, checked field by field."""
+    if not isinstance(payload, dict):
+        raise SnapshotFormatError("a snapshot is a JSON object")
+    version = payload.get("v")
+    if version != SNAPSHOT_VERSION:
+        raise SnapshotFormatError(
+            f"snapshot version {version!r}; this release reads version {SNAPSHOT_VERSION}"
+        )
+    cluster = payload.get("c")
+    try:
+        taken_at = _float(payload.get("t"))
+    except TypeError:
+        raise SnapshotFormatError("the snapshot has no time it was taken") from None
+    if cluster is not None and not isinstance(cluster, str):
+        raise SnapshotFormatError("the snapshot's cluster name is not text")
+    return Snapshot(
+        taken_at=taken_at,
+        cluster=cluster,
+        totals=_read_row(ClusterFigures, payload.get("totals"), "totals"),
+        namespaces=_read_rows(NamespaceFigures, payload.get("ns"), "ns"),
+        models=_read_rows(ModelFigures, payload.get("models"), "models"),
+        nodes=_read_rows(NodeFigures, payload.get("nodes"), "nodes"),
+        pods=_read_rows(PodFigures, payload.get("pods"), "pods"),
+        inconsistent=_read_rows(InconsistentGpu, payload.get("bad"), "bad"),
+        quotas=_read_rows(QuotaUse, payload.get("quota"), "quota"),
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_Row = TypeVar("_Row", bound=tuple[Any, ...])
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError
+    return value
+
+
+def _float(value: Any) -> float:
+    if not _is_number(value) or not math.isfinite(value):
+        raise TypeError
+    return float(value)
+
+
+def _int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError
+    return value
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else _float(value)
+
+
+_READERS: dict[str, Callable[[Any], Any]] = {
+    "str": _text,
+    "float": _float,
+    "int": _int,
+    "float | None": _optional_float,
+}
+
+
+def _readers(kind: type[tuple[Any, ...]]) -> list[Callable[[Any], Any]]:
+    """One converter per field, from the row class's annotations (strings or ForwardRefs)."""
+    names = [getattr(a, "__forward_arg__", a) for a in kind.__annotations__.values()]
+    return [_READERS[str(name)] for name in names]
+
+
+def _read_row(kind: type[_Row], row: Any, table: str) -> _Row:
+    return _read_rows(kind, [row], table)[0]
+
+
+def _read_rows(kind: type[_Row], rows: Any, table: str) -> tuple[_Row, ...]:
+    if not isinstance(rows, list):
+        raise SnapshotFormatError(f"snapshot table {table!r} is missing")
+    readers = _readers(kind)
+    width = len(readers)
+    out: list[_Row] = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != width:
+            raise SnapshotFormatError(f"snapshot table {table!r} has a row of the wrong shape")
+        try:
+            out.append(kind(*[read(value) for read, value in zip(readers, row, strict=True)]))
+        except TypeError:
+            raise SnapshotFormatError(
+                f"snapshot table {table!r} has a value of the wrong kind"
+            ) from None
+    return tuple(out)
