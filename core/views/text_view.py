@@ -26,6 +26,11 @@ def _fit_widths(widths: list[int], width: int, elastic: tuple[int, ...]) -> list
         if excess <= 0:
             break
         widths[column] = max(widths[column] - excess, 8)
+    # The loop below takes one character at a time from the widest column, so a column wider
+    # than the line is always cut down to the line's width before any other is touched: doing
+    # that at once gives the same widths, and keeps a megabyte-wide cell from costing a
+    # megabyte of iterations.
+    widths[:-1] = [min(w, max(width, 8)) for w in widths[:-1]]
     while sum(widths) + gap > width:
         widest = max(range(len(widths) - 1), key=lambda i: widths[i])
         if widths[widest] <= 8:
