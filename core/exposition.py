@@ -121,17 +121,18 @@ class _LineError(Exception):
 
 # Legacy metric name grammar (prometheus_client validation.METRIC_NAME_RE); also what the
 # reference parser checks unquoted label names against, so ':' is allowed there too.
-_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*+"
 # A double-quoted label value: any character but '"' and '\', or a backslash pair. This agrees
 # with prometheus_client, which ends a value at the first quote after an even number of '\'.
-_QUOTED = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_QUOTED = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 _PAIR = rf"{_NAME}={_QUOTED}"
 # The inside of a well-formed label set: name="value" pairs joined by commas, optionally one
 # trailing comma, or nothing. No blanks, no unquoted braces.
-_BLOCK_RE = re.compile(rf"(?:{_PAIR}(?:,{_PAIR})*,?)?")
+_BLOCK_RE = re.compile(rf"(?:{_PAIR}(?:,{_PAIR})*+,?+)?+")
 _NAME_RE = re.compile(_NAME)
 _NAME_PART_RE = re.compile(rf",({_NAME})=")
-_PAIR_PARTS = re.compile(rf'({_NAME})="([^"\\]*(?:\\.[^"\\]*)*)"')
+# The lookbehind keeps a search from starting again inside a name it has already read.
+_PAIR_PARTS = re.compile(rf'(?<![a-zA-Z0-9_:])({_NAME})="([^"\\]*+(?:\\.[^"\\]*+)*+)"')
 # prometheus_client's label-value unescaping: only these three sequences are replaced.
 _ESCAPES = {"\\\\": "\\", "\\n": "\n", '\\"': '"'}
 _ESCAPE_RE = re.compile(r'\\[\\n"]')
@@ -139,7 +140,7 @@ _ESCAPE_RE = re.compile(r'\\[\\n"]')
 # unescaped name ("foo\\n" in a TYPE line) can end with.
 _LEGACY_NAME_RE = re.compile(rf"{_NAME}\n?\Z")
 # string.whitespace: what prometheus_client splits comment lines on.
-_ASCII_BLANKS_RE = re.compile(r"[ \t\n\r\x0b\x0c]+")
+_ASCII_BLANKS_RE = re.compile(r"[ \t\n\r\x0b\x0c]++")
 
 _METRIC_TYPES = frozenset(
     {"counter", "gauge", "summary", "histogram", "gaugehistogram", "unknown", "info", "stateset"}

@@ -37,12 +37,14 @@ def _label_names(block: str) -> list[str] | None:
     """Label names of one well-formed label block, or None when it is not plainly formed."""
     names: list[str] = []
     end = 0
-    for match in _LABEL_PAIR.finditer(block):
-        if match.start() != end:
+    # One anchored match per pair: a search would start again at every character of a name.
+    while end < len(block):
+        match = _LABEL_PAIR.match(block, end)
+        if match is None:
             return None
         names.append(match.group(1))
         end = match.end()
-    if end != len(block) or block.endswith(","):
+    if block.endswith(","):
         return None
     return names
 
