@@ -108,17 +108,23 @@ def _block_rows(name: str, text: str, start: int, end: int) -> Columns | None:
     return fields, values
 
 
-def _is_family_block(name: str, text: str, start: int, end: int) -> bool:
-    """True when every line of a family we do not read is a plainly formed sample of it."""
-    pattern = (
+@lru_cache(maxsize=256)
+def _family_line_pattern(name: str) -> re.Pattern[str]:
+    """A plainly formed sample line of the family ``name``, at the start of a line."""
+    return re.compile(
         "^"
         + re.escape(name)
         + r'(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*+="[^"\n]*+"(?:,(?=[a-zA-Z_])|(?=\})))*+\})?+'
         + r"[ \t]++"
         + _VALUE
-        + r"[ \t]*+$"
+        + r"[ \t]*+$",
+        re.M,
     )
-    matches = re.compile(pattern, re.M).findall(text, start, end)
+
+
+def _is_family_block(name: str, text: str, start: int, end: int) -> bool:
+    """True when every line of a family we do not read is a plainly formed sample of it."""
+    matches = _family_line_pattern(name).findall(text, start, end)
     return len(matches) == text.count("\n", start, end) + 1
 
 
