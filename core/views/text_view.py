@@ -7,6 +7,7 @@ import textwrap
 from core.model import Summary
 from core.views import tables
 from core.views.tables import Table
+from core.views.visible_text import visible
 
 WIDTH = 100
 TOP_ROWS = 20
@@ -71,7 +72,7 @@ def format_table(table: Table, width: int = WIDTH, full_table_hint: str | None =
 def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
     # Names such as gpu-node-01 must not be split at their hyphens.
     return textwrap.wrap(
-        text,
+        visible(text),
         width=width,
         initial_indent=indent,
         subsequent_indent=" " * len(indent),
