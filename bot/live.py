@@ -23,7 +23,7 @@ from bot.conversation.clusters import (
 )
 from bot.conversation.replies import ClusterOption
 from bot.store.kv import KeyValueStore
-from bot.store.ratelimit import RateLimiter, check_all, rate_limit_message
+from bot.store.ratelimit import RateLimiter, check_all, per_user_limiter, rate_limit_message
 from bot.store.scrape_cache import ScrapeCache
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
@@ -97,9 +97,7 @@ class RegistryLiveSource:
             if group != EVERYONE
         )
         self.cache = ScrapeCache(kv)
-        self._user_limit = RateLimiter(
-            kv, "hami-summary:rate:user", limits.per_user_per_minute, RATE_WINDOW_SECONDS
-        )
+        self._user_limit = per_user_limiter(kv, limits.per_user_per_minute, RATE_WINDOW_SECONDS)
         self._channel_limit = RateLimiter(
             kv, "hami-summary:rate:channel", limits.per_channel_per_minute, RATE_WINDOW_SECONDS,
             scope="this channel",
