@@ -9,9 +9,11 @@ from hypothesis import strategies as st
 from core.api import summarize_text
 from core.errors import InputError
 from core.line_limits import (
+    _INSPECT_CHARS,
     MAX_LABEL_VALUE_CHARS,
     MAX_LABELS_PER_SERIES,
     MAX_LINE_CHARS,
+    _long_line_starts,
     screen_lines,
 )
 from core.model import SourceInfo
@@ -154,3 +156,16 @@ def test_fitting_widths_agrees_with_the_one_at_a_time_algorithm(
     assert _fit_widths(widths, width, tuple(elastic)) == reference_fit(
         widths, width, tuple(elastic)
     )
+
+
+@given(st.lists(st.sampled_from([0, 1, 999, 1000, 1001, 2500]), max_size=8), st.booleans())
+def test_long_lines_are_found_by_jumping_exactly_as_by_splitting(
+    lengths: list[int], final_newline: bool
+) -> None:
+    text = "\n".join("a" * length for length in lengths) + ("\n" if final_newline else "")
+    starts, position = [], 0
+    for line in text.split("\n"):
+        if len(line) > _INSPECT_CHARS:
+            starts.append(position)
+        position += len(line) + 1
+    assert _long_line_starts(text) == starts
