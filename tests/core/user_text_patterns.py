@@ -46,6 +46,12 @@ def _family_line_pattern() -> re.Pattern[str]:
     return build("node_cpu_seconds")
 
 
+def _unquoted_run() -> re.Pattern[str]:
+    from core.exposition import _unquoted_run as build
+
+    return build("=,}")
+
+
 METRICS = "pasted, uploaded or scraped metrics text"
 SLACK = "Slack message text"
 
@@ -67,6 +73,7 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.exposition:_ESCAPE_RE": UserTextPattern("sub", METRICS),
     "core.exposition:_LEGACY_NAME_RE": UserTextPattern("match", METRICS),
     "core.exposition:_ASCII_BLANKS_RE": UserTextPattern("split", METRICS),
+    "core.exposition:_unquoted_run": UserTextPattern("match", METRICS, _unquoted_run),
     "core.line_limits:_QUOTED": UserTextPattern("finditer", METRICS),
     "core.paste:_SUSPECT_LINE": UserTextPattern("search", METRICS),
     "core.paste:_SLACK_ENTITY": UserTextPattern("sub", METRICS),
