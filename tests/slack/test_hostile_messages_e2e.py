@@ -58,3 +58,17 @@ def test_a_40000_character_message_is_acknowledged_within_a_second(bot: RunningB
     assert response.elapsed_seconds < 1.0
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
     assert "Traceback" not in text
+
+
+def test_a_file_with_a_four_megabyte_label_is_summarised_without_that_line(
+    bot: RunningBot,
+) -> None:
+    metrics = read_fixture("scheduler-small.prom").replace(
+        'node="gpu-node-1"', 'node="' + "a" * 4_000_000 + '"', 1
+    )
+    file = bot.api.add_private_file("huge-label.prom", metrics.encode())
+    _, ts = bot.sender.mention("", files=[file])
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "225 / 600 cores" in text  # the GPU's 50 cores allocated were left out with the line
+    assert "1 line(s) over the size limits were left out: line 6" in text
+    assert "it is 4,000,161 characters long, over the limit of 16,384" in text
