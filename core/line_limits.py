@@ -35,6 +35,7 @@ class OverLimitLine:
     line_no: int  # 1-based
     series: str  # the start of the line, shortened: enough to recognise the series
     reason: str  # which limit, and by how much
+    text_name: str = ""  # which text, when there are several ("vGPU monitor text 2")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,7 @@ def _limit_broken(line: str) -> str | None:
     return None
 
 
-def screen_lines(text: str) -> ScreenedText:
+def screen_lines(text: str, text_name: str = "") -> ScreenedText:
     """Blank out every line over a size limit and say which ones, by line number."""
     over_limit: list[OverLimitLine] = []
     blanked: list[tuple[int, int]] = []
@@ -98,7 +99,7 @@ def screen_lines(text: str) -> ScreenedText:
         line_no += text.count("\n", counted_to, start)
         counted_to = start
         series = shorten_line(line[: _SHOWN_SERIES_CHARS + 1].strip(), _SHOWN_SERIES_CHARS)
-        over_limit.append(OverLimitLine(line_no, series, reason))
+        over_limit.append(OverLimitLine(line_no, series, reason, text_name))
         blanked.append((start, end))
     if not blanked:
         return ScreenedText(text, ())
@@ -116,7 +117,9 @@ def over_limit_note(lines: tuple[OverLimitLine, ...], shown: int = 3) -> str:
     if not lines:
         return ""
     listed = "; ".join(
-        f"line {line.line_no} (`{line.series}`): {line.reason}" for line in lines[:shown]
+        f"line {line.line_no}{f' of {line.text_name}' if line.text_name else ''} "
+        f"(`{line.series}`): {line.reason}"
+        for line in lines[:shown]
     )
     more = f"; and {len(lines) - shown:,} more" if len(lines) > shown else ""
     return (

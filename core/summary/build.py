@@ -289,9 +289,9 @@ def summarize_text(
         cleaned = clean_paste(text)
         rows, rejected_lines = _family_rows(cleaned.text)
         paste_notes = cleaned.notes
-    for extra in monitor_texts:
+    for number, extra in enumerate(monitor_texts, 1):
         _check_size(extra, settings, "vGPU monitor text")
-        screened_extra = screen_lines(extra)
+        screened_extra = screen_lines(extra, f"vGPU monitor text {number}")
         over_limit.extend(screened_extra.over_limit)
         more, more_rejected = _family_rows(screened_extra.text)
         rows.merge(more)

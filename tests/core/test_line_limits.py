@@ -169,3 +169,18 @@ def test_long_lines_are_found_by_jumping_exactly_as_by_splitting(
             starts.append(position)
         position += len(line) + 1
     assert _long_line_starts(text) == starts
+
+
+def test_a_monitor_text_line_is_named_with_its_text() -> None:
+    monitor = read_fixture("vgpumonitor-small.prom")
+    long_line = "HostCoreUtilization " + "1" * MAX_LINE_CHARS
+    summary = summarize_text(
+        read_fixture("scheduler-small.prom"),
+        SOURCE,
+        monitor_texts=[monitor, monitor + long_line + "\n"],
+    )
+    line_no = monitor.count("\n") + 1
+    assert any(
+        f"line {line_no} of vGPU monitor text 2 (`HostCoreUtilization 111" in note
+        for note in summary.headline
+    )
