@@ -300,9 +300,13 @@ def summarize_text(
     if not readings.components:
         if readings.problems:
             raise nothing_usable_error(readings.problems)
-        if over_limit:
+        samples = sum(rows.counts.values())
+        if over_limit and not samples:
             raise nothing_within_limits_error(over_limit)
-        raise _no_hami_error(text, sum(rows.counts.values()), readings, len(rejected_lines))
+        error = _no_hami_error(text, samples, readings, len(rejected_lines))
+        if over_limit:
+            raise InputError(f"{error.message} {over_limit_note(tuple(over_limit))}")
+        raise error
     return summarize_readings(
         readings,
         source,

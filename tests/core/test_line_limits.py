@@ -184,3 +184,22 @@ def test_a_monitor_text_line_is_named_with_its_text() -> None:
         f"line {line_no} of vGPU monitor text 2 (`HostCoreUtilization 111" in note
         for note in summary.headline
     )
+
+
+def test_other_metrics_with_a_long_line_are_named_and_the_line_too() -> None:
+    dcgm = (
+        "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1"} 42\n'
+        'DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-2",Hostname="' + "n" * 2_000 + '"} 42\n'
+    )
+    with pytest.raises(InputError) as refused:
+        summarize_text(dcgm, SOURCE)
+    message = refused.value.message
+    assert message.startswith("No HAMi scheduler or vGPU monitor metrics in that text.")
+    assert "DCGM" in message
+    assert message.endswith(
+        "Input problems: 1 line(s) over the size limits were left out: line 3 "
+        '(`DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-2",Hostname="nnnnnnn…`): it has a label '
+        "value of 2,000 characters, over the limit of 1,024. No exporter writes such lines; "
+        "send the /metrics output unchanged."
+    )
