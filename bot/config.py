@@ -198,7 +198,7 @@ def _existing_dir(environ: Mapping[str, str], name: str) -> Path | None:
 
 # Slack user ids: U... for users, W... for Enterprise Grid users (https://api.slack.com/changelog/
 # 2016-08-11-user-id-format-changes).
-_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}+$")
 
 
 def _user_ids(environ: Mapping[str, str], name: str) -> frozenset[str]:

@@ -24,7 +24,7 @@ from bot.conversation.clusters import (
 from bot.conversation.replies import ClusterOption
 from bot.store.history import SnapshotHistory
 from bot.store.kv import KeyValueStore
-from bot.store.ratelimit import RateLimiter, check_all, rate_limit_message
+from bot.store.ratelimit import RateLimiter, check_all, per_user_limiter, rate_limit_message
 from bot.store.scrape_cache import ScrapeCache
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
@@ -113,9 +113,7 @@ class RegistryLiveSource:
         self.history = (
             history if history is not None else SnapshotHistory(kv, policy=settings.history)
         )
-        self._user_limit = RateLimiter(
-            kv, "hami-summary:rate:user", limits.per_user_per_minute, RATE_WINDOW_SECONDS
-        )
+        self._user_limit = per_user_limiter(kv, limits.per_user_per_minute, RATE_WINDOW_SECONDS)
         self._channel_limit = RateLimiter(
             kv,
             "hami-summary:rate:channel",

@@ -49,6 +49,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from core.errors import InputError
@@ -121,17 +122,18 @@ class _LineError(Exception):
 
 # Legacy metric name grammar (prometheus_client validation.METRIC_NAME_RE); also what the
 # reference parser checks unquoted label names against, so ':' is allowed there too.
-_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*+"
 # A double-quoted label value: any character but '"' and '\', or a backslash pair. This agrees
 # with prometheus_client, which ends a value at the first quote after an even number of '\'.
-_QUOTED = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_QUOTED = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 _PAIR = rf"{_NAME}={_QUOTED}"
 # The inside of a well-formed label set: name="value" pairs joined by commas, optionally one
 # trailing comma, or nothing. No blanks, no unquoted braces.
-_BLOCK_RE = re.compile(rf"(?:{_PAIR}(?:,{_PAIR})*,?)?")
+_BLOCK_RE = re.compile(rf"(?:{_PAIR}(?:,{_PAIR})*+,?+)?+")
 _NAME_RE = re.compile(_NAME)
 _NAME_PART_RE = re.compile(rf",({_NAME})=")
-_PAIR_PARTS = re.compile(rf'({_NAME})="([^"\\]*(?:\\.[^"\\]*)*)"')
+# The lookbehind keeps a search from starting again inside a name it has already read.
+_PAIR_PARTS = re.compile(rf'(?<![a-zA-Z0-9_:])({_NAME})="([^"\\]*+(?:\\.[^"\\]*+)*+)"')
 # prometheus_client's label-value unescaping: only these three sequences are replaced.
 _ESCAPES = {"\\\\": "\\", "\\n": "\n", '\\"': '"'}
 _ESCAPE_RE = re.compile(r'\\[\\n"]')
@@ -139,7 +141,7 @@ _ESCAPE_RE = re.compile(r'\\[\\n"]')
 # unescaped name ("foo\\n" in a TYPE line) can end with.
 _LEGACY_NAME_RE = re.compile(rf"{_NAME}\n?\Z")
 # string.whitespace: what prometheus_client splits comment lines on.
-_ASCII_BLANKS_RE = re.compile(r"[ \t\n\r\x0b\x0c]+")
+_ASCII_BLANKS_RE = re.compile(r"[ \t\n\r\x0b\x0c]++")
 
 _METRIC_TYPES = frozenset(
     {"counter", "gauge", "summary", "histogram", "gaugehistogram", "unknown", "info", "stateset"}
@@ -243,16 +245,26 @@ def _is_escaped(text: str, pos: int) -> bool:
     return count % 2 == 1
 
 
+@lru_cache(maxsize=16)
+def _unquoted_run(chars: str) -> re.Pattern[str]:
+    """Text up to the next character of ``chars`` that is outside double quotes.
+
+    prometheus_client lets a quote after an odd number of backslashes neither open nor close a
+    value; reading backslashes in pairs from the left decides the same. Possessive throughout,
+    so a line is read once, at the regex engine's speed rather than a character per loop.
+    """
+    stops = re.escape(chars)
+    return re.compile(rf'(?:[^"\\{stops}]++|\\[\\"]|\\|"(?:[^"\\]++|\\[\\"]|\\)*+")*+')
+
+
 def _next_unquoted(text: str, chars: str, start: int = 0) -> int:
-    """Position of the next character of ``chars`` outside double quotes, or -1."""
-    in_quotes = False
-    for pos in range(start, len(text)):
-        char = text[pos]
-        if char == '"' and not _is_escaped(text, pos):
-            in_quotes = not in_quotes
-        if not in_quotes and char in chars:
-            return pos
-    return -1
+    """Position of the next character of ``chars`` outside double quotes, or -1.
+
+    ``chars`` never holds a quote; an unclosed quote hides everything after it.
+    """
+    run = _unquoted_run(chars).match(text, start)
+    end = start if run is None else run.end()  # the run may be empty: it always matches
+    return end if end < len(text) and text[end] in chars else -1
 
 
 def _split_comment(line: str) -> list[str]:

@@ -22,11 +22,13 @@ from operator import itemgetter
 from core.families import FAMILIES
 from core.readings import Columns, FamilyRows
 
-# Go strconv 'g' output, and Prometheus' special values.
-_VALUE = r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]Inf|NaN)"
-_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-_LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"\n]*)"(?:,|$)')
-_COMMENT = re.compile(r"# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*)(?: ([^\n]*))?")
+# Go strconv 'g' output, and Prometheus' special values. Every quantifier is possessive: a run
+# of digits is taken whole and never given back, so a 40,000-digit value followed by junk fails
+# in one pass (a plain "[0-9]+\.?[0-9]*" tries every split of the run between its two parts).
+_VALUE = r"([+-]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++)(?:[eE][+-]?+[0-9]++)?+|[+-]Inf|NaN)"
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*+")
+_LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*+)="([^"\n]*+)"(?:,|$)')
+_COMMENT = re.compile(r"# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*+)(?: ([^\n]*+))?+")
 # Other types change sample names in the general parser (e.g. counters gain "_total").
 _PLAIN_TYPES = frozenset({"gauge", "untyped"})
 
@@ -35,12 +37,14 @@ def _label_names(block: str) -> list[str] | None:
     """Label names of one well-formed label block, or None when it is not plainly formed."""
     names: list[str] = []
     end = 0
-    for match in _LABEL_PAIR.finditer(block):
-        if match.start() != end:
+    # One anchored match per pair: a search would start again at every character of a name.
+    while end < len(block):
+        match = _LABEL_PAIR.match(block, end)
+        if match is None:
             return None
         names.append(match.group(1))
         end = match.end()
-    if end != len(block) or block.endswith(","):
+    if block.endswith(","):
         return None
     return names
 
@@ -50,15 +54,15 @@ def _row_pattern(name: str, labels: tuple[str, ...]) -> re.Pattern[str]:
     # A literal "\n" + name prefix lets the engine skip ahead with a fast substring search; the
     # empty group at the end gives every row a "" to stand for labels a family does not have.
     if not labels:
-        return re.compile("\n" + re.escape(name) + r" ([^\n]*)()")
+        return re.compile("\n" + re.escape(name) + r" ([^\n]*+)()")
     return re.compile(
         "\n"
         + re.escape(name)
         + r"\{"
         # A value may not hold a newline, but excluding it costs time: a match running across
         # lines would swallow a line of its own and break the line count checked below.
-        + ",".join(re.escape(label) + '="([^"]*)"' for label in labels)
-        + r"\} ([^\n]*)()"
+        + ",".join(re.escape(label) + '="([^"]*+)"' for label in labels)
+        + r"\} ([^\n]*+)()"
     )
 
 
@@ -104,17 +108,23 @@ def _block_rows(name: str, text: str, start: int, end: int) -> Columns | None:
     return fields, values
 
 
-def _is_family_block(name: str, text: str, start: int, end: int) -> bool:
-    """True when every line of a family we do not read is a plainly formed sample of it."""
-    pattern = (
+@lru_cache(maxsize=256)
+def _family_line_pattern(name: str) -> re.Pattern[str]:
+    """A plainly formed sample line of the family ``name``, at the start of a line."""
+    return re.compile(
         "^"
         + re.escape(name)
-        + r'(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*="[^"\n]*"(?:,(?=[a-zA-Z_])|(?=\})))*\})?'
-        + r"[ \t]+"
+        + r'(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*+="[^"\n]*+"(?:,(?=[a-zA-Z_])|(?=\})))*+\})?+'
+        + r"[ \t]++"
         + _VALUE
-        + r"[ \t]*$"
+        + r"[ \t]*+$",
+        re.M,
     )
-    matches = re.compile(pattern, re.M).findall(text, start, end)
+
+
+def _is_family_block(name: str, text: str, start: int, end: int) -> bool:
+    """True when every line of a family we do not read is a plainly formed sample of it."""
+    matches = _family_line_pattern(name).findall(text, start, end)
     return len(matches) == text.count("\n", start, end) + 1
 
 

@@ -27,12 +27,12 @@ from core.errors import InputError
 SHAPE_EXAMPLES = ("8xH100", "2x50c/20GiB", "1xA100 memory=30GiB", "4 gpumem-percentage=50")
 MAX_GPUS = 1024  # far above any node; a typo such as 80 x H100 still reads as a count
 
-_COMPACT = re.compile(r"^(?:(\d+)\s*[x×*])?(.*)$", re.IGNORECASE)
-_COUNT_ONLY = re.compile(r"^\d+$")
-_CORES = re.compile(r"^(\d+(?:\.\d+)?)c(?:ores?)?$", re.IGNORECASE)
-_NUMBER = re.compile(r"^(\d+(?:\.\d+)?)$")
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*(mib|mi|m|gib|gi|g|tib|ti|t)?$", re.IGNORECASE)
-_PERCENT = re.compile(r"^(\d+(?:\.\d+)?)%$")
+_COMPACT = re.compile(r"^(?:(\d++)\s*+[x×*])?+(.*+)$", re.IGNORECASE)
+_COUNT_ONLY = re.compile(r"^\d++$")
+_CORES = re.compile(r"^(\d++(?:\.\d++)?+)c(?:ores?)?$", re.IGNORECASE)
+_NUMBER = re.compile(r"^(\d++(?:\.\d++)?+)$")
+_MEMORY = re.compile(r"^(\d++(?:\.\d++)?+)\s*+(mib|mi|m|gib|gi|g|tib|ti|t)?$", re.IGNORECASE)
+_PERCENT = re.compile(r"^(\d++(?:\.\d++)?+)%$")
 _MIB_PER_UNIT = {"m": 1, "g": 1024, "t": 1024 * 1024}
 
 _COUNT_KEYS = ("gpus", "gpu", "count", "nvidia.com/gpu")

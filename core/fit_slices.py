@@ -19,7 +19,7 @@ def model_matches(query: str, device_type: str) -> bool:
     """``query``'s parts each appear in ``device_type``, in order, ignoring case."""
     label = device_type.lower()
     position = 0
-    for part in re.split(r"[-_\s]+", query.lower()):
+    for part in re.split(r"[-_\s]++", query.lower()):
         if not part:
             continue
         found = label.find(part, position)

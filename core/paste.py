@@ -47,26 +47,26 @@ _SLACK_ENTITY = re.compile(r"&(amp|lt|gt);")
 _ENTITY_CHARS = {"amp": "&", "lt": "<", "gt": ">"}
 # Slack never leaves a bare '&' in message text: one means the text was not Slack-escaped.
 _BARE_AMPERSAND = re.compile(r"&(?!amp;|lt;|gt;)")
-_QUOTE_MARKER = re.compile(r"[ \t]*(?:>>>|>)[ \t]?")
-_FENCE_LINE = re.compile(r"```[\w.+-]*")
+_QUOTE_MARKER = re.compile(r"[ \t]*+(?:>>>|>)[ \t]?+")
+_FENCE_LINE = re.compile(r"```[\w.+-]*+")
 # <http://x|label>, <mailto:a@b|a@b>, <http://x>: Slack's link markup.
-_SLACK_LINK = re.compile(r"<((?:https?|mailto|ftp):[^<>|\s]*)(?:\|([^<>]*))?>")
+_SLACK_LINK = re.compile(r"<((?:https?|mailto|ftp):[^<>|\s]*+)(?:\|([^<>]*+))?+>")
 _NON_BREAKING_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2007": " "})
 _TYPOGRAPHIC_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": '"', "’": '"'})
 _PROMPT = re.compile(
-    r"[ \t]*(?:"
+    r"[ \t]*+(?:"
     r"[$%❯➜]\s"  # $ cmd, % cmd (zsh), ❯ / ➜ (themed prompts)
-    r"|[\w.-]+@[\w.-]+(?::[^\s$#%]*)?\s*[$#%]"  # user@host:~$ cmd
-    r"|\[[^\]]*\]\s*[$#]"  # [root@host ~]# cmd
-    r"|PS [^>]*>"  # PowerShell
+    r"|[\w.-]++@[\w.-]++(?::[^\s$#%]*+)?+\s*+[$#%]"  # user@host:~$ cmd
+    r"|\[[^\]]*+\]\s*+[$#]"  # [root@host ~]# cmd
+    r"|PS [^>]*+>"  # PowerShell
     r")"
 )
 _COMMAND = re.compile(
-    r"[ \t]*(?:sudo\s+)?(?:curl|wget|kubectl|oc|k|http|https|xh|helm|watch|cat|less|head|tail"
+    r"[ \t]*+(?:sudo\s++)?(?:curl|wget|kubectl|oc|k|http|https|xh|helm|watch|cat|less|head|tail"
     r"|grep|jq|nc|python3?)(?:\s|$)"
 )
 # What a sample line starts like: a name, then labels or a number.
-_METRIC_LIKE = re.compile(rf"[ \t]*[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{{|[ \t]+{_NUMBER_START})")
+_METRIC_LIKE = re.compile(rf"[ \t]*+[a-zA-Z_:][a-zA-Z0-9_:]*+(?:\{{|[ \t]++{_NUMBER_START})")
 
 _EXAMPLE_CHARS = 60
 

@@ -57,7 +57,7 @@ log = logging.getLogger("hami_summary.chat")
 CHANNEL = "terminal"
 THREAD = "terminal"
 COMMAND_PREFIX = "/hami-summary"
-MENTION = re.compile(r"^@(bot|hami-summary|hami)\b[:,]?\s*", re.IGNORECASE)
+MENTION = re.compile(r"^@(bot|hami-summary|hami)\b[:,]?\s*+", re.IGNORECASE)
 QUIT_WORDS = ("quit", "exit", "bye")
 ADMIN_WORD = "admin"
 # Where the text report cuts a table, it says how to get every row in this mode (the CLI's
@@ -65,7 +65,7 @@ ADMIN_WORD = "admin"
 FULL_TABLE_HINT = "type csv for the full tables"
 EXAMPLE_RESOURCE = "example-scheduler.prom"
 
-_MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")
+_MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]++)\*(?![\w*])")
 
 
 DESCRIPTION = """\

@@ -22,8 +22,11 @@ _POD_FAMILIES = {
     "hami_vgpu_memory_allocated_bytes": ("namespace", "pod"),
     "vGPUMemoryAllocated": ("podnamespace", "podname"),
 }
-_LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
-_SAMPLE_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ \t]", re.MULTILINE)
+# The lookbehind keeps a search from starting again inside a name it has already read.
+_LABEL_PAIR = re.compile(
+    r'(?<![a-zA-Z0-9_])([a-zA-Z_][a-zA-Z0-9_]*+)\s*+=\s*+"((?:[^"\\]++|\\.)*+)"'
+)
+_SAMPLE_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*+)[{ \t]", re.MULTILINE)
 
 
 def family_names(text: str) -> list[str]:

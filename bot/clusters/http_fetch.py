@@ -67,7 +67,7 @@ def http_get(
     finally:
         pool.clear()
     content_type = str(response.headers.get("Content-Type", ""))
-    charset = re.search(r"charset=([\w-]+)", content_type)
+    charset = re.search(r"charset=([\w-]++)", content_type)
     data = b"".join(chunks)
     try:
         text = data.decode(charset.group(1) if charset else "utf-8", errors="replace")

@@ -44,7 +44,10 @@ FailureKind = Literal[
 # Failures after which no other request to the same API server can succeed.
 FATAL_KINDS: frozenset[FailureKind] = frozenset({"unreachable", "tls", "timeout", "unauthorized"})
 
-_HANDSHAKE = re.compile(r"Handshake status (\d{3})[^-]*-\+-\+- .*? -\+-\+- (.*)$", re.DOTALL)
+# The body is the text after the second " -+-+- ": read up to it without a lazy quantifier.
+_HANDSHAKE = re.compile(
+    r"Handshake status (\d{3})[^-]*+-\+-\+- (?:[^ ]++| (?!-\+-\+- ))*+ -\+-\+- (.*+)$", re.DOTALL
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +295,7 @@ def _tls(text: str, target: Target) -> ApiFailure:
 
 
 def _tls_reason(text: str) -> str:
-    match = re.search(r"\[SSL: [A-Z_]+\][^()'\"]*", text)
+    match = re.search(r"\[SSL: [A-Z_]++\][^()'\"]*+", text)
     if match is not None:
         return match.group(0).strip().rstrip(",")
     return text.splitlines()[-1] if text else "handshake failed"

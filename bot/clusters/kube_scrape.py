@@ -121,7 +121,7 @@ def read_proxied_body(
     finally:
         response.release_conn()
     content_type = str(response.headers.get("Content-Type", ""))
-    charset = re.search(r"charset=([\w-]+)", content_type)
+    charset = re.search(r"charset=([\w-]++)", content_type)
     encoding = charset.group(1) if charset else "utf-8"
     try:
         text = b"".join(chunks).decode(encoding, errors="replace")

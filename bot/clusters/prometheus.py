@@ -55,7 +55,8 @@ _HAMI_LABELS_LIKE_TARGET_LABELS: dict[str, frozenset[str]] = {
     "hami_resource_quota_limit": frozenset({"namespace"}),
 }
 _MAX_RESPONSE_BYTES = 256 * 1024 * 1024
-_SELECTOR_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"')
+# The lookbehind keeps a search from starting again inside a name it has already read.
+_SELECTOR_LABEL = re.compile(r'(?<![a-zA-Z0-9_])([a-zA-Z_][a-zA-Z0-9_]*+)\s*+(?:=~|!~|!=|=)\s*+"')
 
 
 def build_query(selector: str | None) -> str:

@@ -55,7 +55,7 @@ _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
 # RFC 1123 label, as Kubernetes requires for namespace names.
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # PromQL label matchers: name op "value", comma separated (op one of = != =~ !~).
-_MATCHER = re.compile(r'\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*')
+_MATCHER = re.compile(r'\s*+[a-zA-Z_][a-zA-Z0-9_]*+\s*+(=~|!~|!=|=)\s*+"(?:[^"\\]++|\\.)*+"\s*+')
 
 _FIELDS = (
     "name",

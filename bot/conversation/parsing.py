@@ -33,10 +33,10 @@ _CODE_FENCE = re.compile(r"^\s*+```[a-zA-Z]*+\s*+$|```")
 # Every quantifier after the label set is possessive: a run of digits, blanks or exponent is
 # taken whole and never given back, so a long number followed by junk fails in one pass
 # (a plain "\d+\.?\d*" tries every split of the digits between its two runs: quadratic).
-# Only the label set backtracks, from one '}' to the previous one, each retry ending at the
-# next '}'.
+# The label set runs to the last '}' of the line: nothing after an earlier '}' can be a value
+# alone, since the rest of the line would then hold a '}' too.
 _SAMPLE = re.compile(
-    r"^[A-Za-z_:][A-Za-z0-9_:]*+(\{.*\})?\s++"
+    r"^[A-Za-z_:][A-Za-z0-9_:]*+(\{(?:[^}\n]*+\})++)?+\s++"
     r"([-+]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?+|[-+]?+Inf|NaN)"
     r"(?:\s++-?+[0-9]++)?+\s*+$"
 )
@@ -143,7 +143,7 @@ COMMAND_USAGE = (
 )
 
 # ``since=`` of ``changes``: a whole number of minutes, hours or days, up to the kept history.
-_SINCE = re.compile(r"^([0-9]{1,5})(m|min|h|d)$")
+_SINCE = re.compile(r"^([0-9]{1,5}+)(min|m|h|d)$")
 _SINCE_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86_400}
 MAX_SINCE_SECONDS = 15 * 86_400
 DEFAULT_SINCE_SECONDS = 3600.0

@@ -71,6 +71,7 @@ from bot.conversation.replies import (
     SummaryReply,
     TableReply,
 )
+from bot.store.ratelimit import RateLimiter, rate_limit_message
 from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
 from bot.store.summary_memo import memoized_render
 from core.api import summarize_text
@@ -218,10 +219,14 @@ class Conversation:
         *,
         settings: Settings = DEFAULT_SETTINGS,
         admin: AdminAccess | None = None,
+        paste_limit: RateLimiter | None = None,
     ) -> None:
         self.state = state
         self.live = live
         self.settings = settings
+        # Each user's allowance for summaries that cost work (``per_user_limiter``); a new paste
+        # or file counts like a live scrape. None: not limited (the chat's operator).
+        self.paste_limit = paste_limit
         # Who may see the admin report; by default nobody on Slack (the chat's operator may).
         self.admin = admin if admin is not None else AdminAccess()
 
@@ -490,7 +495,7 @@ class Conversation:
         body = clean_message_text(text)
         pasted = self._pasted(body, files)
         if isinstance(pasted, PastedMetrics):
-            return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts)
+            return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
         if from_bot:
             # Other bots are answered only when they bring metrics (issue 3).
             return None
@@ -538,7 +543,13 @@ class Conversation:
         )
 
     def shortcut(
-        self, text: str, *, channel: str, thread_ts: str, files: Sequence[GivenFile] = ()
+        self,
+        text: str,
+        *,
+        channel: str,
+        thread_ts: str,
+        files: Sequence[GivenFile] = (),
+        user: str | None = None,
     ) -> Reply:
         """The message shortcut "Summarize HAMi metrics" on a message."""
         pasted = self._pasted(clean_message_text(text), files)
@@ -553,10 +564,16 @@ class Conversation:
             )
         if isinstance(pasted, MessageReply):
             return pasted
-        return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts)
+        return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
 
-    def _new_metrics(self, pasted: PastedMetrics, *, channel: str, thread_ts: str) -> Reply:
+    def _new_metrics(
+        self, pasted: PastedMetrics, *, channel: str, thread_ts: str, user: str | None
+    ) -> Reply:
         ref = SummaryRef(channel=channel, thread_ts=thread_ts)
+        if self.paste_limit is not None and user is not None:
+            decision = self.paste_limit.check(user)
+            if not decision.allowed:
+                return _problem(InputError(rate_limit_message(decision)))
         try:
             summary = self._summarize_pasted(pasted, namespace=None, node=None)
         except InputError as error:

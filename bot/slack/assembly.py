@@ -19,12 +19,19 @@ from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
 from bot.conversation.service import Conversation
-from bot.live import Collect, LiveLimits, RegistryLiveSource, user_groups_named
+from bot.live import (
+    RATE_WINDOW_SECONDS,
+    Collect,
+    LiveLimits,
+    RegistryLiveSource,
+    user_groups_named,
+)
 from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
 from bot.slack.usergroups import SlackUserGroups, lookup_client
 from bot.store.kv import KeyValueStore
+from bot.store.ratelimit import per_user_limiter
 from bot.store.state import BotState
 
 
@@ -83,6 +90,9 @@ def assemble_bot(
                 admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
             ),
             settings=config.summary_settings,
+            paste_limit=per_user_limiter(
+                store, config.live_requests_per_minute, RATE_WINDOW_SECONDS
+            ),
         ),
         state=state,
         max_file_bytes=config.max_file_bytes,

@@ -1,4 +1,8 @@
-"""Per-user and per-channel limits on expensive requests (live scrapes), shared by replicas.
+"""Per-user and per-channel limits on expensive requests, shared by replicas.
+
+Each user has one allowance for summaries that cost real work: live scrapes (answers from the
+scrape cache are free) and pasted or attached metrics. Channels have a second allowance for
+live scrapes only, which protects the clusters' API servers.
 
 A fixed window counter: ``INCR`` on ``<prefix>:<subject>:<window number>`` whose TTL is the
 window, so every replica counts into the same key and the key disappears with its window. A
@@ -27,6 +31,8 @@ class RateDecision:
     window_seconds: float = 0.0
     # Who was limited, for the message: "you" (a user) or "this channel".
     scope: str = "you"
+    # What the limit counts, for the message.
+    counts: str = "live cluster scrapes"
 
 
 ALLOWED = RateDecision(allowed=True, retry_after_seconds=0.0)
@@ -43,6 +49,7 @@ class RateLimiter:
         window_seconds: float,
         *,
         scope: str = "you",
+        counts: str = "live cluster scrapes",
         clock: Callable[[], float] = time.time,
     ) -> None:
         if limit < 1:
@@ -54,6 +61,7 @@ class RateLimiter:
         self.limit = limit
         self.window_seconds = window_seconds
         self.scope = scope
+        self.counts = counts
         self._clock = clock
 
     def check(self, subject: str) -> RateDecision:
@@ -63,10 +71,29 @@ class RateLimiter:
         window_ends_at = (window + 1) * self.window_seconds
         count = self._kv.incr(f"{self._prefix}:{subject}:{window}", self.window_seconds)
         if count <= self.limit:
-            return RateDecision(True, 0.0, self.limit, self.window_seconds, self.scope)
+            return RateDecision(True, 0.0, self.limit, self.window_seconds, self.scope, self.counts)
         return RateDecision(
-            False, max(0.0, window_ends_at - now), self.limit, self.window_seconds, self.scope
+            False,
+            max(0.0, window_ends_at - now),
+            self.limit,
+            self.window_seconds,
+            self.scope,
+            self.counts,
         )
+
+
+USER_LIMIT_PREFIX = "hami-summary:rate:user"
+
+
+def per_user_limiter(kv: KeyValueStore, limit: int, window_seconds: float) -> RateLimiter:
+    """The one allowance each user has for live scrapes and pasted metrics together."""
+    return RateLimiter(
+        kv,
+        USER_LIMIT_PREFIX,
+        limit,
+        window_seconds,
+        counts="summaries of live clusters or pasted metrics",
+    )
 
 
 def check_all(limits: Sequence[tuple[RateLimiter, str]]) -> RateDecision:
@@ -105,8 +132,7 @@ def rate_limit_message(decision: RateDecision) -> str:
     """The reply to a refused request: what the limit is and when to try again."""
     who = "You have" if decision.scope == "you" else f"{decision.scope.capitalize()} has"
     return (
-        f"Sorry, {who[0].lower() + who[1:]} reached the limit of {decision.limit} live "
-        f"cluster scrapes per {_per_window(decision.window_seconds)}. Please try again in "
-        f"{_describe_wait(decision.retry_after_seconds)}. Summaries of pasted metrics are "
-        "not limited."
+        f"Sorry, {who[0].lower() + who[1:]} reached the limit of {decision.limit} "
+        f"{decision.counts} per {_per_window(decision.window_seconds)}. Please try again in "
+        f"{_describe_wait(decision.retry_after_seconds)}."
     )

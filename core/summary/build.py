@@ -16,6 +16,7 @@ from core.errors import InputError
 from core.exposition import RejectedLine, parse_exposition
 from core.families import FAMILIES
 from core.fast_reader import read_go_exposition
+from core.line_limits import OverLimitLine, over_limit_note, screen_lines
 from core.model import (
     ClusterOverview,
     GpuSummary,
@@ -273,6 +274,9 @@ def summarize_text(
     or the input is over the size limit.
     """
     _check_size(text, settings, "metrics text")
+    screened = screen_lines(text)
+    text = screened.text
+    over_limit = list(screened.over_limit)
     # Text exactly as the Go client writes it needs no cleaning: read it in bulk at once. The
     # bulk reader refuses anything a paste leaves behind (fences, prompts, quote markers, cut
     # lines), and ASCII without "&" rules out smart quotes and Slack's entities.
@@ -285,20 +289,29 @@ def summarize_text(
         cleaned = clean_paste(text)
         rows, rejected_lines = _family_rows(cleaned.text)
         paste_notes = cleaned.notes
-    for extra in monitor_texts:
+    for number, extra in enumerate(monitor_texts, 1):
         _check_size(extra, settings, "vGPU monitor text")
-        more, more_rejected = _family_rows(extra)
+        screened_extra = screen_lines(extra, f"vGPU monitor text {number}")
+        over_limit.extend(screened_extra.over_limit)
+        more, more_rejected = _family_rows(screened_extra.text)
         rows.merge(more)
         rejected_lines.extend(more_rejected)
     readings = read_family_rows(rows)
     if not readings.components:
         if readings.problems:
             raise nothing_usable_error(readings.problems)
-        raise _no_hami_error(text, sum(rows.counts.values()), readings, len(rejected_lines))
+        samples = sum(rows.counts.values())
+        if over_limit and not samples:
+            raise nothing_within_limits_error(over_limit)
+        error = _no_hami_error(text, samples, readings, len(rejected_lines))
+        if over_limit:
+            raise InputError(f"{error.message} {over_limit_note(tuple(over_limit))}")
+        raise error
     return summarize_readings(
         readings,
         source,
         cleaning_notes=_cleaning_notes(paste_notes, rejected_lines),
+        input_warnings=(over_limit_note(tuple(over_limit)),) if over_limit else (),
         missing_monitors=missing_monitors,
         real_usage=real_usage,
         namespace=namespace,
@@ -335,6 +348,13 @@ def input_problems_note(problems: Sequence[InputProblem]) -> str:
 def _listed(problems: Sequence[InputProblem], count: int = 3) -> str:
     listed = "; ".join(f"{p.series} = {p.value} ({p.reason})" for p in problems[:count])
     return listed + (f"; and {len(problems) - count} more" if len(problems) > count else "")
+
+
+def nothing_within_limits_error(over_limit: Sequence[OverLimitLine]) -> InputError:
+    return InputError(
+        "No usable HAMi sample in that text. "
+        + over_limit_note(tuple(over_limit)).removeprefix("Input problems: ")
+    )
 
 
 def nothing_usable_error(problems: Sequence[InputProblem]) -> InputError:
@@ -392,12 +412,14 @@ def summarize_readings(
     source: SourceInfo,
     *,
     cleaning_notes: Sequence[str] = (),
+    input_warnings: Sequence[str] = (),
     missing_monitors: Sequence[str] = (),
     real_usage: Sequence[PodExecResult] | None = None,
     namespace: str | None = None,
     node: str | None = None,
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Summary:
+    """``input_warnings``: sentences about input set aside before reading, for the headline."""
     t = settings.thresholds
     allocations = list(readings.allocations.values())
     device_keys = allocation_device_keys(allocations, readings.devices)
@@ -488,6 +510,7 @@ def summarize_readings(
     lead_notes = (RUNTIME_ONLY_NOTE, NO_ALLOCATION_NOTE, ALLOCATION_ONLY_NOTE)
     headline = [notes[0]] if notes and notes[0] in lead_notes else []
     for warning in (
+        *input_warnings,
         input_problems_note(readings.problems),
         device_series_gap_note(missing_series, device_values_left_out),
     ):

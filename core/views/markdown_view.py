@@ -5,6 +5,7 @@ from __future__ import annotations
 from core.model import Summary
 from core.views import tables
 from core.views.tables import Table
+from core.views.visible_text import visible
 
 TOP_ROWS = 20
 
@@ -35,11 +36,11 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     """The report; ``full_table_hint`` replaces "full table: --format csv" where rows are cut
     (e.g. chat mode, where the full tables come from another command)."""
     out = ["# HAMi GPU allocation summary", ""]
-    out += [f"- {line}" for line in tables.header_lines(summary)]
+    out += [f"- {visible(line)}" for line in tables.header_lines(summary)]
     for note in summary.headline:
-        out += ["", f"> {note}"]
+        out += ["", f"> {visible(note)}"]
     out += ["", "## Cluster overview", ""]
-    out += [f"- {line}" for line in tables.overview_lines(summary)]
+    out += [f"- {visible(line)}" for line in tables.overview_lines(summary)]
     out.append("")
     for table in (
         tables.nodes_table(summary, top),
@@ -51,18 +52,19 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     ):
         out += format_table(table, full_table_hint)
     out += ["## Findings", ""]
-    out += [f"- **{f.severity}** {f.message}" for f in summary.findings] or [
+    out += [f"- **{f.severity}** {visible(f.message)}" for f in summary.findings] or [
         "_None: nothing stands out._"
     ]
     out += ["", "## Consistency checks", ""]
-    out += [f"- **{c.status}** {c.name}: {c.message}" for c in summary.checks]
+    out += [f"- **{c.status}** {c.name}: {visible(c.message)}" for c in summary.checks]
     out.append("")
     runtime = tables.runtime_tables(summary, top)
     if runtime:
         for table in runtime:
             out += format_table(table, full_table_hint)
         if summary.runtime and summary.runtime.missing_monitors:
-            out += ["vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors), ""]
+            missing = ", ".join(summary.runtime.missing_monitors)
+            out += [f"vGPU monitors not reached: {visible(missing)}", ""]
     else:
         out += [
             "## Runtime usage",
@@ -76,5 +78,5 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     out += format_table(tables.capacity_table(summary))
     other_notes = tables.other_notes(summary)
     if other_notes:
-        out += ["## Notes", ""] + [f"- {note}" for note in other_notes]
+        out += ["## Notes", ""] + [f"- {visible(note)}" for note in other_notes]
     return "\n".join(out).rstrip() + "\n"

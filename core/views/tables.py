@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from core.model import GpuSummary, Summary
 from core.summary.workloads import is_core_resource, is_memory_resource
+from core.views.visible_text import visible
 
 GPU_INTEREST = {"inconsistent": 0, "full": 1, "partial": 2, "idle": 3}
 
@@ -26,6 +27,10 @@ class Table:
     empty_reason: str = ""
     # columns cut first when a row is too wide for the terminal (long names, types)
     elastic: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Cells hold label values: a newline in one must not end its row in any view.
+        object.__setattr__(self, "rows", tuple(tuple(map(visible, row)) for row in self.rows))
 
 
 def num(value: float, digits: int = 0) -> str:

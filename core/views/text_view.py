@@ -7,6 +7,7 @@ import textwrap
 from core.model import Summary
 from core.views import tables
 from core.views.tables import Table
+from core.views.visible_text import visible
 
 WIDTH = 100
 TOP_ROWS = 20
@@ -26,6 +27,11 @@ def _fit_widths(widths: list[int], width: int, elastic: tuple[int, ...]) -> list
         if excess <= 0:
             break
         widths[column] = max(widths[column] - excess, 8)
+    # The loop below takes one character at a time from the widest column, so a column wider
+    # than the line is always cut down to the line's width before any other is touched: doing
+    # that at once gives the same widths, and keeps a megabyte-wide cell from costing a
+    # megabyte of iterations.
+    widths[:-1] = [min(w, max(width, 8)) for w in widths[:-1]]
     while sum(widths) + gap > width:
         widest = max(range(len(widths) - 1), key=lambda i: widths[i])
         if widths[widest] <= 8:
@@ -66,7 +72,7 @@ def format_table(table: Table, width: int = WIDTH, full_table_hint: str | None =
 def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
     # Names such as gpu-node-01 must not be split at their hyphens.
     return textwrap.wrap(
-        text,
+        visible(text),
         width=width,
         initial_indent=indent,
         subsequent_indent=" " * len(indent),

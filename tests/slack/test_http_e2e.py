@@ -597,7 +597,8 @@ def test_live_scrapes_over_the_limit_get_a_polite_refusal(
         stop_bot(running, server)
     text = blocks_text(refusal.params["blocks"])
     assert refusal.params["response_type"] == "ephemeral"
-    assert "limit of 1 live cluster scrapes per minute" in text and "try again in" in text
+    assert "limit of 1 summaries of live clusters or pasted metrics per minute" in text
+    assert "try again in" in text
     assert metrics_server.scrapes == 1
 
 

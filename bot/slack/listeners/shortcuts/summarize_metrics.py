@@ -46,7 +46,9 @@ def summarize_message(
                                api_base_url=services.api_base_url)
             for f in files
         ]
-        return conversation.shortcut(text, channel=channel, thread_ts=thread_ts, files=given)
+        return conversation.shortcut(
+            text, channel=channel, thread_ts=thread_ts, files=given, user=user
+        )
 
     def summarize() -> None:
         if not brings_metrics(message):

@@ -1,0 +1,31 @@
+"""Text from the input made safe to show on one line of a table or report.
+
+Label values may hold any character once unescaped: a ``\\n`` in a pod label becomes a real
+newline, which would end a Markdown table row or a text-table line in the middle of a cell, and
+an ESC character would start a terminal escape sequence. Every character that is not printable
+is shown as its Python escape instead (``\\n``, ``\\t``, ``\\x1b``, ``\\u2028``), so the row stays
+one line and the reader can still see what the value holds.
+"""
+
+from __future__ import annotations
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _shown(char: str) -> str:
+    if char.isprintable():
+        return char
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every non-printable character written as its escape; usually ``text``."""
+    if text.isprintable():
+        return text
+    return "".join(map(_shown, text))
