@@ -12,6 +12,7 @@
   ``name: DB_PASSWORD`` / ``value: ...``, ``--token ...``), as kubeconfig ``exec`` plugins use.
   ``RedactingFilter`` applies it to each record's message, arguments, exception and extra
   fields before any handler writes it; the formatters apply it once more to what they write.
+* ``redact_handlers``: the same filter on handlers set up elsewhere (the CLI's ``basicConfig``).
 * ``register_secret``: exact values to remove as well (the configured tokens themselves), for
   secrets that have no recognisable shape.
 """
@@ -226,6 +227,18 @@ class TextFormatter(logging.Formatter):
         request_id = getattr(record, "request_id", None)
         record.rid = f" [{request_id}]" if request_id else ""
         return redact(super().format(record))
+
+
+def redact_handlers(logger: logging.Logger | None = None) -> None:
+    """Put ``RedactingFilter`` on every handler of ``logger`` (the root logger by default).
+
+    For the plain ``basicConfig`` set-up of the CLI commands: what the Kubernetes client, an
+    exec credential plugin's error output or the bot logs is redacted there too, at any level.
+    """
+    target = logging.getLogger() if logger is None else logger
+    for handler in target.handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
 
 
 def configure_logging(

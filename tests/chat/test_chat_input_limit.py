@@ -72,9 +72,7 @@ def test_a_paste_over_the_limit_is_refused_without_reading_it_all(tmp_path: Path
 def test_a_file_over_the_limit_is_refused(tmp_path: Path) -> None:
     big = tmp_path / "big.prom"
     big.write_bytes(LINE * (2 * MIB // len(LINE)))
-    result = chat(
-        str(big), stdin="", tmp_path=tmp_path, env={"HAMI_SUMMARY_MAX_INPUT_MIB": "1"}
-    )
+    result = chat(str(big), stdin="", tmp_path=tmp_path, env={"HAMI_SUMMARY_MAX_INPUT_MIB": "1"})
     assert result.returncode == 2
     assert f"hami-summary chat: {big} is over the 1.0 MiB input limit" in result.stderr
     assert "Traceback" not in result.stderr
