@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
-from typing import Literal
+from typing import Literal, Protocol
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
@@ -43,13 +43,23 @@ class CheckResult:
     detail: str
 
 
+class RedisStatus(Protocol):
+    """The store's Redis state (``ok``, ``degraded``, ``disabled``) and why it is not ok."""
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
 class Readiness:
     """What ``/readyz`` reports; the bot records its start-up checks here as they complete."""
 
     def __init__(
         self,
         *,
-        redis_state: Callable[[], str] = lambda: "disabled",
+        redis_state: Callable[[], str | RedisStatus] = lambda: "disabled",
         redis_required: bool = False,
     ) -> None:
         self._lock = threading.Lock()
@@ -80,16 +90,21 @@ class Readiness:
             self._registry = result
 
     def _redis_check(self) -> CheckResult:
-        state = self._redis_state()
+        status_now = self._redis_state()
+        state, reason = (
+            (status_now, "")
+            if isinstance(status_now, str)
+            else (status_now.state, status_now.reason)
+        )
         if state == "ok":
-            return CheckResult("ok", "Redis answers; cache, locks and de-duplication are shared")
+            return CheckResult("ok", "Redis takes writes; cache, locks and de-duplication shared")
         if state == "disabled":
             return CheckResult("disabled", "REDIS_URL unset: state kept in process memory")
         status: CheckStatus = "failed" if self._redis_required else "degraded"
         return CheckResult(
             status,
-            "Redis does not answer: answering from process memory (no shared cache; "
-            "single-flight and retry de-duplication within this replica only)",
+            f"{reason or 'Redis does not answer'}: answering from process memory (no shared "
+            "cache; single-flight and retry de-duplication within this replica only)",
         )
 
     def report(self) -> tuple[bool, dict[str, object]]:
