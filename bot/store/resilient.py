@@ -14,9 +14,11 @@ State changes are logged once each, with the reason. A degraded store probes aga
 probed by ``check_health`` (the readiness probe) at most every ``health_interval_seconds``, so
 ``/readyz`` notices an outage even when no request comes in.
 
-Writes made to memory while degraded are journalled (``bot.store.outage_journal``) and copied
-to Redis, with their remaining TTLs, before the store goes back to it: a thread started during
-the outage is still known afterwards, on every replica.
+Values put and keys deleted while degraded are journalled (``bot.store.outage_journal``) and
+copied to Redis, with their remaining TTLs, before the store goes back to it: a thread started
+during the outage is still known afterwards, on every replica. Locks, de-duplication marks and
+counters (``put_if_absent``, ``incr``) are not copied: they live seconds to minutes, and a lock
+copied after its holder released it would block the other replicas until it expired.
 """
 
 from __future__ import annotations
