@@ -48,6 +48,8 @@ return count
 # Operations that change data: an error reply to one of them means Redis refuses writes
 # (READONLY replica, MISCONF after a failed save, OOM at maxmemory, NOREPLICAS).
 _WRITE_OPERATIONS = frozenset({"SET", "SET NX", "DEL", "compare-and-delete", "INCR", "write probe"})
+# Redis's own words are kept up to this length in a reason (MISCONF's run to 330 characters).
+_REASON_CHARS = 160
 # The key the write probe sets, and how long it lives (it only has to outlive one probe).
 HEALTH_KEY = "health:write-probe"
 HEALTH_KEY_TTL_SECONDS = 60.0
@@ -67,7 +69,9 @@ def describe_failure(operation: str, error: BaseException) -> str:
     Redis's own words are kept (``READONLY ...``, ``MISCONF ...``, ``OOM ...``), cut short;
     they never hold a stored value or the password.
     """
-    text = " ".join(str(error).split())[:200] or type(error).__name__
+    text = " ".join(str(error).split()) or type(error).__name__
+    if len(text) > _REASON_CHARS:
+        text = text[:_REASON_CHARS].rsplit(" ", 1)[0] + " ..."
     # redis-py strips the error code of the replies it maps to a class (READONLY, OOM, ...).
     code = getattr(error, "status_code", None)
     if isinstance(code, str) and code and code != "ERR" and not text.startswith(code):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 import urllib.error
 import urllib.request
@@ -72,6 +73,23 @@ def _admin(server: RedisServerProcess) -> redis.Redis:
     return redis.Redis.from_url(server.url, socket_timeout=2)
 
 
+def _fail_snapshots(admin: redis.Redis, server: RedisServerProcess) -> None:
+    """MISCONF: with a save point set, a failed BGSAVE makes Redis refuse writes. It fails here
+    because ``dump.rdb`` is a directory the snapshot cannot be renamed onto."""
+    os.mkdir(os.path.join(server.directory, "dump.rdb"))
+    admin.config_set("save", "3600 1")
+    admin.bgsave()
+    deadline = time.monotonic() + 10
+    while admin.info("persistence")["rdb_last_bgsave_status"] != "err":
+        assert time.monotonic() < deadline, "the snapshot did not fail"
+        time.sleep(0.05)
+
+
+def _allow_snapshots(admin: redis.Redis, server: RedisServerProcess) -> None:
+    admin.config_set("save", "")
+    os.rmdir(os.path.join(server.directory, "dump.rdb"))
+
+
 def _stays_degraded(base: str, store: ResilientStore, expected_detail: str) -> None:
     """Checks spread over several retry intervals, with reads in between: never 'ok'."""
     for _ in range(6):
@@ -112,25 +130,32 @@ def test_readyz_says_degraded_on_the_first_check_after_redis_stops(
     ("refuse", "allow", "expected_detail"),
     [
         (
-            lambda r: r.config_set("min-replicas-to-write", 1),
-            lambda r: r.config_set("min-replicas-to-write", 0),
+            lambda r, _: r.config_set("min-replicas-to-write", 1),
+            lambda r, _: r.config_set("min-replicas-to-write", 0),
             "Redis does not take writes (write probe: NOREPLICAS Not enough good replicas to "
             "write.)",
         ),
         (
-            lambda r: r.replicaof("127.0.0.1", free_port()),
-            lambda r: r.replicaof("NO", "ONE"),
+            lambda r, _: r.replicaof("127.0.0.1", free_port()),
+            lambda r, _: r.replicaof("NO", "ONE"),
             "Redis does not take writes (write probe: READONLY You can't write against a read "
             "only replica.)",
         ),
         (
-            lambda r: r.config_set("maxmemory", 1),
-            lambda r: r.config_set("maxmemory", 0),
+            lambda r, _: r.config_set("maxmemory", 1),
+            lambda r, _: r.config_set("maxmemory", 0),
             "Redis does not take writes (write probe: OOM command not allowed when used memory "
             "> 'maxmemory'.)",
         ),
+        (
+            _fail_snapshots,
+            _allow_snapshots,
+            "Redis does not take writes (write probe: MISCONF Redis is configured to save RDB "
+            "snapshots, but it's currently unable to persist to disk. Commands that may modify "
+            "the data set are disabled, because ...)",
+        ),
     ],
-    ids=["min-replicas", "read-only-replica", "out-of-memory"],
+    ids=["min-replicas", "read-only-replica", "out-of-memory", "failed-snapshot"],
 )
 def test_a_redis_that_refuses_writes_is_degraded_without_flapping(
     private_redis: RedisServerProcess,
@@ -145,14 +170,14 @@ def test_a_redis_that_refuses_writes_is_degraded_without_flapping(
     admin = _admin(private_redis)
     assert _redis_check(base)[:2] == (200, "ok")
     assert admin.ping()  # Redis answers PING throughout: only writes tell the truth
-    refuse(admin)
+    refuse(admin, private_redis)
     try:
         _stays_degraded(base, store, expected_detail)
         # Writes made meanwhile land in memory, and are readable there.
         store.put("during", b"1", 60)
         assert store.get("during") == b"1"
     finally:
-        allow(admin)
+        allow(admin, private_redis)
     deadline = time.monotonic() + 10
     while _redis_check(base)[1] != "ok" and time.monotonic() < deadline:
         time.sleep(0.05)
