@@ -3,9 +3,10 @@
 * ``/healthz``: the process is alive and serving HTTP (Kubernetes liveness probe). It checks
   nothing else on purpose: a liveness failure restarts the pod, which cures no outside outage.
 * ``/readyz``: the bot can answer (readiness probe). Checks: the Slack bot token was verified
-  (``auth.test``), the cluster registry loaded, and the Redis state. HTTP 503 when the bot cannot
-  answer (token not verified or rejected, registry not loaded yet); HTTP 200 with status
-  ``degraded`` when Redis is away, because the bot still answers from process memory, and taking
+  (``auth.test``), the cluster registry loaded, and the Redis state (from a write probe, with
+  Redis's reason when it is away or refuses writes). HTTP 503 when the bot cannot answer (token
+  not verified or rejected, registry not loaded yet); HTTP 200 with status ``degraded`` when
+  Redis is away or refuses writes, because the bot still answers from process memory, and taking
   every replica out of the Service for a Redis outage would stop all answers (set
   ``redis_required`` to make it a 503 instead). The JSON body names each check's state and why.
   An unusable registry file stops ``serve`` at start instead (exit 2 naming the file, line and
