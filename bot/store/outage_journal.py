@@ -81,9 +81,11 @@ class OutageJournal:
         now = self._clock()
         return [e for e in entries if e.expires_at > now], dropped
 
-    def give_back(self, entries: list[JournalEntry]) -> None:
-        """Put back entries a replay could not write; newer writes of the same keys win."""
+    def give_back(self, entries: list[JournalEntry], dropped: int = 0) -> None:
+        """Put back entries a replay could not write (and the count of those dropped before);
+        newer writes of the same keys win."""
         with self._lock:
+            self._dropped += dropped
             for entry in reversed(entries):
                 if entry.key in self._entries:
                     continue

@@ -203,7 +203,7 @@ class ResilientStore:
                     if remaining > 0:
                         self._redis.put(entry.key, entry.value, remaining)
             except StoreUnavailableError:
-                self._journal.give_back(entries[index:])
+                self._journal.give_back(entries[index:], dropped)
                 raise
         return len(entries), dropped
 
