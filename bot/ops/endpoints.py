@@ -3,10 +3,9 @@
 * ``/healthz``: the process is alive and serving HTTP (Kubernetes liveness probe). It checks
   nothing else on purpose: a liveness failure restarts the pod, which cures no outside outage.
 * ``/readyz``: the bot can answer (readiness probe). Checks: the Slack bot token was verified
-  (``auth.test``), the cluster registry loaded, and the Redis state (from a write probe, with
-  Redis's reason when it is away or refuses writes). HTTP 503 when the bot cannot answer (token
-  not verified or rejected, registry not loaded yet); HTTP 200 with status ``degraded`` when
-  Redis is away or refuses writes, because the bot still answers from process memory, and taking
+  (``auth.test``), the cluster registry loaded, and the Redis state. HTTP 503 when the bot cannot
+  answer (token not verified or rejected, registry not loaded yet); HTTP 200 with status
+  ``degraded`` when Redis is away, because the bot still answers from process memory, and taking
   every replica out of the Service for a Redis outage would stop all answers (set
   ``redis_required`` to make it a 503 instead). The JSON body names each check's state and why.
   An unusable registry file stops ``serve`` at start instead (exit 2 naming the file, line and
@@ -25,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
-from typing import Literal, Protocol
+from typing import Literal
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
@@ -44,23 +43,13 @@ class CheckResult:
     detail: str
 
 
-class RedisStatus(Protocol):
-    """The store's Redis state (``ok``, ``degraded``, ``disabled``) and why it is not ok."""
-
-    @property
-    def state(self) -> str: ...
-
-    @property
-    def reason(self) -> str: ...
-
-
 class Readiness:
     """What ``/readyz`` reports; the bot records its start-up checks here as they complete."""
 
     def __init__(
         self,
         *,
-        redis_state: Callable[[], str | RedisStatus] = lambda: "disabled",
+        redis_state: Callable[[], str | tuple[str, str]] = lambda: "disabled",
         redis_required: bool = False,
     ) -> None:
         self._lock = threading.Lock()
@@ -91,12 +80,9 @@ class Readiness:
             self._registry = result
 
     def _redis_check(self) -> CheckResult:
-        status_now = self._redis_state()
-        state, reason = (
-            (status_now, "")
-            if isinstance(status_now, str)
-            else (status_now.state, status_now.reason)
-        )
+        # The store's state, or (state, reason): why Redis is away or refuses writes.
+        given = self._redis_state()
+        state, reason = (given, "") if isinstance(given, str) else given
         if state == "ok":
             return CheckResult("ok", "Redis takes writes; cache, locks and de-duplication shared")
         if state == "disabled":

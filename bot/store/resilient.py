@@ -27,8 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 from bot.store.memory import MemoryStore
 from bot.store.outage_journal import OutageJournal
@@ -44,8 +43,7 @@ DEFAULT_RETRY_INTERVAL_SECONDS = 5.0
 DEFAULT_HEALTH_INTERVAL_SECONDS = 1.0
 
 
-@dataclass(frozen=True, slots=True)
-class RedisHealth:
+class RedisHealth(NamedTuple):
     """The store's Redis state and, when not ok, why (for ``/readyz``)."""
 
     state: RedisState

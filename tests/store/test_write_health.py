@@ -7,16 +7,19 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
 import redis
 
-from bot.ops.endpoints import Readiness, start_ops_server
+from bot.ops.endpoints import Readiness, readyz_app
 from bot.store.factory import redis_state
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
@@ -27,6 +30,25 @@ SERVING_FROM_MEMORY = (
     ": answering from process memory (no shared cache; single-flight and retry "
     "de-duplication within this replica only)"
 )
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def _serving_readyz(readiness: Readiness) -> Iterator[str]:
+    """The bot's ``/readyz`` app on a loopback port (any path answers with it)."""
+    server = make_server("127.0.0.1", 0, readyz_app(readiness), handler_class=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 def _readyz(base: str) -> tuple[int, dict[str, Any]]:
@@ -61,11 +83,10 @@ def served_store(private_redis: RedisServerProcess) -> Iterator[tuple[ResilientS
     readiness = Readiness(redis_state=lambda: redis_state(store))
     readiness.slack_token_verified("T1")
     readiness.registry_loaded(0)
-    server = start_ops_server(readiness, host="127.0.0.1", port=0)
     try:
-        yield store, f"http://127.0.0.1:{server.port}"
+        with _serving_readyz(readiness) as base:
+            yield store, base
     finally:
-        server.stop()
         store.close()
 
 
@@ -199,15 +220,14 @@ def test_redis_required_makes_refused_writes_not_ready(
     readiness = Readiness(redis_state=lambda: redis_state(store), redis_required=True)
     readiness.slack_token_verified("T1")
     readiness.registry_loaded(0)
-    server = start_ops_server(readiness, host="127.0.0.1", port=0)
     admin = _admin(private_redis)
     try:
         admin.config_set("min-replicas-to-write", 1)
-        status, body = _readyz(f"http://127.0.0.1:{server.port}")
+        with _serving_readyz(readiness) as base:
+            status, body = _readyz(base)
         assert status == 503 and body["status"] == "not-ready" and body["failing"] == ["redis"]
         assert body["checks"]["redis"]["detail"].startswith(
             "Redis does not take writes (write probe: NOREPLICAS"
         )
     finally:
         admin.config_set("min-replicas-to-write", 0)
-        server.stop()
