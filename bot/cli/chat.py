@@ -24,10 +24,10 @@ import logging
 import re
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
@@ -48,6 +48,7 @@ from bot.conversation.replies import (
     new_error_id,
 )
 from bot.conversation.service import Conversation, GivenFile
+from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
 
 log = logging.getLogger("hami_summary.chat")
@@ -272,6 +273,74 @@ def _prompted(lines: Iterable[str], prompt: bool, in_paste: Any) -> Iterable[str
             print("...  " if in_paste() else "you> ", end="", file=sys.stdout, flush=True)
 
 
+# Piped input is read this much at a time, so memory follows the size limit, not the input.
+READ_CHUNK_BYTES = 1024 * 1024
+
+
+class InputTooLargeError(Exception):
+    """More bytes than the input limit allows; only ``limit + 1`` of them were read."""
+
+
+def read_bounded(stream: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``stream``; ``InputTooLargeError`` as soon as there is more.
+
+    Reads in chunks and stops one byte past the limit, so a paste of any size costs at most
+    the limit in memory.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    while total <= limit:
+        chunk = stream.read(min(READ_CHUNK_BYTES, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+    raise InputTooLargeError
+
+
+class ChatInputError(Exception):
+    """Input the chat cannot take; the message says what and what to do."""
+
+
+def _too_large(what: str, limit: int) -> ChatInputError:
+    return ChatInputError(
+        f"{what} is over the {human_size(limit)} input limit (HAMI_SUMMARY_MAX_INPUT_MIB, or "
+        "max_input_bytes in the settings file); nothing was summarised. Send the scheduler's "
+        "/metrics only, or filter it to the hami_* families first."
+    )
+
+
+def _file_text(path: Path, limit: int) -> tuple[str, str]:
+    """(name, text) of the metrics file given on the command line."""
+    try:
+        with path.open("rb") as handle:
+            return path.name, decode_metrics_bytes(read_bounded(handle, limit))
+    except InputTooLargeError:
+        raise _too_large(str(path), limit) from None
+    except OSError as error:
+        raise ChatInputError(
+            f"cannot read {path}: {error}. Give a text file with HAMi /metrics output."
+        ) from None
+
+
+def _piped_text(limit: int) -> str:
+    """Standard input (not a terminal), UTF-8 or UTF-16, refused past the input limit."""
+    try:
+        return decode_metrics_bytes(read_bounded(sys.stdin.buffer, limit))
+    except InputTooLargeError:
+        raise _too_large("standard input", limit) from None
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` one at a time (no list of every line beside the text)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
+
+
 def _example_text() -> str:
     return resources.files("core").joinpath("data", EXAMPLE_RESOURCE).read_text(encoding="utf-8")
 
@@ -290,17 +359,14 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, RegistryError) as error:
         print(f"hami-summary chat: {error.message}", file=sys.stderr)
         return EXIT_USAGE
-    first_text: tuple[str, str] | None = None
-    if args.file is not None:
-        try:
-            first_text = (args.file.name, decode_metrics_bytes(args.file.read_bytes()))
-        except (OSError, UnicodeDecodeError) as error:
-            print(
-                f"hami-summary chat: cannot read {args.file}: {error}. Give a text file with "
-                "HAMi /metrics output.",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
+    limit = config.summary_settings.limits.max_input_bytes
+    try:
+        first_text = None if args.file is None else _file_text(args.file, limit)
+        # Piped input is read before anything is answered: at most the limit, decoded whole.
+        piped = None if sys.stdin.isatty() else _piped_text(limit)
+    except ChatInputError as error:
+        print(f"hami-summary chat: {error}", file=sys.stderr)
+        return EXIT_USAGE
     out_dir = args.out_dir or Path(tempfile.mkdtemp(prefix="hami-summary-chat-"))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -326,8 +392,9 @@ def run(args: argparse.Namespace) -> int:
         session.load(f"bundled example ({EXAMPLE_RESOURCE})", _example_text())
     if first_text is not None:
         session.load(*first_text)
-    interactive = sys.stdin.isatty()
-    if interactive:
+    if piped is None:
         print("you> ", end="", flush=True)
-    session.run(sys.stdin, prompt=interactive)
+        session.run(sys.stdin, prompt=True)
+    else:
+        session.run(_lines(piped), prompt=False)
     return EXIT_OK

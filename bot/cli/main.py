@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from bot.ops.logging import redact_handlers
+
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
@@ -112,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    # Every command's logs, not only serve's JSON lines, go through the credential redaction.
+    redact_handlers()
     try:
         code: int = args.run(args)
         return code

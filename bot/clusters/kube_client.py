@@ -17,6 +17,7 @@ from kubernetes.config.config_exception import ConfigException
 from bot.clusters.errors import KubeconfigError
 from bot.clusters.kube_errors import Target
 from bot.clusters.kubeconfig_file import NotAKubeconfig, read_kubeconfig
+from bot.ops.logging import redact
 
 
 def _finish(configuration: k8s.Configuration) -> k8s.ApiClient:
@@ -60,10 +61,11 @@ def api_client_for_context(
             persist_config=False,
         )
     except (ConfigException, OSError, ValueError, TypeError) as exc:
-        # Messages of the loader name missing keys or failed exec plugins, not secret values.
+        # The loader's message may hold a failed exec plugin's error output, which can echo
+        # the plugin's arguments (``--token ...``): redacted before it is cut or shown.
         raise KubeconfigError(
             f'cannot load the credentials of context "{context}" from {kubeconfig}: '
-            f"{' '.join(str(exc).split())[:300]}"
+            f"{redact(' '.join(str(exc).split()))[:300]}"
         ) from exc
     target = Target(
         cluster=cluster or context,

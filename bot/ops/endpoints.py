@@ -47,7 +47,7 @@ class Readiness:
     def __init__(
         self,
         *,
-        redis_state: Callable[[], str] = lambda: "disabled",
+        redis_state: Callable[[], str | tuple[str, str]] = lambda: "disabled",
         redis_required: bool = False,
     ) -> None:
         self._lock = threading.Lock()
@@ -80,16 +80,18 @@ class Readiness:
             self._registry = result
 
     def _redis_check(self) -> CheckResult:
-        state = self._redis_state()
+        # The store's state, or (state, reason): why Redis is away or refuses writes.
+        given = self._redis_state()
+        state, reason = (given, "") if isinstance(given, str) else given
         if state == "ok":
-            return CheckResult("ok", "Redis answers; cache, locks and de-duplication are shared")
+            return CheckResult("ok", "Redis takes writes; cache, locks and de-duplication shared")
         if state == "disabled":
             return CheckResult("disabled", "REDIS_URL unset: state kept in process memory")
         status: CheckStatus = "failed" if self._redis_required else "degraded"
         return CheckResult(
             status,
-            "Redis does not answer: answering from process memory (no shared cache; "
-            "single-flight and retry de-duplication within this replica only)",
+            f"{reason or 'Redis does not answer'}: answering from process memory (no shared "
+            "cache; single-flight and retry de-duplication within this replica only)",
         )
 
     def report(self) -> tuple[bool, dict[str, object]]:

@@ -12,6 +12,7 @@
   ``name: DB_PASSWORD`` / ``value: ...``, ``--token ...``), as kubeconfig ``exec`` plugins use.
   ``RedactingFilter`` applies it to each record's message, arguments, exception and extra
   fields before any handler writes it; the formatters apply it once more to what they write.
+* ``redact_handlers``: the same filter on handlers set up elsewhere (the CLI's ``basicConfig``).
 * ``register_secret``: exact values to remove as well (the configured tokens themselves), for
   secrets that have no recognisable shape.
 """
@@ -32,43 +33,59 @@ from typing import Any, TextIO
 
 REDACTED = "[REDACTED]"
 
+# Every pattern below is linear in the length of the text: no two quantifiers can match the
+# same characters, repeats are possessive (``*+``, ``++``) or bounded, and a name is matched
+# only from its first character (``(?<!...)`` guards), so no start position rescans a run that
+# an earlier one already read. Log text may hold user input (pasted metrics, label values), and
+# a backtracking pattern here would stall every thread that logs. ``redact`` also cuts what the
+# patterns see to ``MAX_REDACTED_CHARS``.
+
 # Slack token formats: https://api.slack.com/authentication/token-types (bot xoxb-, user xoxp-,
 # app-level xapp-, workspace xoxa-, legacy xoxo-/xoxs-/xoxr-, rotating refresh xoxe-/xoxe.xoxb-).
-_SLACK_TOKEN = re.compile(r"\b(xox[a-z](?:\.xox[a-z])?|xapp)-[A-Za-z0-9-]+")
+_SLACK_TOKEN = re.compile(r"\b(xox[a-z](?:\.xox[a-z])?+|xapp)-[A-Za-z0-9-]++")
+# Labels are short ("RSA PRIVATE KEY", "ENCRYPTED PRIVATE KEY"): bounded, so the backtracking
+# that finds "PRIVATE KEY" after them costs at most 40 steps per header.
+_PEM_LABEL = r"[A-Z0-9 ]{0,40}PRIVATE KEY-----"
 _PEM_PRIVATE_KEY = re.compile(
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+    rf"-----BEGIN {_PEM_LABEL}.*?(?:-----END {_PEM_LABEL}|\Z)",
     re.DOTALL,
 )
 # Base64 of "-----BEGIN": kubeconfig's *-data fields hold PEM this way, so such a blob is
 # redacted wherever it appears, labelled or not.
-_BASE64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]*")
-_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^@\s/]+@")
+_BASE64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]*+")
+_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic)(\s++)[A-Za-z0-9._~+/=-]{6,}+")
+_URL_PASSWORD = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*+://[^/\s:@]*+:)[^@\s/]++@")
 # Names whose value is a credential (case-insensitive). Kubeconfig ``exec`` credential plugins
 # carry cloud credentials in their ``env`` list and ``args`` (e.g. AWS_SECRET_ACCESS_KEY for
 # aws-iam-authenticator), so generic names are caught too, not only Slack's and kubeconfig's.
-_NAME = r"[a-z0-9_.-]"
-_CREDENTIAL_KEYS = (
-    r"client-key-data|client-certificate-data|"
-    # ending in: token, id-token, SLACK_BOT_TOKEN, signing_secret, client_secret, DB_PASSWORD,
-    # api_key, apikey, passphrase
-    rf"{_NAME}*?(?:token|password|passwd|passphrase|secret|api[_-]?key|apikey)|"
-    # containing: AWS_SECRET_ACCESS_KEY, SECRET_KEY_BASE, password_file, GOOGLE_CREDENTIALS
-    rf"{_NAME}*?(?:secret|password|passwd|passphrase|credential){_NAME}*|"
-    # ending in _key / -key (and its _id): STRIPE_KEY, private_key, ssh-key, AWS_ACCESS_KEY_ID
-    rf"{_NAME}*?[_-]key(?:[_-]id)?"
+# A name is a whole run of name characters, read once (possessive); it is a credential when
+_NAME_CHAR = r"[a-z0-9_.-]"
+_NAME_START = rf"(?<!{_NAME_CHAR})"
+_CREDENTIAL_NAME = (
+    # it contains one of these words: AWS_SECRET_ACCESS_KEY, SECRET_KEY_BASE, password_file,
+    # GOOGLE_CREDENTIALS, signing_secret, DB_PASSWORD, passphrase (the look-ahead stays inside
+    # the run: it only crosses name characters), or
+    rf"(?:(?={_NAME_CHAR}*?(?:secret|password|passwd|passphrase|credential)){_NAME_CHAR}++"
+    # it ends in one of these: token, id-token, SLACK_BOT_TOKEN, api_key, apikey, STRIPE_KEY,
+    # private_key, ssh-key, AWS_ACCESS_KEY_ID, client-key-data, client-certificate-data.
+    rf"|{_NAME_CHAR}++"
+    r"(?:(?<=token)|(?<=apikey)|(?<=[_-]key)|(?<=[_-]key[_-]id)"
+    r"|(?<=client-key-data)|(?<=client-certificate-data)))"
 )
-_QUOTE = r"""(?:\\?["'])"""
+_QUOTE = r"""(?:\\?+["'])"""
 # The value: inside plain quotes everything up to the closing quote (spaces too), otherwise up
 # to a delimiter. ``[REDACTED]`` is never redacted twice.
-_VALUE = r"""(?!\[REDACTED\])(?:(?<=")[^"\\\n]+(?=")|(?<=')[^'\\\n]+(?=')|[^\s"'\\,;&}]+)"""
+_VALUE = (
+    r"""(?!\[REDACTED\])"""
+    r"""(?:(?<=")[^"\\\n]++(?=")|(?<=')[^'\\\n]++(?=')|[^\s"'\\,;&}]++)"""
+)
 # Key/value credentials as YAML (kubeconfig), JSON, env or query strings: the key, its
 # separator and optional quote are kept, the value goes.
 _KEY_VALUE = re.compile(
     rf"""(?ix)
-    ({_QUOTE}?\b(?:{_CREDENTIAL_KEYS})\b{_QUOTE}?   # the key, maybe quoted or escaped
-    \s*[:=]\s*                                   # YAML/JSON ':' or env/query '='
-    {_QUOTE}?)                                   # an opening quote
+    ({_QUOTE}?+{_NAME_START}{_CREDENTIAL_NAME}{_QUOTE}?+  # the key, maybe quoted or escaped
+    \s*+[:=]\s*+                                 # YAML/JSON ':' or env/query '='
+    {_QUOTE}?+)                                  # an opening quote
     ({_VALUE})
     """
 )
@@ -76,19 +93,34 @@ _KEY_VALUE = re.compile(
 # then ``value: ...``, as YAML, JSON or a Python repr.
 _NAMED_VALUE = re.compile(
     rf"""(?ix)
-    (\bname{_QUOTE}?\s*[:=]\s*{_QUOTE}?(?:{_CREDENTIAL_KEYS}){_QUOTE}?   # name: THE_SECRET
-    \s*,?\s*                                     # a line break and indent, or a comma
-    {_QUOTE}?value{_QUOTE}?\s*[:=]\s*{_QUOTE}?)  # value:
+    ({_NAME_START}name{_QUOTE}?+\s*+[:=]\s*+{_QUOTE}?+     # name:
+    {_NAME_START}{_CREDENTIAL_NAME}{_QUOTE}?+             # THE_SECRET
+    \s*+,?+\s*+                                  # a line break and indent, or a comma
+    {_QUOTE}?+value{_QUOTE}?+\s*+[:=]\s*+{_QUOTE}?+)  # value:
     ({_VALUE})
     """
 )
 # Command-line flags (a plugin's ``args``): ``--token abc``, ``"--password", "abc"``.
 _FLAG_VALUE = re.compile(
     rf"""(?ix)
-    (--(?:{_CREDENTIAL_KEYS}){_QUOTE}?(?:\s*,\s*{_QUOTE}|\s+))
+    ({_NAME_START}--{_CREDENTIAL_NAME}{_QUOTE}?+(?:\s*+,\s*+{_QUOTE}|\s++))
     ({_VALUE})
     """
 )
+_PATTERNS = (
+    _PEM_PRIVATE_KEY,
+    _BASE64_PEM,
+    _SLACK_TOKEN,
+    _AUTH_HEADER,
+    _URL_PASSWORD,
+    _NAMED_VALUE,
+    _FLAG_VALUE,
+    _KEY_VALUE,
+)
+# Longer log texts are cut before redaction (and so before they are written): a log line is
+# no place for 32,000 characters, and a bound keeps the cost of redacting one fixed.
+MAX_REDACTED_CHARS = 32_768
+_CUT_WORD_CHARS = 1024
 
 _registered_secrets: set[str] = set()
 _secrets_lock = threading.Lock()
@@ -101,12 +133,25 @@ def register_secret(value: str | None) -> None:
             _registered_secrets.add(value)
 
 
+def _cut(text: str) -> tuple[str, str]:
+    """(the part the patterns see, a note of what was left out) for a text over the bound."""
+    if len(text) <= MAX_REDACTED_CHARS:
+        return text, ""
+    head = text[:MAX_REDACTED_CHARS]
+    # A credential cut in half may no longer look like one (a URL password without its "@"):
+    # the last, cut, word goes too (or the last 1,024 characters, when no space is that near).
+    space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    head = head[: max(space, MAX_REDACTED_CHARS - _CUT_WORD_CHARS)]
+    return head, f" [{len(text) - len(head)} more characters not logged]"
+
+
 def redact(text: str) -> str:
-    """``text`` with every credential replaced by ``[REDACTED]``."""
+    """``text`` with every credential replaced by ``[REDACTED]``, cut to a bounded length."""
     with _secrets_lock:
         secrets = sorted(_registered_secrets, key=len, reverse=True)
     for secret in secrets:
         text = text.replace(secret, REDACTED)
+    text, left_out = _cut(text)
     text = _PEM_PRIVATE_KEY.sub(REDACTED, text)
     text = _BASE64_PEM.sub(REDACTED, text)
     text = _SLACK_TOKEN.sub(lambda m: f"{m.group(1)}-{REDACTED}", text)
@@ -115,7 +160,7 @@ def redact(text: str) -> str:
     text = _NAMED_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = _FLAG_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = _KEY_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
-    return text
+    return text + left_out
 
 
 def _redact_value(value: Any) -> Any:
@@ -226,6 +271,18 @@ class TextFormatter(logging.Formatter):
         request_id = getattr(record, "request_id", None)
         record.rid = f" [{request_id}]" if request_id else ""
         return redact(super().format(record))
+
+
+def redact_handlers(logger: logging.Logger | None = None) -> None:
+    """Put ``RedactingFilter`` on every handler of ``logger`` (the root logger by default).
+
+    For the plain ``basicConfig`` set-up of the CLI commands: what the Kubernetes client, an
+    exec credential plugin's error output or the bot logs is redacted there too, at any level.
+    """
+    target = logging.getLogger() if logger is None else logger
+    for handler in target.handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
 
 
 def configure_logging(

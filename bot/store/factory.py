@@ -17,8 +17,13 @@ from urllib.parse import urlsplit
 
 from bot.store.kv import KeyValueStore
 from bot.store.memory import MemoryStore
-from bot.store.redis_store import DEFAULT_PREFIX, DEFAULT_TIMEOUT_SECONDS, RedisStore
-from bot.store.resilient import DEFAULT_RETRY_INTERVAL_SECONDS, RedisState, ResilientStore
+from bot.store.redis_store import (
+    DEFAULT_PREFIX,
+    DEFAULT_TIMEOUT_SECONDS,
+    RedisStore,
+    StoreUnavailableError,
+)
+from bot.store.resilient import DEFAULT_RETRY_INTERVAL_SECONDS, RedisHealth, ResilientStore
 
 
 class StoreConfigError(ValueError):
@@ -71,13 +76,20 @@ def store_from_env(env: Mapping[str, str] | None = None) -> KeyValueStore:
     return ResilientStore(redis_store, retry_interval_seconds=retry_interval_seconds)
 
 
-def redis_state(store: KeyValueStore) -> RedisState:
-    """``ok`` / ``degraded`` for a Redis-backed store, ``disabled`` for the in-process one."""
+def redis_state(store: KeyValueStore) -> RedisHealth:
+    """``ok`` / ``degraded`` (with the reason) for a Redis-backed store, ``disabled`` for the
+    in-process one.
+
+    For the readiness probe: it is the store's chance to notice an outage, a Redis that
+    refuses writes, or a recovery, even when no request comes in (a write probe at most once
+    an interval, bounded by the Redis timeout).
+    """
     if isinstance(store, ResilientStore):
-        # A readiness probe is a chance to notice that Redis is back even when no request
-        # comes in (still at most one Redis probe per retry interval).
-        store.ping()
-        return store.redis_state()
+        return store.check_health()
     if isinstance(store, RedisStore):
-        return "ok" if store.ping() else "degraded"
-    return "disabled"
+        try:
+            store.probe_writes()
+        except StoreUnavailableError as error:
+            return RedisHealth("degraded", error.reason)
+        return RedisHealth("ok")
+    return RedisHealth("disabled")

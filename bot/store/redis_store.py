@@ -54,8 +54,45 @@ return 0
 """
 
 
+# Operations that change data: an error reply to one of them means Redis refuses writes
+# (READONLY replica, MISCONF after a failed save, OOM at maxmemory, NOREPLICAS).
+_WRITE_OPERATIONS = frozenset({"SET", "SET NX", "DEL", "compare-and-delete", "INCR", "write probe"})
+# Redis's own words are kept up to this length in a reason (MISCONF's run to 330 characters).
+_REASON_CHARS = 160
+# The key the write probe sets, and how long it lives (it only has to outlive one probe).
+HEALTH_KEY = "health:write-probe"
+HEALTH_KEY_TTL_SECONDS = 60.0
+
+
 class StoreUnavailableError(Exception):
-    """Redis did not answer (refused, timed out, or replied with an error)."""
+    """Redis did not answer (refused, timed out) or refused the command; ``reason`` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def describe_failure(operation: str, error: BaseException) -> str:
+    """One line for logs and ``/readyz``: whether Redis is away or refuses writes, and why.
+
+    Redis's own words are kept (``READONLY ...``, ``MISCONF ...``, ``OOM ...``), cut short;
+    they never hold a stored value or the password.
+    """
+    text = " ".join(str(error).split()) or type(error).__name__
+    if len(text) > _REASON_CHARS:
+        text = text[:_REASON_CHARS].rsplit(" ", 1)[0] + " ..."
+    # redis-py strips the error code of the replies it maps to a class (READONLY, OOM, ...).
+    code = getattr(error, "status_code", None)
+    if isinstance(code, str) and code and code != "ERR" and not text.startswith(code):
+        text = f"{code} {text}"
+    text = f"{operation}: {text}"
+    if isinstance(error, redis.AuthenticationError):
+        return f"Redis refused the credentials of REDIS_URL ({text})"
+    if isinstance(error, redis.ConnectionError | redis.TimeoutError | OSError):
+        return f"Redis does not answer ({text})"
+    if operation in _WRITE_OPERATIONS:
+        return f"Redis does not take writes ({text})"
+    return f"Redis refused {operation} ({text})"
 
 
 def ttl_milliseconds(ttl_seconds: float) -> int:
@@ -102,7 +139,7 @@ class RedisStore:
             return fn(*args, **kwargs)
         except (redis.RedisError, OSError) as error:
             # The message names the operation, never the value (values may hold pasted metrics).
-            raise StoreUnavailableError(f"Redis {operation} failed: {error}") from error
+            raise StoreUnavailableError(describe_failure(operation, error)) from error
 
     def get(self, key: str) -> bytes | None:
         value = self._call("GET", self._client.get, self.key(key))
@@ -145,6 +182,21 @@ class RedisStore:
             return bool(self._client.ping())
         except (redis.RedisError, OSError):
             return False
+
+    def probe_writes(self) -> None:
+        """Set the health key (with a TTL): ``StoreUnavailableError`` unless Redis takes writes.
+
+        A PING is answered by a Redis that refuses every write (read-only replica, failed
+        save, full memory, too few replicas); only a write tells the bot it can keep its state
+        there. Bounded by the store's socket timeout like every call.
+        """
+        self._call(
+            "write probe",
+            self._client.set,
+            self.key(HEALTH_KEY),
+            b"1",
+            px=ttl_milliseconds(HEALTH_KEY_TTL_SECONDS),
+        )
 
     def ttl_seconds(self, key: str) -> float | None:
         """Remaining lifetime of a key (None when absent or without expiry); for tests and ops."""

@@ -2,12 +2,23 @@
 
 The bot must keep answering when Redis is down (at start or later): it then works like a single
 replica (no shared cache, single-flight only within the process, retries de-duplicated only
-within the process) and says so on ``/readyz``. The state changes are logged once each, not per
-call, and Redis is probed again at most every ``retry_interval_seconds`` by a single thread, so
-a dead Redis costs one request one timeout per interval instead of costing every request.
+within the process) and says so on ``/readyz``.
 
-Keys written to memory while degraded are not copied to Redis on recovery: they are short-lived
-(locks, dedupe marks, cache entries) and the worst outcome is one extra scrape.
+Health comes from writes, not from PING: a Redis that answers PING but refuses writes (a
+read-only replica, MISCONF after a failed save, OOM at maxmemory, too few replicas) cannot keep
+the bot's state. Any failed call, or a failed write probe (SET of a health key with a TTL,
+bounded by the socket timeout), makes the store degraded; only a successful write probe makes
+it healthy again, so a Redis that reads but refuses writes does not flap between the two.
+State changes are logged once each, with the reason. A degraded store probes again at most every
+``retry_interval_seconds`` (one thread probes, the others keep using memory); a healthy one is
+probed by ``check_health`` (the readiness probe) at most every ``health_interval_seconds``, so
+``/readyz`` notices an outage even when no request comes in.
+
+Values put and keys deleted while degraded are journalled (``bot.store.outage_journal``) and
+copied to Redis, with their remaining TTLs, before the store goes back to it: a thread started
+during the outage is still known afterwards, on every replica. Locks, de-duplication marks and
+counters (``put_if_absent``, ``incr``) are not copied: they live seconds to minutes, and a lock
+copied after its holder released it would block the other replicas until it expired.
 """
 
 from __future__ import annotations
@@ -16,9 +27,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 from bot.store.memory import MemoryStore
+from bot.store.outage_journal import OutageJournal
 from bot.store.redis_store import RedisStore, StoreUnavailableError
 
 RedisState = Literal["ok", "degraded", "disabled"]
@@ -28,6 +40,14 @@ T = TypeVar("T")
 log = logging.getLogger("hami_summary.store")
 
 DEFAULT_RETRY_INTERVAL_SECONDS = 5.0
+DEFAULT_HEALTH_INTERVAL_SECONDS = 1.0
+
+
+class RedisHealth(NamedTuple):
+    """The store's Redis state and, when not ok, why (for ``/readyz``)."""
+
+    state: RedisState
+    reason: str = ""
 
 
 def _count_redis_error(operation: str) -> None:
@@ -38,7 +58,7 @@ def _count_redis_error(operation: str) -> None:
 
 
 class ResilientStore:
-    """Redis while it answers, ``MemoryStore`` while it does not; recovers by itself."""
+    """Redis while it takes writes, ``MemoryStore`` while it does not; recovers by itself."""
 
     def __init__(
         self,
@@ -46,47 +66,92 @@ class ResilientStore:
         fallback: MemoryStore | None = None,
         *,
         retry_interval_seconds: float = DEFAULT_RETRY_INTERVAL_SECONDS,
+        health_interval_seconds: float = DEFAULT_HEALTH_INTERVAL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
         on_error: Callable[[str], None] = _count_redis_error,
+        journal: OutageJournal | None = None,
     ) -> None:
         self._redis = redis_store
         self._memory = fallback if fallback is not None else MemoryStore()
         self._retry_interval_seconds = retry_interval_seconds
+        self._health_interval_seconds = health_interval_seconds
         self._clock = clock
         self._on_error = on_error
+        self._journal = journal if journal is not None else OutageJournal(clock)
         self._state_lock = threading.Lock()
         self._probe_lock = threading.Lock()
         self._healthy = True
+        self._reason = ""
         self._last_failure = 0.0
-        if not self._redis.ping():
-            self._mark_degraded("PING", "no answer at start")
+        self._last_probe = clock()
+        try:
+            self._redis.probe_writes()
+        except StoreUnavailableError as error:
+            self._mark_degraded(error.reason)
 
     # -- state -----------------------------------------------------------------------------
 
     def redis_state(self) -> RedisState:
         return "ok" if self._healthy else "degraded"
 
-    def _mark_degraded(self, operation: str, reason: str) -> None:
+    def health(self) -> RedisHealth:
+        with self._state_lock:
+            return RedisHealth("ok") if self._healthy else RedisHealth("degraded", self._reason)
+
+    def check_health(self) -> RedisHealth:
+        """The health after a write probe when one is due (the readiness probe calls this).
+
+        Healthy: a write probe at most every ``health_interval_seconds``. Degraded: the
+        recovery probe, at most every ``retry_interval_seconds``. One thread probes at a time;
+        the others get the last known state at once.
+        """
+        if not self._healthy:
+            self._redis_usable()
+        elif self._clock() - self._last_probe >= self._health_interval_seconds:
+            self._probe_while_healthy()
+        return self.health()
+
+    def _probe_while_healthy(self) -> None:
+        if not self._probe_lock.acquire(blocking=False):
+            return
+        try:
+            self._last_probe = self._clock()
+            self._redis.probe_writes()
+        except StoreUnavailableError as error:
+            self._on_error("write probe")
+            self._mark_degraded(error.reason)
+        finally:
+            self._probe_lock.release()
+
+    def _mark_degraded(self, reason: str) -> None:
         with self._state_lock:
             self._last_failure = self._clock()
+            self._reason = reason
             if not self._healthy:
                 return
             self._healthy = False
         log.warning(
-            "Redis unavailable (%s: %s); answering from process memory (no shared cache, "
-            "single-flight and retry de-duplication within this replica only) until it is back; "
-            "next check in %.0f s",
-            operation,
+            "Redis unavailable: %s; answering from process memory (no shared cache, "
+            "single-flight and retry de-duplication within this replica only) until it takes "
+            "writes again; next check in %g s",
             reason,
             self._retry_interval_seconds,
         )
 
-    def _mark_recovered(self) -> None:
+    def _mark_recovered(self, replayed: int, dropped: int) -> None:
         with self._state_lock:
             if self._healthy:
                 return
             self._healthy = True
-        log.warning("Redis is back; shared cache, locks and de-duplication use it again")
+            self._reason = ""
+            self._last_probe = self._clock()
+        lost = f"; {dropped} older write(s) did not fit the outage journal" if dropped else ""
+        log.warning(
+            "Redis is back and takes writes; shared cache, locks and de-duplication use it again "
+            "(%d write(s) made during the outage copied to it%s)",
+            replayed,
+            lost,
+        )
 
     def _redis_usable(self) -> bool:
         """True when calls should go to Redis: healthy, or due for a recovery probe."""
@@ -100,15 +165,45 @@ class ResilientStore:
         try:
             if self._healthy:
                 return True
-            if self._redis.ping():
-                self._mark_recovered()
-                return True
-            with self._state_lock:
-                self._last_failure = self._clock()
-            self._on_error("PING")
-            return False
+            self._recover()
+            return self._healthy
         finally:
             self._probe_lock.release()
+
+    def _recover(self) -> None:
+        """Write probe, then copy the outage's writes to Redis, then go back to it."""
+        try:
+            self._redis.probe_writes()
+            replayed, dropped = self._replay_journal()
+        except StoreUnavailableError as error:
+            self._on_error("write probe")
+            with self._state_lock:
+                self._last_failure = self._clock()
+                self._reason = error.reason
+            return
+        self._mark_recovered(replayed, dropped)
+        # Writes that reached memory while the state flipped: copy them too (best effort).
+        try:
+            self._replay_journal()
+        except StoreUnavailableError as error:
+            self._on_error("replay")
+            self._mark_degraded(error.reason)
+
+    def _replay_journal(self) -> tuple[int, int]:
+        """Copy journalled writes to Redis with their remaining TTLs; (copied, dropped)."""
+        entries, dropped = self._journal.take()
+        for index, entry in enumerate(entries):
+            try:
+                if entry.value is None:
+                    self._redis.delete(entry.key)
+                else:
+                    remaining = entry.expires_at - self._clock()
+                    if remaining > 0:
+                        self._redis.put(entry.key, entry.value, remaining)
+            except StoreUnavailableError:
+                self._journal.give_back(entries[index:], dropped)
+                raise
+        return len(entries), dropped
 
     def _run(
         self,
@@ -121,7 +216,7 @@ class ResilientStore:
                 return on_redis(self._redis)
             except StoreUnavailableError as error:
                 self._on_error(operation)
-                self._mark_degraded(operation, str(error.__cause__ or error))
+                self._mark_degraded(error.reason)
         return on_memory(self._memory)
 
     # -- KeyValueStore ---------------------------------------------------------------------
@@ -130,11 +225,11 @@ class ResilientStore:
         return self._run("GET", lambda s: s.get(key), lambda m: m.get(key))
 
     def put(self, key: str, value: bytes, ttl_seconds: float) -> None:
-        self._run(
-            "SET",
-            lambda s: s.put(key, value, ttl_seconds),
-            lambda m: m.put(key, value, ttl_seconds),
-        )
+        def in_memory(memory: MemoryStore) -> None:
+            memory.put(key, value, ttl_seconds)
+            self._journal.record_put(key, value, ttl_seconds)
+
+        self._run("SET", lambda s: s.put(key, value, ttl_seconds), in_memory)
 
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         return self._run(
@@ -146,7 +241,7 @@ class ResilientStore:
     def delete(self, key: str) -> None:
         # Also clear memory: a lock or mark taken while degraded must not linger after recovery.
         self._memory.delete(key)
-        self._run("DEL", lambda s: s.delete(key), lambda m: None)
+        self._run("DEL", lambda s: s.delete(key), lambda m: self._journal.record_delete(key))
 
     def delete_if_equals(self, key: str, value: bytes) -> bool:
         deleted_in_memory = self._memory.delete_if_equals(key, value)
@@ -161,12 +256,12 @@ class ResilientStore:
         )
 
     def ping(self) -> bool:
-        """Always True: this store answers with or without Redis (see ``redis_state``).
+        """Always True: this store answers with or without Redis (see ``check_health``).
 
-        Also gives a degraded store its chance to probe Redis (still at most once an interval),
-        so a readiness check notices recovery even when no request arrives.
+        Also runs ``check_health``, so a readiness check notices an outage or a recovery even
+        when no request arrives.
         """
-        self._redis_usable()
+        self.check_health()
         return True
 
     def close(self) -> None:

@@ -69,6 +69,11 @@ class RedisServerProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._dir = tempfile.mkdtemp(prefix="hami-summary-redis-")
 
+    @property
+    def directory(self) -> str:
+        """The server's working directory (where a BGSAVE writes ``dump.rdb``)."""
+        return self._dir
+
     def start(self, timeout_seconds: float = 10.0) -> None:
         binary = redis_server_binary()
         if binary is None:
