@@ -90,6 +90,11 @@ class BotHttpServer:
         self.port: int = int(self._server.getsockname()[1])
         self._name = name
         self._stopping = threading.Event()
+        # Held while waking the loop and while the loop closes its sockets: once they are
+        # closed their file descriptors may be reused, and a wake-up written then would land
+        # in another file.
+        self._wake_lock = threading.Lock()
+        self._closed = False
         self._thread: threading.Thread | None = None
         self._drain_seconds = DEFAULT_DRAIN_SECONDS
 
@@ -108,7 +113,9 @@ class BotHttpServer:
         close every connection. Returns when the server thread has ended."""
         self._drain_seconds = drain_seconds
         self._stopping.set()
-        self._server.pull_trigger()
+        with self._wake_lock:
+            if not self._closed:
+                self._server.pull_trigger()
         if self._thread is not None:
             self._thread.join(drain_seconds + 5)
 
@@ -125,7 +132,9 @@ class BotHttpServer:
             wasyncore.loop(timeout=0.05, use_poll=True, map=self._map, count=1)
         for channel in self._channels():
             channel.handle_close()
-        wasyncore.close_all(self._map, ignore_all=True)
+        with self._wake_lock:
+            self._closed = True
+            wasyncore.close_all(self._map, ignore_all=True)
         self._server.task_dispatcher.shutdown(timeout=1)
 
 
