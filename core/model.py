@@ -187,6 +187,44 @@ class ShapeFit:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSummary:
+    """One GPU model (``device_type``): how much of it is allocated and what fits on it now.
+
+    A job asks HAMi for GPUs of one model (``nvidia.com/use-gputype``), so free capacity is
+    only useful per model: a free T4 does not take an H100 job.
+    """
+
+    model: str
+    nodes: int
+    gpus: int
+    idle_gpus: int
+    partial_gpus: int
+    full_gpus: int
+    inconsistent_gpus: int
+    incomplete_gpus: int  # a limit or allocation series is missing: their figures not known
+    core_limit: float
+    core_allocated: float
+    core_allocated_percent: float
+    mem_limit_mib: float
+    mem_allocated_mib: float
+    mem_allocated_percent: float
+    mem_per_gpu_mib: float  # the largest memory limit among its GPUs
+    free_whole_gpus: int
+    largest_whole_job: int  # the most whole GPUs of this model free on one node
+    largest_whole_job_nodes: int  # how many nodes have that many free
+    capacity: tuple[ShapeFit, ...]  # the capacity outlook's job shapes on this model only
+
+
+@dataclass(frozen=True, slots=True)
+class WholeJob:
+    """The largest whole-GPU job that fits on one node now, and on how many nodes."""
+
+    gpus: int = 0
+    nodes: int = 0
+    model: str | None = None  # the model, when every such node has that one model
+
+
+@dataclass(frozen=True, slots=True)
 class HostGpuRuntime:
     node: str
     device_index: int
@@ -305,3 +343,6 @@ class Summary:
     # The notes a reader must see first (what the report is based on, incomplete input); each
     # is also in ``notes``.
     headline: tuple[str, ...] = field(default=())
+    # Per GPU model (most GPUs first), over the whole cluster like ``cluster``.
+    models: tuple[ModelSummary, ...] = field(default=())
+    largest_whole_job: WholeJob = field(default=WholeJob())

@@ -45,6 +45,7 @@ from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
 from core.summary.columns import GpuColumns
 from core.summary.devices import build_gpus, build_nodes, percent
+from core.summary.models import build_models, largest_whole_job
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
 from core.summary.workloads import build_namespaces, build_workloads
@@ -471,6 +472,8 @@ def summarize_readings(
     if gpus and any(missing_series.values()):
         answer = "Incomplete input (see the device series check): " + answer
     cluster = _overview(cols, nodes, workloads, namespaces, answer, settings)
+    models = build_models(gpus, cols)
+    whole_job = largest_whole_job(nodes)
     device_values_left_out = any(
         FAMILIES[p.family].role in DEVICE_FIGURE_ROLES for p in readings.problems
     )
@@ -548,6 +551,8 @@ def summarize_readings(
         notes=tuple(notes),
         filters=tuple(filters),
         headline=tuple(headline),
+        models=tuple(models),
+        largest_whole_job=whole_job,
     )
 
 
