@@ -129,8 +129,14 @@ class NamespaceSummary:
     whole_gpu_allocations: int
     fractional_allocations: int
     quota: tuple[QuotaFigure, ...]
-    usage_class: str
+    usage_class: str  # ``major tenant, fractions`` (core.summary.tenants)
     totals_from: Literal["workloads", "quota"] = "workloads"
+    size_class: str = ""  # dominant, major, medium or small; "" without an allocation
+    shape: str = ""  # whole GPUs, fractions, memory only, mixed
+    nodes_touched: int = 0
+    # The largest of its shares of the cluster's cores, memory and GPUs.
+    footprint_percent: float = 0.0
+    quota_use_percent: float | None = None  # its highest use of a quota limit
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,17 @@ from typing import Any, TypeVar
 class Thresholds:
     # SPEC 5: a dimension at or above this share of its limit is saturated / "full".
     saturation_percent: float = 99.0
-    # SPEC 8: namespace classes, as shares of cluster-allocated totals.
+    # Namespace classes. Size: a dominant tenant holds at least this share of the allocated
+    # cores and of the allocated memory; otherwise its footprint (the largest of its shares of
+    # the cluster's cores, memory and GPUs) makes it major, medium or small.
     dominant_percent: float = 50.0
-    small_percent: float = 10.0
-    heavy_upper_percent: float = 50.0
-    fragmented_min_allocations: int = 3
-    fragmented_min_gpus: int = 3
-    fragmented_slice_cores: float = 50.0
+    major_tenant_percent: float = 10.0
+    small_tenant_percent: float = 1.0
+    # Shape: whole GPUs, fractions of GPUs or memory only, when that kind is at least this
+    # share of the namespace's allocations; otherwise mixed.
+    shape_majority_percent: float = 80.0
+    # Quota use at or above this share of a limit is marked, and listed before the others.
+    near_quota_percent: float = 90.0
     # SPEC 9: concentrated when half of allocated cores sit on at most this share of GPUs.
     concentrated_gpu_percent: float = 20.0
     fragmented_min_partial_gpus: int = 2

@@ -48,6 +48,7 @@ from core.summary.devices import build_gpus, build_nodes, percent
 from core.summary.models import build_models, largest_whole_job
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
+from core.summary.tenants import Fleet
 from core.summary.workloads import build_namespaces, build_workloads
 from core.text_decoding import looks_like_utf16_read_as_utf8
 
@@ -446,13 +447,14 @@ def summarize_readings(
     workloads, workload_devices = build_workloads(allocations, device_keys, device_ids, core_limits)
     cols = GpuColumns.of(gpus)
     nodes = build_nodes(gpus, cols, {n: len(p) for n, p in pods_per_node.items()})
+    fleet = Fleet(float(cols.core_limit.sum()), float(cols.mem_limit_mib.sum()), len(gpus))
     namespaces = build_namespaces(
         workloads,
         workload_devices,
         readings.quotas.values(),
         readings.quota_limit_family_seen,
-        core_limits,
         t,
+        fleet,
     )
     # Without device series there is nothing to judge capacity by (e.g. monitor metrics only).
     capacity = build_capacity(cols) if gpus else []

@@ -49,7 +49,7 @@ def distribution(
 ) -> Distribution:
     if not len(cols):
         return "unknown"
-    if any(ns.usage_class == "dominant tenant" for ns in namespaces):
+    if any(ns.size_class == "dominant" for ns in namespaces):
         return "concentrated"
     holders = gpus_holding_half_of_cores(cols)
     if holders and holders <= math.floor(len(cols) * t.concentrated_gpu_percent / 100.0):
@@ -139,7 +139,7 @@ def build_findings(
             )
         )
     for ns in namespaces:
-        if ns.usage_class == "dominant tenant":
+        if ns.size_class == "dominant":
             findings.append(
                 Finding(
                     "dominant-tenant",

@@ -10,6 +10,7 @@ from core.model import NamespaceSummary, QuotaFigure, Workload
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
 from core.settings import Thresholds
 from core.summary.devices import percent
+from core.summary.tenants import Fleet, TenantShape, classify
 
 _MEMORY_RESOURCE = re.compile(r"mem", re.IGNORECASE)
 _CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
@@ -90,51 +91,23 @@ def quota_limit(q: QuotaReading, limit_family_seen: bool) -> float | None:
     return value if value > 0 else None
 
 
-def _classify(
-    core_share: float,
-    mem_share: float,
-    small_slices: int,
-    small_slice_gpus: int,
-    dedicated: bool,
-    t: Thresholds,
-) -> str:
-    if core_share >= t.dominant_percent and mem_share >= t.dominant_percent:
-        return "dominant tenant"
-    if core_share < t.small_percent and t.small_percent <= mem_share <= t.heavy_upper_percent:
-        return "memory-heavy inference"
-    if core_share < t.small_percent and mem_share < t.small_percent:
-        return "small experimental"
-    if small_slices >= t.fragmented_min_allocations and small_slice_gpus >= t.fragmented_min_gpus:
-        return "fragmented usage"
-    if t.small_percent <= core_share <= t.heavy_upper_percent and dedicated:
-        return "dedicated slice"
-    return "regular"
-
-
 def build_namespaces(
     workloads: list[Workload],
     device_ids: Sequence[int],
     quotas: Iterable[QuotaReading],
     quota_limit_family_seen: bool,
-    core_limits: Sequence[float],
     t: Thresholds,
+    fleet: Fleet,
 ) -> list[NamespaceSummary]:
     """Per-namespace totals; ``device_ids`` are the workloads' device numbers (see
-    ``build_workloads``) and ``core_limits`` the GPUs' core limits by number."""
+    ``build_workloads``) and ``fleet`` the cluster's capacity classes are measured against."""
     quota_by_ns: dict[str, list[QuotaFigure]] = defaultdict(list)
     for q in quotas:
         quota_by_ns[q.namespace].append(
             QuotaFigure(q.resource, q.used or 0.0, quota_limit(q, quota_limit_family_seen))
         )
-    # "below half a GPU" is relative to each device's own core limit (100 for NVIDIA).
-    slice_share = t.fragmented_slice_cores / 100.0
-    # Half a GPU of each device's own core limit, by device number (100 for unknown devices).
-    half_gpu = [slice_share * (limit if limit > 0 else 100.0) for limit in core_limits]
-    known = len(half_gpu)
-
     # One pass over the workloads: per namespace, per pod totals and the devices touched.
     per_ns: dict[str, _NamespaceTally] = {}
-    namespaces_per_device: dict[int, set[str]] = defaultdict(set)
     # (Inlined rather than a method per workload: a large cluster has tens of thousands.)
     for w, device in zip(workloads, device_ids, strict=True):
         tally = per_ns.get(w.namespace)
@@ -152,10 +125,9 @@ def build_namespaces(
             pod[0] += w.cores
             pod[1] += w.mem_mib
         tally.devices.add(device)
-        if w.cores < (half_gpu[device] if device < known else slice_share * 100.0):
-            tally.small_slices += 1
-            tally.small_slice_devices.add(device)
-        namespaces_per_device[device].add(w.namespace)
+        tally.nodes.add(w.node)
+        if w.cores <= 0 < w.mem_mib:
+            tally.memory_only += 1
 
     from_quota = not workloads
     totals: dict[str, tuple[float, float]] = {}
@@ -176,23 +148,14 @@ def build_namespaces(
         cores, mem = totals.get(ns, (0.0, 0.0))
         tally = per_ns.get(ns, empty)
         top = sorted(tally.pods.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
-        dedicated = bool(tally.devices) and all(
-            namespaces_per_device[u] == {ns} for u in tally.devices
-        )
         core_share = percent(cores, total_cores)
         mem_share = percent(mem, total_mem)
-        usage_class = (
-            _classify(
-                core_share,
-                mem_share,
-                tally.small_slices,
-                len(tally.small_slice_devices),
-                dedicated,
-                t,
-            )
-            if cores > 0 or mem > 0
-            else "no allocation"
+        quota = tuple(sorted(quota_by_ns.get(ns, []), key=lambda f: f.resource))
+        shape = TenantShape(tally.allocations, tally.whole, tally.memory_only, len(tally.nodes))
+        tenant = classify(
+            cores, mem, len(tally.devices), core_share, mem_share, shape, quota, fleet, t
         )
+        allocated = cores > 0 or mem > 0
         result.append(
             NamespaceSummary(
                 namespace=ns,
@@ -206,9 +169,14 @@ def build_namespaces(
                 allocations=tally.allocations,
                 whole_gpu_allocations=tally.whole,
                 fractional_allocations=tally.allocations - tally.whole,
-                quota=tuple(sorted(quota_by_ns.get(ns, []), key=lambda f: f.resource)),
-                usage_class=usage_class,
+                quota=quota,
+                usage_class=tenant.label if allocated else "no allocation",
                 totals_from="quota" if from_quota else "workloads",
+                size_class=tenant.size if allocated else "",
+                shape=tenant.shape if allocated else "",
+                nodes_touched=len(tally.nodes),
+                footprint_percent=tenant.footprint_percent,
+                quota_use_percent=tenant.quota_use_percent,
             )
         )
     return result
@@ -222,9 +190,9 @@ class _NamespaceTally:
         "cores",
         "devices",
         "mem_mib",
+        "memory_only",
+        "nodes",
         "pods",
-        "small_slice_devices",
-        "small_slices",
         "whole",
     )
 
@@ -233,7 +201,7 @@ class _NamespaceTally:
         self.mem_mib = 0.0
         self.allocations = 0
         self.whole = 0
-        self.small_slices = 0
+        self.memory_only = 0
         self.pods: dict[str, list[float]] = {}
         self.devices: set[int] = set()
-        self.small_slice_devices: set[int] = set()
+        self.nodes: set[str] = set()

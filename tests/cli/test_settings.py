@@ -25,7 +25,7 @@ def test_a_settings_file_changes_the_verdicts(
     doc = json.loads(capsys.readouterr().out)
     assert code == 0
     team_a = next(ns for ns in doc["namespaces"] if ns["namespace"] == "team-a")
-    assert team_a["class"] == "dominant tenant"
+    assert team_a["class"] == "dominant tenant, mixed"
     assert doc["cluster"]["distribution"] == "concentrated"
 
 

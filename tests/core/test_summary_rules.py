@@ -57,46 +57,74 @@ def test_node_verdicts() -> None:
     assert verdicts == {"big": "fit-for-large-jobs", "frag": "fragmented", "full": "full"}
 
 
-def test_namespace_classes() -> None:
-    s = Scheduler()
-    uuids = [s.device("n1", i, cores=0, mem_mib=0) for i in range(8)]
-    # big: dominant tenant (>= 50 % of cores and memory)
-    s.pod("big", "trainer", "n1", uuids[0], cores=100, mem_mib=40960)
-    s.pod("big", "trainer2", "n1", uuids[1], cores=100, mem_mib=40960)
-    # infer: memory-heavy inference (cores < 10 %, memory 10-50 %)
-    s.pod("infer", "llm", "n1", uuids[2], cores=5, mem_mib=20000)
-    # tiny: small experimental (both < 10 %)
-    s.pod("tiny", "nb", "n1", uuids[3], cores=5, mem_mib=100)
-    # frag: >= 3 allocations below half a GPU on >= 3 GPUs
-    for i in (4, 5, 6):
-        s.pod("frag", f"w{i}", "n1", uuids[i], cores=10, mem_mib=100)
+def _classes(s: Scheduler) -> dict[str, str]:
+    # The device allocation series would disagree with the pods placed below; the classes
+    # come from the pods alone.
     text = (
         s.text()
         .replace("hami_gpu_core_allocated_ratio", "ignored_core")
         .replace("hami_gpu_memory_allocated_bytes", "ignored_mem")
     )
     summary = summarize_text(text, SOURCE)
-    classes = {ns.namespace: ns.usage_class for ns in summary.namespaces}
-    assert classes == {
-        "big": "dominant tenant",
-        "frag": "fragmented usage",
-        "infer": "memory-heavy inference",
-        "tiny": "small experimental",
-    }
-    assert summary.cluster.distribution == "concentrated"
-    assert any(f.kind == "dominant-tenant" and "big" in f.subjects for f in summary.findings)
+    return {ns.namespace: ns.usage_class for ns in summary.namespaces}
 
 
-def test_dedicated_slice_needs_unshared_gpus() -> None:
+def test_namespace_classes_by_size_of_the_cluster_and_shape() -> None:
     s = Scheduler()
-    a = s.device("n1", 0, cores=30, mem_mib=8000, shared=1)
-    b = s.device("n1", 1, cores=70, mem_mib=30000, shared=2)
-    s.pod("alone", "p", "n1", a, cores=30, mem_mib=8000)
-    s.pod("x", "p", "n1", b, cores=40, mem_mib=15000)
-    s.pod("y", "p", "n1", b, cores=30, mem_mib=15000)
-    classes = {ns.namespace: ns.usage_class for ns in summarize(s).namespaces}
-    assert classes["alone"] == "dedicated slice"
-    assert classes["x"] == "regular" and classes["y"] == "regular"
+    uuids = [s.device(f"n{i // 8}", i % 8, cores=0, mem_mib=0) for i in range(200)]
+    # big: >= 50 % of allocated cores and memory, on whole GPUs
+    for i in range(30):
+        s.pod("big", f"trainer-{i}", f"n{i // 8}", uuids[i], cores=100, mem_mib=40960)
+    # wide: a sliver of the allocated cores, but a pod on 12 % of the fleet's GPUs: major,
+    # never small
+    for i in range(40, 64):
+        s.pod("wide", f"w{i}", f"n{i // 8}", uuids[i], cores=5, mem_mib=100)
+    # mid: 4 GPUs of 200 (2 %), memory only
+    for i in range(80, 84):
+        s.pod("mid", f"m{i}", f"n{i // 8}", uuids[i], cores=0, mem_mib=20000)
+    # tiny: one slice on one GPU of 200 (0.5 %)
+    s.pod("tiny", "nb", "n12", uuids[96], cores=10, mem_mib=100)
+    # both: one whole GPU and one slice on 2 GPUs (1 %)
+    s.pod("both", "a", "n13", uuids[104], cores=100, mem_mib=40960)
+    s.pod("both", "b", "n13", uuids[105], cores=20, mem_mib=1000)
+    assert _classes(s) == {
+        "big": "dominant tenant, whole GPUs",
+        "wide": "major tenant, fractions",
+        "mid": "medium tenant, memory only",
+        "tiny": "small tenant, fractions",
+        "both": "medium tenant, mixed",
+    }
+
+
+def test_namespace_footprint_spread_and_quota_use() -> None:
+    s = Scheduler()
+    uuids = [s.device(f"n{i // 4}", i % 4, cores=0, mem_mib=0) for i in range(40)]
+    for i in range(0, 40, 4):  # one pod on each of 10 nodes
+        s.pod("spread", f"p{i}", f"n{i // 4}", uuids[i], cores=50, mem_mib=20480)
+    s.quota("spread", "nvidia.com/gpucores", 500, limit=400)
+    s.quota("spread", "nvidia.com/gpumem", 204800, limit=409600)
+    summary = summarize(s)
+    ns = next(n for n in summary.namespaces if n.namespace == "spread")
+    assert ns.nodes_touched == 10 and ns.gpus_touched == 10
+    assert ns.footprint_percent == pytest.approx(25.0)  # 10 of 40 GPUs
+    assert ns.quota_use_percent == pytest.approx(125.0)  # the higher of 125 % and 50 %
+    assert (ns.size_class, ns.shape) == ("dominant", "fractions")
+
+
+def test_class_thresholds_come_from_the_settings() -> None:
+    from core.settings import Settings, Thresholds
+
+    s = Scheduler()
+    uuids = [s.device("n1", i, cores=0, mem_mib=0) for i in range(8)]
+    for i, name in enumerate("abc"):
+        s.pod(name, "p", "n1", uuids[i], cores=100, mem_mib=40960)
+    default = {n.namespace: n.size_class for n in summarize(s).namespaces}
+    assert default == dict.fromkeys("abc", "major")  # 1 GPU of 8: 12.5 % of the cluster
+    raised = Settings(thresholds=Thresholds(major_tenant_percent=20.0))
+    summary = summarize_text(s.text(), SOURCE, settings=raised)
+    assert {n.namespace: n.size_class for n in summary.namespaces} == dict.fromkeys(
+        "abc", "medium"
+    )
 
 
 def test_fragmented_distribution_and_risk_finding() -> None:

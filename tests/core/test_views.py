@@ -136,7 +136,7 @@ def test_json_contract(small: Summary) -> None:
         "nvidia.com/gpucores": {"used": 45, "limit": None},
         "nvidia.com/gpumem": {"used": 12288, "limit": 16384},
     }
-    assert team_b["class"] == "regular" and team_b["mem_mib"] == 12288
+    assert team_b["class"] == "major tenant, fractions" and team_b["mem_mib"] == 12288
     assert {c["status"] for c in doc["checks"]} == {"pass"}
     assert doc["runtime"] is None and doc["real_usage"] is None
     gpu = doc["gpus"][1]

@@ -1,0 +1,251 @@
+"""Tables defined once, as columns, and laid out for every view.
+
+A ``Column`` says what a table cell is: the header people read (``memory``), the key machines
+read with its unit (``mem_allocated_mib``), how the value is shown in the one number style
+(``core.views.numbers``), the exact value for CSV and JSON, its alignment and its width class:
+
+* ``fixed``: never cut (numbers, short words);
+* ``name``: shortened in the middle when the line is too wide (``gpu-…-0283``);
+* ``wrap``: the last column, wrapped between words onto continuation lines.
+
+``TableSpec.table(rows)`` gives the shown cells as a ``Table``; ``fixed_width`` lays a table out
+in a given width (100 columns in a terminal, 72 in a Slack code block) and ``markdown_lines``
+as a Markdown table; ``TableSpec.csv_rows`` / ``records`` give the exact values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
+
+from core.views import numbers
+from core.views.text_fit import shorten_middle, wrap_words
+from core.views.visible_text import visible
+
+R = TypeVar("R")
+Align = Literal["left", "right"]
+WidthClass = Literal["fixed", "name", "wrap"]
+
+# A name column is never cut below this many characters; a wrapped column never below this.
+NAME_MIN_WIDTH = 8
+WRAP_MIN_WIDTH = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table's shown cells, ready for a view: title, headers, rows and what was left out."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    omitted: int = 0
+    omitted_hint: str = ""
+    empty_reason: str = ""
+    # Column indexes shortened first when a row is too wide (long names).
+    elastic: tuple[int, ...] = ()
+    align: tuple[Align, ...] = ()
+    # The last column wraps onto continuation lines rather than being shortened.
+    wrap_last: bool = True
+
+    def __post_init__(self) -> None:
+        # Cells hold label values: a newline in one must not end its row in any view.
+        object.__setattr__(self, "rows", tuple(tuple(map(visible, row)) for row in self.rows))
+
+    def aligned(self, column: int) -> Align:
+        return self.align[column] if column < len(self.align) else "left"
+
+
+@dataclass(frozen=True, slots=True)
+class Column(Generic[R]):
+    header: str
+    key: str
+    show: Callable[[R], str]
+    value: Callable[[R], object] | None = None
+    align: Align = "left"
+    width: WidthClass = "fixed"
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec(Generic[R]):
+    """A table's columns, defined once for every view."""
+
+    columns: tuple[Column[R], ...]
+    empty_reason: str = ""
+    omitted_hint: str = ""
+    # Columns a terminal may leave out (in this order) when the rest would not fit.
+    droppable: tuple[str, ...] = field(default=())
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return tuple(c.header for c in self.columns)
+
+    def table(self, title: str, rows: Iterable[R], omitted: int = 0) -> Table:
+        shown = tuple(tuple(c.show(row) for c in self.columns) for row in rows)
+        return Table(
+            title,
+            self.headers,
+            shown,
+            omitted,
+            self.omitted_hint,
+            self.empty_reason,
+            elastic=tuple(i for i, c in enumerate(self.columns) if c.width == "name"),
+            align=tuple(c.align for c in self.columns),
+            wrap_last=self.columns[-1].width == "wrap",
+        )
+
+    def csv_header(self) -> tuple[str, ...]:
+        return tuple(c.key for c in self.columns)
+
+    def csv_rows(self, rows: Iterable[R]) -> list[tuple[object, ...]]:
+        return [tuple(_exact(c, row) for c in self.columns) for row in rows]
+
+    def records(self, rows: Iterable[R]) -> list[dict[str, object]]:
+        return [{c.key: _exact(c, row) for c in self.columns} for row in rows]
+
+
+def _exact(column: Column[R], row: R) -> object:
+    return column.value(row) if column.value is not None else column.show(row)
+
+
+# -- column kinds --------------------------------------------------------------------------
+
+
+def text(header: str, key: str, get: Callable[[R], str], *, name: bool = False) -> Column[R]:
+    return Column(header, key, get, get, "left", "name" if name else "fixed")
+
+
+def wrapped(header: str, key: str, get: Callable[[R], str]) -> Column[R]:
+    return Column(header, key, get, get, "left", "wrap")
+
+
+def count(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
+    return Column(header, key, lambda r: numbers.count(get(r)), get, "right")
+
+
+def cores(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
+    return Column(header, key, lambda r: numbers.cores_value(get(r)), get, "right")
+
+
+def percent(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
+    def exact(row: R) -> object:
+        value = get(row)
+        return None if value is None else round(value, 4)
+
+    return Column(header, key, lambda r: numbers.percent(get(r)), exact, "right")
+
+
+def mem_each(header: str, key: str, get_mib: Callable[[R], float | None]) -> Column[R]:
+    """Memory of one GPU or pod, shown in GiB (MiB below 1 GiB); exact MiB for machines."""
+    return Column(header, key, lambda r: numbers.mem_each(get_mib(r)), get_mib, "right")
+
+
+def mem_total(header: str, key: str, get_mib: Callable[[R], float | None]) -> Column[R]:
+    """A memory total, shown in GiB or TiB with 3 significant digits; exact MiB for machines."""
+    return Column(header, key, lambda r: numbers.mem_total(get_mib(r)), get_mib, "right")
+
+
+# -- layout ----------------------------------------------------------------------------------
+
+
+def _natural(table: Table) -> list[int]:
+    return [
+        max(len(table.headers[i]), *(len(r[i]) for r in table.rows))
+        if table.rows
+        else len(table.headers[i])
+        for i in range(len(table.headers))
+    ]
+
+
+def _gaps(table: Table, narrow: bool) -> list[int]:
+    """Spaces before each column but the first: two, or one before a right-aligned number
+    when the line is tight (numbers right-aligned under their header still read apart)."""
+    return [
+        1 if narrow and table.aligned(i) == "right" else 2 for i in range(1, len(table.headers))
+    ]
+
+
+def _longest_word(cells: Iterable[str]) -> int:
+    return max((len(word) for cell in cells for word in cell.split()), default=1)
+
+
+def fit_widths(table: Table, width: int) -> tuple[list[int], list[int]]:
+    """Column widths and gaps that lay ``table`` out in ``width`` characters.
+
+    In turn: the natural widths; single gaps before numbers; the wrapped last column down to
+    its longest word (then to ``WRAP_MIN_WIDTH``); name columns shortened in the middle down to
+    ``NAME_MIN_WIDTH``; finally any text column, widest first. Numbers are never cut.
+    """
+    widths = _natural(table)
+    gaps = _gaps(table, narrow=False)
+    if sum(widths) + sum(gaps) <= width:
+        return widths, gaps
+    gaps = _gaps(table, narrow=True)
+    last = len(widths) - 1
+
+    def excess() -> int:
+        return sum(widths) + sum(gaps) - width
+
+    if table.wrap_last and last > 0:
+        column = [table.headers[last], *(r[last] for r in table.rows)]
+        floor = min(widths[last], max(_longest_word(column), WRAP_MIN_WIDTH))
+        widths[last] = max(widths[last] - max(excess(), 0), floor)
+        if excess() > 0:
+            widths[last] = max(widths[last] - excess(), min(WRAP_MIN_WIDTH, widths[last]))
+    for column_index in table.elastic:
+        if excess() <= 0:
+            break
+        floor = min(widths[column_index], NAME_MIN_WIDTH)
+        widths[column_index] = max(widths[column_index] - excess(), floor)
+    while excess() > 0:
+        text_columns = [i for i in range(len(widths)) if table.aligned(i) == "left"]
+        widest = max(text_columns, key=lambda i: widths[i], default=None)
+        if widest is None or widths[widest] <= NAME_MIN_WIDTH:
+            break
+        widths[widest] -= 1
+    return widths, gaps
+
+
+def _cell(value: str, size: int, align: Align) -> str:
+    shown = shorten_middle(value, size)
+    return shown.rjust(size) if align == "right" else shown.ljust(size)
+
+
+def fixed_width(table: Table, width: int) -> list[str]:
+    """The header and rows of ``table`` as aligned lines of at most ``width`` characters."""
+    widths, gaps = fit_widths(table, width)
+    last = len(widths) - 1
+    indent = sum(widths[:-1]) + sum(gaps)
+    lines = []
+    for row in (table.headers, *table.rows):
+        pairs = enumerate(zip(row, widths, strict=True))
+        cells = [_cell(value, size, table.aligned(i)) for i, (value, size) in pairs]
+        tail = [cells[last]]
+        if table.wrap_last and len(row[last]) > widths[last]:
+            tail = wrap_words(row[last], widths[last])
+        cells[last] = tail[0]
+        line = cells[0]
+        for gap, cell in zip(gaps, cells[1:], strict=True):
+            line += " " * gap + cell
+        lines.append(line.rstrip())
+        lines.extend((" " * indent + more).rstrip() for more in tail[1:])
+    return lines
+
+
+def _escape_markdown(value: str) -> str:
+    return value.replace("|", "\\|")
+
+
+def markdown_lines(table: Table) -> list[str]:
+    """``table`` as a Markdown table: numbers right-aligned, pipes in cells escaped."""
+    rule = ["---:" if table.aligned(i) == "right" else "---" for i in range(len(table.headers))]
+    return [
+        "| " + " | ".join(table.headers) + " |",
+        "|" + "|".join(rule) + "|",
+        *("| " + " | ".join(_escape_markdown(v) for v in row) + " |" for row in table.rows),
+    ]
+
+
+def top_rows(rows: Sequence[R], top: int) -> tuple[Sequence[R], int]:
+    """The first ``top`` rows and how many were left out."""
+    return rows[:top], max(len(rows) - top, 0)
