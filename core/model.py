@@ -137,6 +137,7 @@ class NamespaceSummary:
     # The largest of its shares of the cluster's cores, memory and GPUs.
     footprint_percent: float = 0.0
     quota_use_percent: float | None = None  # its highest use of a quota limit
+    quota_state: Literal["over", "near", "within", "no limit"] = "no limit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +304,17 @@ class PodRealUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class IdleAllocation:
+    """A pod that holds an allocation but, as measured, does not use it."""
+
+    namespace: str
+    pod: str
+    measured_by: Literal["vGPU monitor", "nvidia-smi"]
+    utilization_percent: float | None
+    mem_used_percent: float | None  # of the memory it may use (vGPU limit or allocation)
+
+
+@dataclass(frozen=True, slots=True)
 class InputProblem:
     """A sample left out of every figure because its value cannot be right.
 
@@ -352,3 +364,5 @@ class Summary:
     # Per GPU model (most GPUs first), over the whole cluster like ``cluster``.
     models: tuple[ModelSummary, ...] = field(default=())
     largest_whole_job: WholeJob = field(default=WholeJob())
+    # Pods whose allocation runtime data shows idle; None without any runtime data.
+    idle_allocations: tuple[IdleAllocation, ...] | None = None

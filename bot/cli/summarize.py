@@ -130,9 +130,13 @@ def format_summary(
 ) -> str:
     """``summary`` in ``fmt``; JSON formats are compact unless ``pretty``."""
     if fmt == "blocks":
-        from bot.slack.blocks import summary_blocks
+        from bot.conversation.replies import SummaryRef, SummaryReply
+        from bot.slack.messages import slack_message
 
-        return json_view.dumps({"blocks": summary_blocks(summary)}, pretty=pretty)
+        # The message the bot posts for this summary (as chat.update sends it): the same
+        # function builds both, so the preview is what Slack shows.
+        posted = slack_message(SummaryReply(summary, SummaryRef(), None))
+        return json_view.dumps({"text": posted.text, "blocks": posted.blocks}, pretty=pretty)
     if fmt == "json":
         return json_view.render(summary, pretty=pretty)
     if fmt == "csv" and csv_table is not None:

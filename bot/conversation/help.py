@@ -10,8 +10,8 @@ from bot.conversation.replies import MessageReply
 from bot.store.state import ClusterTarget, ThreadSubject
 
 ALLOCATION_NOTE = (
-    "The numbers are HAMi's scheduler *allocation* state (vGPU core shares and GPU memory handed "
-    "out to pods), not live GPU utilisation. 100 cores = one whole GPU; memory is in MiB."
+    "HAMi's scheduler *allocation* (cores and GPU memory handed out to pods), not live GPU "
+    "utilisation; 100 cores = one whole GPU."
 )
 
 

@@ -325,22 +325,17 @@ def _admin_notes(notes: tuple[str, ...]) -> str:
 def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
     """``reply`` as a Slack message; with ``files_possible`` False no file is promised."""
     if isinstance(reply, SummaryReply):
-        hint = (
-            "full tables in the files attached in this thread"
-            if files_possible
-            else "invite me to this channel to get them as files, or use the GPUs button"
-        )
         built = summary_message(
             reply.summary,
             age_seconds=reply.age_seconds,
             button_value=reply.ref.to_value(),
             notes=reply.notes,
-            overflow_hint=hint,
             usage_button=reply.usage_available,
+            files_possible=files_possible,
         )
         attachments = list(reply.attachments)
-        if built.omitted:
-            # Never silently cut (issue 3): every row of every table goes into files.
+        if not built.has_buttons:
+            # Nothing is silently cut: without buttons every table goes with the message.
             attachments.extend(full_table_attachments(reply.summary))
         return SlackMessage(built.blocks, built.text, tuple(attachments))
     if isinstance(reply, TableReply):

@@ -45,6 +45,7 @@ from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
 from core.summary.columns import GpuColumns
 from core.summary.devices import build_gpus, build_nodes, percent
+from core.summary.idle import idle_allocations
 from core.summary.models import build_models, largest_whole_job
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
@@ -537,6 +538,7 @@ def summarize_readings(
             + "; the overview, findings, checks, runtime, real usage and capacity outlook still "
             "cover the whole cluster."
         )
+    idle = idle_allocations(runtime, usage, t)
     return Summary(
         source=source,
         input=report,
@@ -555,6 +557,7 @@ def summarize_readings(
         headline=tuple(headline),
         models=tuple(models),
         largest_whole_job=whole_job,
+        idle_allocations=idle,
     )
 
 

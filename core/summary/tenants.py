@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from core.model import QuotaFigure
 from core.settings import Thresholds
@@ -47,12 +48,16 @@ class TenantShape:
     nodes: int
 
 
+QuotaState = Literal["over", "near", "within", "no limit"]
+
+
 @dataclass(frozen=True, slots=True)
 class TenantClass:
     size: str
     shape: str
     footprint_percent: float
     quota_use_percent: float | None
+    quota_state: QuotaState
 
     @property
     def label(self) -> str:
@@ -115,4 +120,8 @@ def classify(
         size = "medium"
     else:
         size = "small"
-    return TenantClass(size, _shape(shape, t), footprint, quota_use_percent(quota))
+    use = quota_use_percent(quota)
+    state: QuotaState = "no limit"
+    if use is not None:
+        state = "over" if use > 100.0 else "near" if use >= t.near_quota_percent else "within"
+    return TenantClass(size, _shape(shape, t), footprint, use, state)

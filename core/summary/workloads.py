@@ -177,6 +177,7 @@ def build_namespaces(
                 nodes_touched=len(tally.nodes),
                 footprint_percent=tenant.footprint_percent,
                 quota_use_percent=tenant.quota_use_percent,
+                quota_state=tenant.quota_state,
             )
         )
     return result

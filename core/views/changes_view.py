@@ -15,8 +15,9 @@ from typing import Any
 
 from core.history.changes import Changes, NamespaceChange, QuotaCrossing
 from core.history.snapshot import PodFigures
+from core.views.names import short_type
 from core.views.spreadsheet import spreadsheet_cell
-from core.views.tables import gib, num, pct, quota_unit, short_type
+from core.views.tables import gib, num, pct, quota_unit
 
 TOP_ROWS = 5
 WIDTH = 100

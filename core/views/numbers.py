@@ -82,6 +82,15 @@ def mem_each_gib(mib: float | None) -> str:
     return f"{mib / MIB_PER_GIB:,.1f}"
 
 
+def mem_each_pair(used_mib: float | None, limit_mib: float | None) -> str:
+    """Memory used of a GPU's or pod's limit: ``12.0/22.5 GiB``, ``512 MiB/22.5 GiB``."""
+    if used_mib is None or limit_mib is None:
+        return NOT_KNOWN
+    if abs(used_mib) >= MIB_PER_GIB and abs(limit_mib) >= MIB_PER_GIB:
+        return f"{mem_each_gib(used_mib)}/{mem_each(limit_mib)}"
+    return f"{mem_each(used_mib)}/{mem_each(limit_mib)}"
+
+
 def significant(value: float, digits: int = 3) -> str:
     """``value`` to ``digits`` significant digits, with thousands separators: 188, 18.8,
     1.88, 1,230."""

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from core.model import GpuSummary, Summary
 from core.summary.workloads import is_core_resource, is_memory_resource
+from core.views.names import short_type
 from core.views.visible_text import visible
 
 GPU_INTEREST = {"inconsistent": 0, "full": 1, "partial": 2, "idle": 3}
@@ -172,14 +173,6 @@ def nodes_table(summary: Summary, top: int) -> Table:
         "full table: --format csv --csv-table nodes",
         "no GPU device series in the input",
     )
-
-
-def short_type(device_type: str) -> str:
-    """ "NVIDIA A100-PCIE-40GB" -> "A100-PCIE-40GB": the vendor word adds nothing in a table."""
-    for prefix in ("NVIDIA-", "NVIDIA "):
-        if device_type.startswith(prefix) and len(device_type) > len(prefix):
-            return device_type[len(prefix) :]
-    return device_type
 
 
 def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:

@@ -6,7 +6,11 @@ import textwrap
 
 from core.model import Summary
 from core.views import tables
+from core.views.attention import Hints
+from core.views.digest import Digest, plain
+from core.views.table_spec import fixed_width
 from core.views.tables import Table
+from core.views.text_fit import wrap_words
 from core.views.visible_text import visible
 
 WIDTH = 100
@@ -143,3 +147,37 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
         for note in other_notes:
             out.extend(_wrap(note, indent="  - "))
     return "\n".join(out).rstrip() + "\n"
+
+
+# -- the first page ------------------------------------------------------------------------
+
+CLI_HINTS = Hints(
+    gpus="the GPUs table below, all rows: --format csv --csv-table gpus",
+    nodes="--format csv --csv-table nodes",
+    namespaces="--format csv --csv-table namespaces",
+    workloads="--format csv --csv-table workloads",
+    runtime="--format csv --csv-table runtime",
+    everything="the details below, every row: --format csv",
+    fit="hami-summary fit 4xMODEL FILE",
+)
+
+
+def first_page_lines(digest: Digest, width: int = WIDTH) -> list[str]:
+    """The one-screen answer as plain text lines of at most ``width`` characters."""
+    out: list[str] = []
+    for line in digest.headline:
+        out.extend(wrap_words(plain(line), width))
+    if digest.scope:
+        out.extend(wrap_words(digest.scope, width))
+    for section in digest.sections:
+        out += ["", section.title, "-" * min(len(section.title), width)]
+        if section.table is not None:
+            out.extend(fixed_width(section.table, width))
+        for item in section.lines:
+            out.extend(wrap_words(plain(item), width, indent="  - "))
+        if section.note:
+            out.extend(wrap_words(f"({section.note})", width))
+        if section.after:
+            out.extend(wrap_words(section.after, width))
+    out += ["", *wrap_words(digest.more, width)]
+    return out

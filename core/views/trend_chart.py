@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from core.history.snapshot import Snapshot
 from core.views.chart import _DRAW_LOCK, OTHER_COLOUR, PALETTE, namespace_colour
-from core.views.tables import short_type
+from core.views.names import short_type
 
 TOP_NAMESPACES: Final = 8
 OTHER_LABEL: Final = "other namespaces"

@@ -1,0 +1,206 @@
+"""What needs attention, counted, with at most three examples each and where the rest is.
+
+Each item is one line of the first page: over quota, inconsistent and overcommitted GPUs,
+fragmented nodes, a dominant tenant, failed consistency checks, idle allocations (where runtime
+data exists), monitors not reached and pods nvidia-smi could not read. The counts are tallies of
+the Summary's rows; the examples are the first rows in the order the full tables list them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.model import NamespaceSummary, Summary
+from core.views import numbers
+from core.views.names import gpu_name, pod_name
+
+EXAMPLES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    """Where each full list is, in the words of one surface (a button, a command, a file)."""
+
+    gpus: str
+    nodes: str
+    namespaces: str
+    workloads: str
+    runtime: str
+    everything: str
+    fit: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A phrase with one emphasised part: ``before`` **strong** ``after``."""
+
+    strong: str
+    after: str = ""
+    before: str = ""
+
+    def plain(self) -> str:
+        return f"{self.before}{self.strong}{self.after}"
+
+
+Line = tuple[Fact, ...]
+
+
+def examples(names: Sequence[str], total: int, where: str) -> str:
+    """``a, b, c and 346 more (GPUs button)``: at most three names, then a count."""
+    shown = ", ".join(names[:EXAMPLES])
+    rest = total - min(len(names), EXAMPLES)
+    return shown + (f" and {numbers.count(rest)} more ({where})" if rest > 0 else "")
+
+
+def _item(
+    total: int, noun: str, plural: str, names: Sequence[str], where: str, note: str = ""
+) -> Line:
+    """``349 inconsistent GPUs (note): a, b, c and 346 more (where)``."""
+    lead = f" ({note})" if note else ""
+    return (Fact(numbers.counted(total, noun, plural), f"{lead}: {examples(names, total, where)}"),)
+
+
+def _quota_items(summary: Summary, hints: Hints) -> list[Line]:
+    over = [ns for ns in summary.namespaces if ns.quota_state == "over"]
+    near = [ns for ns in summary.namespaces if ns.quota_state == "near"]
+    if not over and not near:
+        return []
+    over.sort(key=lambda ns: (-(ns.quota_use_percent or 0.0), ns.namespace))
+    near.sort(key=lambda ns: (-(ns.quota_use_percent or 0.0), ns.namespace))
+
+    def names(rows: Sequence[NamespaceSummary]) -> list[str]:
+        return [f"{ns.namespace} {numbers.percent(ns.quota_use_percent)}" for ns in rows]
+
+    facts: list[Fact] = []
+    if over:
+        facts.append(
+            Fact(
+                numbers.counted(len(over), "namespace") + " over quota",
+                ": " + examples(names(over), len(over), hints.namespaces),
+            )
+        )
+    if near:
+        noun = numbers.counted(len(near), "namespace") if not over else numbers.count(len(near))
+        facts.append(
+            Fact(noun + " near quota", ": " + examples(names(near), len(near), hints.namespaces))
+        )
+    return [tuple(facts)]
+
+
+def _gpu_items(summary: Summary, hints: Hints) -> list[Line]:
+    items = []
+    inconsistent = [g for g in summary.gpus if g.state == "inconsistent"]
+    if inconsistent:
+        items.append(
+            _item(
+                len(inconsistent),
+                "inconsistent GPU",
+                "inconsistent GPUs",
+                [gpu_name(g.node, g.device_index) for g in inconsistent],
+                hints.gpus,
+            )
+        )
+    over = [g for g in summary.gpus if "overcommitted" in g.flags]
+    if over:
+        items.append(
+            _item(
+                len(over),
+                "GPU allocated beyond its limit",
+                "GPUs allocated beyond their limit",
+                [gpu_name(g.node, g.device_index) for g in over],
+                hints.gpus,
+            )
+        )
+    fragmented = sorted(
+        (n for n in summary.nodes if n.verdict == "fragmented"),
+        key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node),
+    )
+    if fragmented:
+        items.append(
+            _item(
+                len(fragmented),
+                "fragmented node",
+                "fragmented nodes",
+                [n.node for n in fragmented],
+                hints.nodes,
+                "free capacity only in slices",
+            )
+        )
+    return items
+
+
+def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
+    items = []
+    idle = summary.idle_allocations
+    if idle:
+        measured = sorted({i.measured_by for i in idle})
+        items.append(
+            _item(
+                len(idle),
+                "idle allocation",
+                "idle allocations",
+                [pod_name(i.namespace, i.pod) for i in idle],
+                hints.runtime,
+                f"by {' and '.join(measured)}",
+            )
+        )
+    runtime = summary.runtime
+    if runtime is not None and runtime.missing_monitors:
+        missing = runtime.missing_monitors
+        names = [m.split(":", 1)[0] for m in missing]
+        items.append(
+            _item(
+                len(missing),
+                "vGPU monitor not reached",
+                "vGPU monitors not reached",
+                names,
+                hints.runtime,
+            )
+        )
+    if summary.real_usage is not None:
+        unread = [u for u in summary.real_usage if u.failure is not None]
+        if unread:
+            causes = sorted({u.failure or "" for u in unread})
+            items.append(
+                (
+                    Fact(
+                        numbers.counted(len(unread), "pod") + " not read by nvidia-smi",
+                        ": "
+                        + ", ".join(causes[:EXAMPLES])
+                        + (f" ({hints.workloads})" if len(causes) > EXAMPLES else ""),
+                    ),
+                )
+            )
+    return items
+
+
+def attention(summary: Summary, hints: Hints) -> list[Line]:
+    """The items that need attention, the most pressing first; empty when none does."""
+    items = _quota_items(summary, hints)
+    items += _gpu_items(summary, hints)
+    dominant = [ns.namespace for ns in summary.namespaces if ns.size_class == "dominant"]
+    if dominant:
+        items.append(
+            (
+                Fact(
+                    "dominant tenant",
+                    ": "
+                    + ", ".join(dominant)
+                    + " (holds half of the allocated cores and memory or more)",
+                ),
+            )
+        )
+    failed = [c.name for c in summary.checks if c.status == "warn"]
+    if failed:
+        items.append(
+            _item(
+                len(failed),
+                "consistency check failed",
+                "consistency checks failed",
+                failed,
+                hints.everything,
+            )
+        )
+    items += _runtime_items(summary, hints)
+    return items

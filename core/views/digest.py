@@ -1,0 +1,367 @@
+"""The first page of every answer: one screen at any cluster size, the same in every view.
+
+In this order: the headline (GPUs, nodes, cores and memory allocated, free whole GPUs, the
+largest job that fits now and on how many nodes); capacity by GPU model; every GPU when there
+are only a few; the top namespaces with their share and quota use, over quota and near it
+first; what needs attention, counted, with a few examples; the capacity outlook per model.
+Input with only runtime (vGPU monitor) metrics is answered runtime first: what was measured,
+and that allocation is not known.
+
+The page is built once here as plain parts (facts, tables, lines); the text and Markdown
+reports and the Slack message each lay it out. Every table is bounded (top rows, then how many
+more and where they are), so the page stays one screen from 6 to 8,000 GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.model import ModelSummary, NamespaceSummary, PodRealUsage, Summary
+from core.summary.build import ALLOCATION_ONLY_NOTE
+from core.views import digest_tables, numbers
+from core.views.attention import Fact, Hints, Line, attention
+from core.views.names import short_type
+from core.views.table_spec import Table
+
+# Every GPU is listed up to this many; above, the per-model table stands for them.
+ALL_GPUS_UP_TO = 16
+TOP_NAMESPACES = 8
+TOP_MODELS = 8
+TOP_RUNTIME_ROWS = 8
+# Real-usage classes, the most actionable first: idle and over-allocated pods hold memory they
+# do not use.
+_USAGE_RANK = {"idle": 0, "low / over-allocated": 1, "normal": 2, "high": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    key: str
+    title: str
+    note: str = ""
+    table: Table | None = None
+    lines: tuple[Line, ...] = ()
+    after: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    title: str
+    warnings: tuple[str, ...]  # what the reader must see first (runtime only, incomplete input)
+    basis: str | None  # "allocation, not utilisation", when the answer rests on allocation only
+    headline: tuple[Line, ...]
+    sections: tuple[Section, ...]
+    more: str  # where every full table is
+    scope: str = ""  # under a filter: what it narrows and what stays the whole cluster
+
+
+def plain(line: Line) -> str:
+    """A headline or attention line as plain text."""
+    return " · ".join(fact.plain() for fact in line)
+
+
+def _devices_known(summary: Summary) -> bool:
+    return bool(summary.gpus) or summary.cluster.gpus > 0
+
+
+def _largest_job(summary: Summary) -> Fact:
+    job = summary.largest_whole_job
+    if job.gpus:
+        what = (
+            f"{numbers.count(job.gpus)} × {short_type(job.model)}"
+            if job.model
+            else numbers.counted(job.gpus, "whole GPU")
+        )
+        return Fact(what, f" on {numbers.counted(job.nodes, 'node')}", "largest job that fits: ")
+    for shape in summary.capacity:
+        if shape.placements and shape.name in ("half GPU", "quarter GPU"):
+            return Fact(
+                f"a {shape.name}",
+                f" ({numbers.counted(shape.placements, 'place')})",
+                "no whole GPU job fits; largest that fits now: ",
+            )
+    if summary.cluster.free_cores > 0 or summary.cluster.free_mem_mib > 0:
+        return Fact("slivers", " of cores or memory", "what fits now: only ")
+    return Fact("nothing", ": every GPU is fully allocated", "what fits now: ")
+
+
+def _allocation_headline(summary: Summary) -> list[Line]:
+    c = summary.cluster
+    incomplete = sum(1 for g in summary.gpus if "incomplete" in g.flags)
+    unknown = f" ({numbers.counted(incomplete, 'GPU')} not known)" if incomplete else ""
+    lines: list[Line] = [
+        (
+            Fact(numbers.counted(c.gpus, "GPU"), f" on {numbers.counted(c.nodes, 'node')}"),
+            Fact(numbers.percent(c.core_allocated_percent), " allocated", "cores "),
+            Fact(numbers.percent(c.mem_allocated_percent), " allocated", "memory "),
+        ),
+        (
+            Fact(numbers.count(c.free_whole_gpus), f" whole GPUs free{unknown}"),
+            _largest_job(summary),
+        ),
+    ]
+    runtime = summary.runtime
+    if runtime is not None:
+        missing = len(runtime.missing_monitors)
+        lines.append(
+            (
+                Fact(
+                    numbers.counted(len(runtime.host_gpus), "host GPU"),
+                    " and " + numbers.counted(len(runtime.containers), "container") + " measured",
+                    "runtime (vGPU monitor): ",
+                ),
+                *((Fact(numbers.count(missing), " monitors not reached"),) if missing else ()),
+            )
+        )
+    if summary.real_usage is not None:
+        lines.append(_real_usage_line(summary.real_usage))
+    return lines
+
+
+def _real_usage_line(usage: Sequence[PodRealUsage]) -> Line:
+    read = [u for u in usage if u.failure is None]
+    classes = [
+        Fact(numbers.count(sum(1 for u in read if u.usage_class == name)), "", f"{name} ")
+        for name in _USAGE_RANK
+    ]
+    return (
+        Fact(
+            numbers.count(len(read)),
+            f" of {numbers.counted(len(usage), 'pod')} read",
+            "real usage (nvidia-smi, point in time): ",
+        ),
+        *(classes if read else ()),
+    )
+
+
+def _runtime_headline(summary: Summary) -> list[Line]:
+    runtime = summary.runtime
+    hosts = runtime.host_gpus if runtime is not None else ()
+    containers = runtime.containers if runtime is not None else ()
+    nodes = len({h.node for h in hosts})
+    return [
+        (
+            Fact(
+                numbers.counted(len(hosts), "GPU"),
+                f" on {numbers.counted(nodes, 'node')} measured by the vGPU monitor",
+            ),
+            Fact(numbers.counted(len(containers), "container"), " measured"),
+        ),
+        (
+            Fact(
+                "not known",
+                ": no scheduler device series in the input (nodes, GPUs, cores "
+                "and memory allocated)",
+                "allocation ",
+            ),
+        ),
+    ]
+
+
+def _models_sections(summary: Summary, hints: Hints) -> list[Section]:
+    models: Sequence[ModelSummary] = summary.models
+    if not models:
+        return []
+    shown = models[:TOP_MODELS]
+    more = len(models) - len(shown)
+    after = f"{numbers.counted(more, 'more model')}: {hints.everything}" if more else ""
+    scope = " (whole cluster)" if summary.filters else ""
+    return [
+        Section(
+            "models",
+            f"By GPU model{scope}",
+            digest_tables.MODELS_NOTE,
+            digest_tables.MODELS.table("By GPU model", shown, more),
+            after=after,
+        ),
+    ]
+
+
+def _outlook_section(summary: Summary, hints: Hints) -> Section | None:
+    models = summary.models[:TOP_MODELS]
+    if not models:
+        return None
+    scope = " (whole cluster)" if summary.filters else ""
+    return Section(
+        "outlook",
+        f"Capacity outlook by GPU model{scope}",
+        digest_tables.OUTLOOK_NOTE,
+        digest_tables.OUTLOOK.table("Capacity outlook", models),
+        after=f"{digest_tables.OUTLOOK_SHAPES} · where: {hints.fit}",
+    )
+
+
+def _gpus_section(summary: Summary) -> Section | None:
+    if not summary.gpus or len(summary.gpus) > ALL_GPUS_UP_TO:
+        return None
+    return Section(
+        "gpus",
+        "Every GPU",
+        digest_tables.ALL_GPUS_NOTE,
+        digest_tables.ALL_GPUS.table("GPUs", summary.gpus),
+    )
+
+
+_QUOTA_ORDER = {"over": 0, "near": 1, "within": 2, "no limit": 2}
+
+
+def namespace_order(ns: NamespaceSummary) -> tuple[int, float, float, str]:
+    """Over quota first, then near it, then by allocated cores and memory."""
+    return (_QUOTA_ORDER[ns.quota_state], -ns.cores, -ns.mem_mib, ns.namespace)
+
+
+def _namespaces_section(summary: Summary, hints: Hints) -> Section | None:
+    namespaces = sorted(
+        (ns for ns in summary.namespaces if ns.cores > 0 or ns.mem_mib > 0 or ns.quota),
+        key=namespace_order,
+    )
+    if not namespaces:
+        return None
+    shown = namespaces[:TOP_NAMESPACES]
+    more = len(namespaces) - len(shown)
+    pods = sum(len(ns.pods) for ns in namespaces)
+    title = "Namespaces" + (f": top {len(shown)} of {len(namespaces)}" if more else "")
+    return Section(
+        "namespaces",
+        f"{title} ({numbers.counted(pods, 'pod')})",
+        digest_tables.TOP_NAMESPACES_NOTE,
+        digest_tables.TOP_NAMESPACES.table("Namespaces", shown, more),
+        after=f"{numbers.count(more)} more: {hints.namespaces}" if more else "",
+    )
+
+
+def _runtime_sections(summary: Summary, hints: Hints) -> list[Section]:
+    """Runtime first, for input with the vGPU monitor's metrics only."""
+    runtime = summary.runtime
+    if runtime is None or _devices_known(summary):
+        return []
+    sections = []
+    hosts = sorted(
+        runtime.host_gpus, key=lambda h: (-(h.mem_used_mib or 0.0), h.node, h.device_index)
+    )
+    if hosts:
+        shown = hosts[:ALL_GPUS_UP_TO]
+        sections.append(
+            Section(
+                "hosts",
+                "GPUs measured by the vGPU monitor",
+                "memory used and utilisation now",
+                digest_tables.HOST_GPUS.table("GPUs", shown, len(hosts) - len(shown)),
+                after=f"{len(hosts) - len(shown):,} more: {hints.runtime}"
+                if len(hosts) > len(shown)
+                else "",
+            )
+        )
+    containers = sorted(
+        runtime.containers, key=lambda c: (-(c.mem_used_mib or 0.0), c.namespace, c.pod)
+    )
+    if containers:
+        shown_c = containers[:TOP_RUNTIME_ROWS]
+        more = len(containers) - len(shown_c)
+        sections.append(
+            Section(
+                "containers",
+                "Containers",
+                digest_tables.CONTAINERS_NOTE,
+                digest_tables.CONTAINERS.table("Containers", shown_c, more),
+                after=f"{numbers.count(more)} more: {hints.runtime}" if more else "",
+            )
+        )
+    return sections
+
+
+def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
+    if summary.real_usage is None:
+        return None
+    read = sorted(
+        (u for u in summary.real_usage if u.failure is None),
+        key=lambda u: (
+            _USAGE_RANK.get(u.usage_class or "", 9),
+            u.mem_efficiency_percent or 0.0,
+            u.namespace,
+            u.pod,
+        ),
+    )
+    if not read:
+        return None
+    shown = read[:TOP_RUNTIME_ROWS]
+    more = len(read) - len(shown)
+    return Section(
+        "real usage",
+        "Real usage (nvidia-smi, point in time), most idle first",
+        digest_tables.REAL_USAGE_NOTE,
+        digest_tables.REAL_USAGE.table("Real usage", shown, more),
+        after=f"{numbers.count(more)} more: {hints.workloads}" if more else "",
+    )
+
+
+def _attention_section(summary: Summary, hints: Hints) -> Section:
+    items = attention(summary, hints)
+    if not items:
+        idle = (
+            "; idle allocations not known (no runtime data)"
+            if summary.idle_allocations is None
+            else ""
+        )
+        nothing = Fact(
+            "Nothing",
+            ": no namespace over quota, no inconsistent or overcommitted GPU, no fragmented "
+            f"node, no failed check{idle}",
+        )
+        return Section("attention", "Needs attention", lines=((nothing,),))
+    scope = " (the filtered rows)" if summary.filters else ""
+    return Section("attention", f"Needs attention{scope}", lines=tuple(items))
+
+
+def _scope(summary: Summary) -> str:
+    if not summary.filters:
+        return ""
+    filters = " ".join(f"{key}={value}" for key, value in summary.filters)
+    return (
+        f"Filter {filters}: the GPUs, namespaces and attention lists are filtered; the "
+        "headline, the models and the outlook cover the whole cluster."
+    )
+
+
+def build_digest(summary: Summary, hints: Hints) -> Digest:
+    """The first page of ``summary``; ``hints`` say where the full lists are."""
+    known = _devices_known(summary)
+    sections: list[Section] = []
+    if known:
+        sections += _models_sections(summary, hints)
+        gpus = _gpus_section(summary)
+        if gpus is not None:
+            sections.append(gpus)
+    sections += _runtime_sections(summary, hints)
+    for section in (
+        _namespaces_section(summary, hints),
+        _real_usage_section(summary, hints),
+        _attention_section(summary, hints),
+        _outlook_section(summary, hints) if known else None,
+    ):
+        if section is not None:
+            sections.append(section)
+    headline = _allocation_headline(summary) if known else _runtime_headline(summary)
+    if not known and summary.runtime is None:
+        headline = [
+            (
+                Fact(
+                    "not known",
+                    ": the input has no scheduler device series",
+                    "nodes, GPUs and allocation: ",
+                ),
+            )
+        ]
+    warnings = tuple(note for note in summary.headline if note != ALLOCATION_ONLY_NOTE)
+    return Digest(
+        title=summary.source.cluster or summary.source.label,
+        warnings=warnings,
+        basis=ALLOCATION_ONLY_NOTE if ALLOCATION_ONLY_NOTE in summary.headline else None,
+        headline=tuple(headline),
+        sections=tuple(sections),
+        more=(
+            f"Every GPU: {hints.gpus} · every pod: {hints.workloads} · everything else: "
+            f"{hints.everything}."
+        ),
+        scope=_scope(summary),
+    )

@@ -1,0 +1,212 @@
+"""The tables of the first page (the one-screen answer), each defined once as columns.
+
+Every one fits 72 characters for GPU model names of up to 14 characters (``A100-SXM4-80GB``),
+so the same table is a Slack code block and a terminal table; longer names are shortened in
+the middle. The exact figures behind each cell are the table's CSV and JSON (``models``).
+"""
+
+from __future__ import annotations
+
+from core.model import (
+    ContainerRuntime,
+    GpuSummary,
+    HostGpuRuntime,
+    ModelSummary,
+    NamespaceSummary,
+    PodRealUsage,
+    ShapeFit,
+)
+from core.views import numbers
+from core.views import table_spec as col
+from core.views.names import gpu_name, pod_name, short_type
+from core.views.table_spec import TableSpec
+
+
+def _not_known_if_incomplete(m: ModelSummary, value: float) -> float | None:
+    """A model's percentage is not known while any of its GPUs lacks a series."""
+    return None if m.incomplete_gpus else value
+
+
+MODELS: TableSpec[ModelSummary] = TableSpec(
+    (
+        col.text("model", "model", lambda m: short_type(m.model), name=True),
+        col.count("nodes", "nodes", lambda m: m.nodes),
+        col.count("GPUs", "gpus", lambda m: m.gpus),
+        col.count("idle", "idle_gpus", lambda m: m.idle_gpus),
+        col.count("part", "partial_gpus", lambda m: m.partial_gpus),
+        col.count("full", "full_gpus", lambda m: m.full_gpus),
+        col.percent(
+            "cores",
+            "core_allocated_percent",
+            lambda m: _not_known_if_incomplete(m, m.core_allocated_percent),
+        ),
+        col.percent(
+            "memory",
+            "mem_allocated_percent",
+            lambda m: _not_known_if_incomplete(m, m.mem_allocated_percent),
+        ),
+        col.count("free", "free_whole_gpus", lambda m: m.free_whole_gpus),
+        col.count("max job", "largest_whole_job_gpus", lambda m: m.largest_whole_job),
+    ),
+    empty_reason="no GPU device series in the input",
+)
+MODELS_NOTE = "free = whole GPUs free · max job = most of them free on one node"
+
+# The machine form of the per-model table: exact figures, units in the keys.
+MODEL_RECORDS: TableSpec[ModelSummary] = TableSpec(
+    (
+        col.text("model", "model", lambda m: m.model),
+        col.count("nodes", "nodes", lambda m: m.nodes),
+        col.count("GPUs", "gpus", lambda m: m.gpus),
+        col.count("idle", "idle_gpus", lambda m: m.idle_gpus),
+        col.count("partial", "partial_gpus", lambda m: m.partial_gpus),
+        col.count("full", "full_gpus", lambda m: m.full_gpus),
+        col.count("inconsistent", "inconsistent_gpus", lambda m: m.inconsistent_gpus),
+        col.count("incomplete", "incomplete_gpus", lambda m: m.incomplete_gpus),
+        col.cores("cores allocated", "core_allocated", lambda m: m.core_allocated),
+        col.cores("core limit", "core_limit", lambda m: m.core_limit),
+        col.percent("cores", "core_allocated_percent", lambda m: m.core_allocated_percent),
+        col.mem_total("memory allocated", "mem_allocated_mib", lambda m: m.mem_allocated_mib),
+        col.mem_total("memory limit", "mem_limit_mib", lambda m: m.mem_limit_mib),
+        col.percent("memory", "mem_allocated_percent", lambda m: m.mem_allocated_percent),
+        col.mem_each("memory per GPU", "mem_per_gpu_mib", lambda m: m.mem_per_gpu_mib),
+        col.count("free", "free_whole_gpus", lambda m: m.free_whole_gpus),
+        col.count("max job", "largest_whole_job_gpus", lambda m: m.largest_whole_job),
+        col.count("on nodes", "largest_whole_job_nodes", lambda m: m.largest_whole_job_nodes),
+    )
+)
+
+
+def _placements(m: ModelSummary, name: str) -> int | None:
+    shape: ShapeFit | None = next((s for s in m.capacity if s.name == name), None)
+    return shape.placements if shape is not None else None
+
+
+OUTLOOK: TableSpec[ModelSummary] = TableSpec(
+    (
+        col.text("model", "model", lambda m: short_type(m.model), name=True),
+        col.count("1 GPU", "one_gpu_jobs", lambda m: _placements(m, "1 whole GPU")),
+        col.count("2 GPUs", "two_gpu_jobs", lambda m: _placements(m, "2 whole GPUs")),
+        col.count("4 GPUs", "four_gpu_jobs", lambda m: _placements(m, "4 whole GPUs")),
+        col.count("8 GPUs", "eight_gpu_jobs", lambda m: _placements(m, "8 whole GPUs")),
+        col.count("half", "half_gpu_jobs", lambda m: _placements(m, "half GPU")),
+        col.count("quarter", "quarter_gpu_jobs", lambda m: _placements(m, "quarter GPU")),
+    ),
+    empty_reason="no GPU device series in the input",
+)
+OUTLOOK_NOTE = "how many jobs of each shape could start now"
+OUTLOOK_SHAPES = "half, quarter: that share of one GPU"
+
+
+def _gpu_known(g: GpuSummary, value: float) -> float | None:
+    return None if "incomplete" in g.flags else value
+
+
+ALL_GPUS: TableSpec[GpuSummary] = TableSpec(
+    (
+        col.text("GPU", "gpu", lambda g: gpu_name(g.node, g.device_index), name=True),
+        col.text("model", "device_type", lambda g: short_type(g.device_type), name=True),
+        col.percent(
+            "cores", "core_allocated_percent", lambda g: _gpu_known(g, g.core_allocated_percent)
+        ),
+        col.Column(
+            "memory",
+            "mem_allocated_mib",
+            lambda g: numbers.mem_each_pair(
+                _gpu_known(g, g.mem_allocated_mib), _gpu_known(g, g.mem_limit_mib)
+            ),
+            lambda g: g.mem_allocated_mib,
+            "right",
+        ),
+        col.count("pods", "containers", lambda g: g.containers),
+        col.text("state", "state", lambda g: g.state),
+    ),
+    empty_reason="no GPU device series in the input",
+)
+ALL_GPUS_NOTE = "share of cores allocated, memory allocated of the GPU's"
+
+
+def _quota(ns: NamespaceSummary) -> str:
+    if ns.quota_use_percent is None:
+        return "no limit"
+    marker = " !" if ns.quota_state in ("over", "near") else ""
+    return numbers.percent(ns.quota_use_percent) + marker
+
+
+def _class(ns: NamespaceSummary) -> str:
+    return f"{ns.size_class}, {ns.shape}" if ns.size_class else ns.usage_class
+
+
+TOP_NAMESPACES: TableSpec[NamespaceSummary] = TableSpec(
+    (
+        col.text("namespace", "namespace", lambda ns: ns.namespace, name=True),
+        col.percent("cores", "core_share_percent", lambda ns: ns.core_share_percent),
+        col.percent("memory", "mem_share_percent", lambda ns: ns.mem_share_percent),
+        col.Column("quota", "quota_use_percent", _quota, lambda ns: ns.quota_use_percent, "right"),
+        col.count("GPUs", "gpus_touched", lambda ns: ns.gpus_touched),
+        col.count("nodes", "nodes_touched", lambda ns: ns.nodes_touched),
+        col.text("class", "class", _class),
+    ),
+    empty_reason="no per-pod allocation or quota series in the input",
+)
+TOP_NAMESPACES_NOTE = "% of allocation · ! near or over quota"
+
+
+HOST_GPUS: TableSpec[HostGpuRuntime] = TableSpec(
+    (
+        col.text("GPU", "gpu", lambda h: gpu_name(h.node, h.device_index), name=True),
+        col.text("model", "device_type", lambda h: short_type(h.device_type), name=True),
+        col.mem_each("memory used", "mem_used_mib", lambda h: h.mem_used_mib),
+        col.percent("utilisation", "utilization_percent", lambda h: h.utilization_percent),
+    ),
+    empty_reason="no host GPU series from the vGPU monitor",
+)
+
+
+def _last_kernel(c: ContainerRuntime) -> str:
+    if c.seconds_since_last_kernel is None:
+        return "none yet"
+    return numbers.seconds(c.seconds_since_last_kernel) + " ago"
+
+
+CONTAINERS: TableSpec[ContainerRuntime] = TableSpec(
+    (
+        col.text("pod", "pod", lambda c: pod_name(c.namespace, c.pod), name=True),
+        col.Column(
+            "memory",
+            "mem_used_mib",
+            lambda c: numbers.mem_each_pair(c.mem_used_mib, c.mem_limit_mib),
+            lambda c: c.mem_used_mib,
+            "right",
+        ),
+        col.percent("SM", "sm_utilization_percent", lambda c: c.sm_utilization_percent),
+        col.Column(
+            "last kernel",
+            "seconds_since_last_kernel",
+            _last_kernel,
+            lambda c: c.seconds_since_last_kernel,
+            "right",
+        ),
+    ),
+    empty_reason="no container series from the vGPU monitor",
+)
+CONTAINERS_NOTE = "memory = used of the container's vGPU limit; SM = its utilisation"
+
+
+REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
+    (
+        col.text("pod", "pod", lambda u: pod_name(u.namespace, u.pod), name=True),
+        col.percent("util", "utilization_percent", lambda u: u.utilization_percent),
+        col.Column(
+            "memory",
+            "mem_used_mib",
+            lambda u: numbers.mem_each_pair(u.mem_used_mib, u.allocated_mem_mib),
+            lambda u: u.mem_used_mib,
+            "right",
+        ),
+        col.percent("efficiency", "mem_efficiency_percent", lambda u: u.mem_efficiency_percent),
+        col.text("class", "class", lambda u: u.usage_class or "-"),
+    ),
+    empty_reason="no pod could be read",
+)
+REAL_USAGE_NOTE = "memory = used of what HAMi allocated; efficiency = used / allocated"
