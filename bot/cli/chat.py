@@ -49,6 +49,7 @@ from bot.conversation.replies import (
 )
 from bot.conversation.service import Conversation, GivenFile
 from core.summary.build import human_size
+from core.views.attention import Hints
 from core.text_decoding import decode_metrics_bytes
 
 log = logging.getLogger("hami_summary.chat")
@@ -61,9 +62,17 @@ COMMAND_PREFIX = "/hami-summary"
 MENTION = re.compile(r"^@(bot|hami-summary|hami)\b[:,]?\s*+", re.IGNORECASE)
 QUIT_WORDS = ("quit", "exit", "bye")
 ADMIN_WORD = "admin"
-# Where the text report cuts a table, it says how to get every row in this mode (the CLI's
-# "--format csv" does not exist here): ``csv`` saves the CSV and every table in full.
-FULL_TABLE_HINT = "type csv for the full tables"
+# Where the first page says a list goes on, the words of this mode (the CLI's "--format csv"
+# does not exist here): ``csv`` saves the CSV and every table in full.
+CHAT_HINTS = Hints(
+    gpus="type gpus",
+    nodes="type csv",
+    namespaces="type csv",
+    workloads="type workloads",
+    runtime="type csv",
+    everything="type csv",
+    fit="type fit 4xH100",
+)
 EXAMPLE_RESOURCE = "example-scheduler.prom"
 
 _MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]++)\*(?![\w*])")
@@ -152,7 +161,8 @@ class ChatSession:
         if reply is None:
             return
         if isinstance(reply, SummaryReply):
-            self.say(text_view.render(reply.summary, full_table_hint=FULL_TABLE_HINT).rstrip())
+            # The first reply, as in Slack: one screen; gpus, workloads and csv bring the rest.
+            self.say(text_view.first_page(reply.summary, CHAT_HINTS).rstrip())
             # The report's real-usage table names each failure's cause; what went wrong
             # (and what to change) is said here, as in the Slack reply.
             failures = usage_failure_lines(reply.summary)

@@ -13,6 +13,7 @@ import numpy as np
 
 from core.model import ShapeFit
 from core.summary.columns import Floats, GpuColumns
+from core.views import numbers
 
 _TOP_NODES = 5
 
@@ -80,7 +81,7 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
     per_node = cols.per_node(holding)
     shapes.append(
         ShapeFit(
-            name=f"memory-only {largest_mem:,.0f} MiB",
+            name=f"memory-only {numbers.mem_each(largest_mem)}",
             gpus=1,
             cores_per_gpu=0.0,
             mem_per_gpu_mib=largest_mem,
@@ -121,26 +122,26 @@ def capacity_answer(
                 f"the other {gpus - incomplete_gpus} are fully allocated."
             )
         return "No: every GPU is fully allocated; no new GPU job can start until something ends."
+    free = f"{numbers.cores(free_cores)} and {numbers.mem_total(free_mem_mib)} free in all"
     if fitting:
         biggest = max(fitting, key=lambda s: s.gpus)
-        where = ", ".join(f"{n} ({c})" for n, c in biggest.nodes[:3])
+        where = ", ".join(f"{n} ({c:,})" for n, c in biggest.nodes[:3])
         return (
-            f"Yes: {whole[0].placements} whole GPU(s) free; the largest job that fits on one "
-            f"node is {biggest.name} (on {where}); {free_cores:,.0f} cores and "
-            f"{free_mem_mib:,.0f} MiB free in all."
+            f"Yes: {numbers.counted(whole[0].placements, 'whole GPU')} free; the largest job "
+            f"that fits on one node is {biggest.name} (on {where}); {free}."
         )
     if half is not None and half.placements > 0:
         return (
-            f"Only fractional jobs: no whole GPU is free, but {half.placements} half-GPU slice(s) "
-            f"fit ({free_cores:,.0f} cores, {free_mem_mib:,.0f} MiB free in all)."
+            f"Only fractional jobs: no whole GPU is free, but "
+            f"{numbers.counted(half.placements, 'half-GPU slice')} fit ({free})."
         )
     if quarter is not None and quarter.placements > 0:
         return (
-            f"Only small jobs: no whole or half GPU is free, but {quarter.placements} quarter-GPU "
-            f"slice(s) fit ({free_cores:,.0f} cores, {free_mem_mib:,.0f} MiB free in all)."
+            f"Only small jobs: no whole or half GPU is free, but "
+            f"{numbers.counted(quarter.placements, 'quarter-GPU slice')} fit ({free})."
         )
     mem_only = shapes[-1]
     return (
-        f"Barely: only slivers are free ({free_cores:,.0f} cores, {free_mem_mib:,.0f} MiB in all); "
-        f"the largest memory-only request that fits is {mem_only.mem_per_gpu_mib or 0:,.0f} MiB."
+        f"Barely: only slivers are free ({free}); the largest memory-only request that fits is "
+        f"{numbers.mem_each(mem_only.mem_per_gpu_mib or 0)}."
     )

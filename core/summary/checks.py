@@ -33,10 +33,10 @@ def _warn_or_pass(name: str, problems: list[str], total: int, what: str) -> Chec
 def _report(name: str, listed_problems: list[str], count: int, total: int, what: str) -> Check:
     """Pass, or warn with the first few problems (each with both numbers) and their count."""
     if not count:
-        return Check(name, "pass", f"{what} agree on all {total}.")
+        return Check(name, "pass", f"{what} agree on all {total:,}.")
     listed = "; ".join(listed_problems[:_MAX_LISTED])
-    more = f" (and {count - _MAX_LISTED} more)" if count > _MAX_LISTED else ""
-    return Check(name, "warn", f"{count} of {total} disagree: {listed}{more}. {LIKELY_CAUSES}.")
+    more = f" (and {count - _MAX_LISTED:,} more)" if count > _MAX_LISTED else ""
+    return Check(name, "warn", f"{count:,} of {total:,} disagree: {listed}{more}. {LIKELY_CAUSES}.")
 
 
 def _gpu(g: GpuSummary) -> str:
@@ -162,7 +162,7 @@ def check_device_series(missing: Mapping[str, int], gpus: int, values_left_out: 
         if missing.get(figure)
     ]
     if not gaps:
-        return Check(name, "pass", f"limit and allocation series present for all {gpus} GPUs.")
+        return Check(name, "pass", f"limit and allocation series present for all {gpus:,} GPUs.")
     return Check(
         name,
         "warn",

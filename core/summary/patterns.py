@@ -11,6 +11,7 @@ from core.model import Distribution, Finding, GpuSummary, NamespaceSummary, Work
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns, Ints
 from core.summary.workloads import is_memory_resource
+from core.views import numbers
 
 _MAX_SUBJECTS = 10
 
@@ -26,7 +27,7 @@ def _names(gpus: Sequence[GpuSummary], which: Ints) -> tuple[str, ...]:
 def _listing(gpus: Sequence[GpuSummary], which: Ints) -> str:
     shown = ", ".join(_names(gpus, which))
     extra = len(which) - _MAX_SUBJECTS
-    return shown + (f" and {extra} more" if extra > 0 else "")
+    return shown + (f" and {extra:,} more" if extra > 0 else "")
 
 
 def free_cores_on_partial_percent(cols: GpuColumns) -> float:
@@ -78,7 +79,7 @@ def build_findings(
             Finding(
                 "fully-occupied",
                 "info",
-                f"{len(full)} GPU(s) fully occupied ({exclusive} exclusively by one workload): "
+                f"{len(full):,} GPU(s) fully occupied ({exclusive:,} exclusively by one workload): "
                 f"{_listing(gpus, full)}.",
                 _names(gpus, full),
             )
@@ -89,7 +90,7 @@ def build_findings(
             Finding(
                 "shared",
                 "info",
-                f"{len(shared)} GPU(s) shared by several workloads: {_listing(gpus, shared)}.",
+                f"{len(shared):,} GPU(s) shared by several workloads: {_listing(gpus, shared)}.",
                 _names(gpus, shared),
             )
         )
@@ -100,7 +101,8 @@ def build_findings(
             Finding(
                 "idle",
                 "info",
-                f"{len(idle)} idle GPU(s), schedulable for whole-GPU jobs: {_listing(gpus, idle)}.",
+                f"{len(idle):,} idle GPU(s), schedulable for whole-GPU jobs: "
+                f"{_listing(gpus, idle)}.",
                 _names(gpus, idle),
             )
         )
@@ -111,7 +113,7 @@ def build_findings(
             Finding(
                 "idle-incomplete",
                 "info",
-                f"{len(idle_unknown)} GPU(s) with nothing allocated lack a limit or allocation "
+                f"{len(idle_unknown):,} GPU(s) with nothing allocated lack a limit or allocation "
                 f"series, so they are not offered for jobs: {_listing(gpus, idle_unknown)}.",
                 _names(gpus, idle_unknown),
             )
@@ -127,14 +129,14 @@ def build_findings(
         whole_jobs = (
             "whole-GPU jobs may not"
             if not len(idle)
-            else f"whole-GPU jobs fit only on the {len(idle)} idle GPU(s)"
+            else f"whole-GPU jobs fit only on the {len(idle):,} idle GPU(s)"
         )
         findings.append(
             Finding(
                 "fragmentation-risk",
                 "warn",
-                f"Fragmentation risk: {on_partial:.0f}% of free cores lie on {len(partial)} partly "
-                f"allocated GPU(s): small jobs fit, {whole_jobs}.",
+                f"Fragmentation risk: {on_partial:.1f}% of free cores lie on {len(partial):,} "
+                f"partly allocated GPU(s): small jobs fit, {whole_jobs}.",
                 _names(gpus, partial),
             )
         )
@@ -144,8 +146,8 @@ def build_findings(
                 Finding(
                     "dominant-tenant",
                     "warn",
-                    f"Namespace {ns.namespace} holds {ns.core_share_percent:.0f}% of allocated "
-                    f"cores and {ns.mem_share_percent:.0f}% of allocated memory.",
+                    f"Namespace {ns.namespace} holds {ns.core_share_percent:.1f}% of allocated "
+                    f"cores and {ns.mem_share_percent:.1f}% of allocated memory.",
                     (ns.namespace,),
                 )
             )
@@ -155,7 +157,7 @@ def build_findings(
             Finding(
                 "inconsistent",
                 "warn",
-                f"Investigate {len(inconsistent)} GPU(s) with memory but no cores (or cores but "
+                f"Investigate {len(inconsistent):,} GPU(s) with memory but no cores (or cores but "
                 f"no memory) allocated: {_listing(gpus, inconsistent)}. Memory-only allocations "
                 "usually mean pods that requested no core share (nvidia.com/gpucores unset or 0).",
                 _names(gpus, inconsistent),
@@ -167,20 +169,21 @@ def build_findings(
             Finding(
                 "overcommitted",
                 "warn",
-                f"{len(over)} GPU(s) allocated beyond their limit: {_listing(gpus, over)}.",
+                f"{len(over):,} GPU(s) allocated beyond their limit: {_listing(gpus, over)}.",
                 _names(gpus, over),
             )
         )
     for ns in namespaces:
         for figure in ns.quota:
             if figure.limit is not None and figure.used > figure.limit:
-                unit = "MiB" if is_memory_resource(figure.resource) else "cores"
+                amount = numbers.mem_total if is_memory_resource(figure.resource) else numbers.cores
                 findings.append(
                     Finding(
                         "quota-exceeded",
                         "warn",
-                        f"Namespace {ns.namespace} uses {figure.used:,.0f} {unit} of "
-                        f"{figure.resource} against a quota limit of {figure.limit:,.0f} {unit}.",
+                        f"Namespace {ns.namespace} uses {amount(figure.used)} of "
+                        f"{figure.resource} against a quota limit of {amount(figure.limit)} "
+                        f"({numbers.percent(figure.used / figure.limit * 100.0)}).",
                         (ns.namespace,),
                     )
                 )
@@ -190,9 +193,13 @@ def build_findings(
             Finding(
                 "multi-gpu",
                 "info",
-                f"{len(multi)} pod(s) hold a multi-GPU allocation: "
+                f"{len(multi):,} pod(s) hold a multi-GPU allocation: "
                 + ", ".join(multi[:_MAX_SUBJECTS])
-                + (f" and {len(multi) - _MAX_SUBJECTS} more" if len(multi) > _MAX_SUBJECTS else "")
+                + (
+                    f" and {len(multi) - _MAX_SUBJECTS:,} more"
+                    if len(multi) > _MAX_SUBJECTS
+                    else ""
+                )
                 + ".",
                 tuple(multi[:_MAX_SUBJECTS]),
             )

@@ -118,12 +118,12 @@ ALL_GPUS: TableSpec[GpuSummary] = TableSpec(
             lambda g: g.mem_allocated_mib,
             "right",
         ),
-        col.count("pods", "containers", lambda g: g.containers),
+        col.count("pods", "shared_count", lambda g: g.shared_count),
         col.text("state", "state", lambda g: g.state),
     ),
     empty_reason="no GPU device series in the input",
 )
-ALL_GPUS_NOTE = "share of cores allocated, memory allocated of the GPU's"
+ALL_GPUS_NOTE = "cores: share allocated · memory: allocated of the GPU's"
 
 
 def _quota(ns: NamespaceSummary) -> str:

@@ -4,42 +4,72 @@ from __future__ import annotations
 
 from core.model import Summary
 from core.views import tables
+from core.views.attention import Hints, Line
+from core.views.digest import Digest, build_digest
+from core.views.table_spec import markdown_lines
 from core.views.tables import Table
 from core.views.visible_text import visible
 
 TOP_ROWS = 20
 
+MARKDOWN_HINTS = Hints(
+    gpus="GPUs below; every row: `--format csv`",
+    nodes="Nodes below; every row: `--csv-table nodes`",
+    namespaces="Namespaces below",
+    workloads="Workloads below; every row: `--csv-table workloads`",
+    runtime="Runtime below; every row: `--csv-table runtime`",
+    everything="Details below",
+    fit="`hami-summary fit 4xMODEL FILE`",
+)
 
-def _escape(value: str) -> str:
-    return value.replace("|", "\\|")
+
+def _strong(line: Line) -> str:
+    return " · ".join(
+        f"{visible(f.before)}**{visible(f.strong)}**{visible(f.after)}" if f.strong
+        else visible(f.before + f.after)
+        for f in line
+    )
 
 
-def format_table(table: Table, full_table_hint: str | None = None) -> list[str]:
+def first_page_lines(digest: Digest) -> list[str]:
+    """The one-screen answer as Markdown: the headline, then a heading per section."""
+    out = [_strong(line) + "  " for line in digest.headline]
+    out[-1] = out[-1].rstrip()
+    if digest.scope:
+        out += ["", f"_{visible(digest.scope)}_"]
+    for section in digest.sections:
+        out += ["", f"## {section.title}", ""]
+        if section.note:
+            out += [f"_{visible(section.note)}_", ""]
+        if section.table is not None:
+            out += markdown_lines(section.table)
+        out += [f"- {_strong(item)}" for item in section.lines]
+        if section.after:
+            out += ["", visible(section.after)]
+    return [*out, "", visible(digest.more), ""]
+
+
+def format_table(table: Table) -> list[str]:
     lines = [f"## {table.title}", ""]
     if not table.rows:
         return [*lines, f"_None: {table.empty_reason}._", ""]
-    lines.append("| " + " | ".join(table.headers) + " |")
-    lines.append("|" + "|".join("---" for _ in table.headers) + "|")
-    for row in table.rows:
-        lines.append("| " + " | ".join(_escape(v) for v in row) + " |")
+    lines.extend(markdown_lines(table))
     if table.omitted:
-        shown_hint = (
-            full_table_hint if full_table_hint and table.omitted_hint else table.omitted_hint
-        )
-        hint = f" ({shown_hint})" if shown_hint else ""
+        hint = f" ({table.omitted_hint})" if table.omitted_hint else ""
         lines += ["", f"_{table.omitted:,} more row(s) not shown{hint}._"]
     lines.append("")
     return lines
 
 
-def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None = None) -> str:
-    """The report; ``full_table_hint`` replaces "full table: --format csv" where rows are cut
-    (e.g. chat mode, where the full tables come from another command)."""
+def render(summary: Summary, top: int = TOP_ROWS) -> str:
+    """The report: the first page, then every section in detail, each table cut to ``top``
+    rows with how many more and where they are."""
     out = ["# HAMi GPU allocation summary", ""]
     out += [f"- {visible(line)}" for line in tables.header_lines(summary)]
     for note in summary.headline:
         out += ["", f"> {visible(note)}"]
-    out += ["", "## Cluster overview", ""]
+    out += ["", *first_page_lines(build_digest(summary, MARKDOWN_HINTS))]
+    out += ["# Details", "", "## Cluster overview", ""]
     out += [f"- {visible(line)}" for line in tables.overview_lines(summary)]
     out.append("")
     for table in (
@@ -50,7 +80,7 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
         tables.top_pods_table(summary, top),
         tables.quota_table(summary, top),
     ):
-        out += format_table(table, full_table_hint)
+        out += format_table(table)
     out += ["## Findings", ""]
     out += [f"- **{f.severity}** {visible(f.message)}" for f in summary.findings] or [
         "_None: nothing stands out._"
@@ -61,7 +91,7 @@ def render(summary: Summary, top: int = TOP_ROWS, *, full_table_hint: str | None
     runtime = tables.runtime_tables(summary, top)
     if runtime:
         for table in runtime:
-            out += format_table(table, full_table_hint)
+            out += format_table(table)
         if summary.runtime and summary.runtime.missing_monitors:
             missing = ", ".join(summary.runtime.missing_monitors)
             out += [f"vGPU monitors not reached: {visible(missing)}", ""]

@@ -76,17 +76,18 @@ def mem_each(mib: float | None) -> str:
 
 
 def mem_each_gib(mib: float | None) -> str:
-    """``mem_each`` without its unit, for a column headed "GiB": ``40.0``, ``0.5``."""
+    """``mem_each`` without its unit, for a column headed "GiB": ``40.0``, ``0.5``, ``0``."""
     if mib is None:
         return NOT_KNOWN
-    return f"{mib / MIB_PER_GIB:,.1f}"
+    return "0" if mib == 0 else f"{mib / MIB_PER_GIB:,.1f}"
 
 
 def mem_each_pair(used_mib: float | None, limit_mib: float | None) -> str:
-    """Memory used of a GPU's or pod's limit: ``12.0/22.5 GiB``, ``512 MiB/22.5 GiB``."""
+    """Memory used of a GPU's or pod's limit: ``12.0/22.5 GiB``, ``512 MiB/22.5 GiB``,
+    ``0/22.5 GiB``."""
     if used_mib is None or limit_mib is None:
         return NOT_KNOWN
-    if abs(used_mib) >= MIB_PER_GIB and abs(limit_mib) >= MIB_PER_GIB:
+    if used_mib == 0 or (abs(used_mib) >= MIB_PER_GIB and abs(limit_mib) >= MIB_PER_GIB):
         return f"{mem_each_gib(used_mib)}/{mem_each(limit_mib)}"
     return f"{mem_each(used_mib)}/{mem_each(limit_mib)}"
 

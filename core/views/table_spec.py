@@ -16,7 +16,7 @@ as a Markdown table; ``TableSpec.csv_rows`` / ``records`` give the exact values.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Generic, Literal, TypeVar
 
 from core.views import numbers
@@ -47,6 +47,8 @@ class Table:
     align: tuple[Align, ...] = ()
     # The last column wraps onto continuation lines rather than being shortened.
     wrap_last: bool = True
+    # Column indexes a narrow layout leaves out, in this order, before cutting any name.
+    droppable: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         # Cells hold label values: a newline in one must not end its row in any view.
@@ -64,6 +66,9 @@ class Column(Generic[R]):
     value: Callable[[R], object] | None = None
     align: Align = "left"
     width: WidthClass = "fixed"
+    # Left out of a layout too narrow for every column, the highest first (0: never); files
+    # and Markdown keep it.
+    optional: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +78,6 @@ class TableSpec(Generic[R]):
     columns: tuple[Column[R], ...]
     empty_reason: str = ""
     omitted_hint: str = ""
-    # Columns a terminal may leave out (in this order) when the rest would not fit.
-    droppable: tuple[str, ...] = field(default=())
 
     @property
     def headers(self) -> tuple[str, ...]:
@@ -92,6 +95,12 @@ class TableSpec(Generic[R]):
             elastic=tuple(i for i, c in enumerate(self.columns) if c.width == "name"),
             align=tuple(c.align for c in self.columns),
             wrap_last=self.columns[-1].width == "wrap",
+            droppable=tuple(
+                sorted(
+                    (i for i, c in enumerate(self.columns) if c.optional),
+                    key=lambda i: -self.columns[i].optional,
+                )
+            ),
         )
 
     def csv_header(self) -> tuple[str, ...]:
@@ -158,10 +167,11 @@ def _natural(table: Table) -> list[int]:
 
 
 def _gaps(table: Table, narrow: bool) -> list[int]:
-    """Spaces before each column but the first: two, or one before a right-aligned number
-    when the line is tight (numbers right-aligned under their header still read apart)."""
+    """Spaces before each column but the first: two, or one between two right-aligned numbers
+    when the line is tight (numbers right-aligned under their headers still read apart)."""
     return [
-        1 if narrow and table.aligned(i) == "right" else 2 for i in range(1, len(table.headers))
+        1 if narrow and table.aligned(i) == table.aligned(i - 1) == "right" else 2
+        for i in range(1, len(table.headers))
     ]
 
 
@@ -197,13 +207,31 @@ def fit_widths(table: Table, width: int) -> tuple[list[int], list[int]]:
             break
         floor = min(widths[column_index], NAME_MIN_WIDTH)
         widths[column_index] = max(widths[column_index] - excess(), floor)
-    while excess() > 0:
-        text_columns = [i for i in range(len(widths)) if table.aligned(i) == "left"]
-        widest = max(text_columns, key=lambda i: widths[i], default=None)
-        if widest is None or widths[widest] <= NAME_MIN_WIDTH:
-            break
-        widths[widest] -= 1
+    text_columns = [i for i in range(len(widths)) if table.aligned(i) == "left"]
+    take_from_widest(widths, text_columns, excess(), width)
     return widths, gaps
+
+
+def take_from_widest(widths: list[int], columns: Sequence[int], over: int, width: int) -> None:
+    """Take ``over`` characters from ``columns``, one at a time from the widest (the first of
+    equals), none below ``NAME_MIN_WIDTH``; ``widths`` is changed in place. ``over`` is at
+    least how far ``widths`` together run past ``width`` (the line's excess).
+
+    A column wider than the line is always the widest, so the one-at-a-time loop cuts it to
+    the line's width before touching any other: doing that at once gives the same widths and
+    keeps a megabyte-wide cell from costing a megabyte of steps.
+    """
+    for i in columns:
+        if over > 0 and widths[i] > max(width, NAME_MIN_WIDTH):
+            cut = min(widths[i] - max(width, NAME_MIN_WIDTH), over)
+            widths[i] -= cut
+            over -= cut
+    while over > 0:
+        widest = max(columns, key=lambda i: widths[i], default=None)
+        if widest is None or widths[widest] <= NAME_MIN_WIDTH:
+            return
+        widths[widest] -= 1
+        over -= 1
 
 
 def _cell(value: str, size: int, align: Align) -> str:
@@ -211,8 +239,40 @@ def _cell(value: str, size: int, align: Align) -> str:
     return shown.rjust(size) if align == "right" else shown.ljust(size)
 
 
+T = TypeVar("T")
+
+
+def _without(table: Table, column: int) -> Table:
+    def cut(cells: tuple[T, ...]) -> tuple[T, ...]:
+        return cells[:column] + cells[column + 1 :]
+
+    def shift(indexes: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(i - (i > column) for i in indexes if i != column)
+
+    return replace(
+        table,
+        headers=cut(table.headers),
+        rows=tuple(cut(row) for row in table.rows),
+        elastic=shift(table.elastic),
+        align=cut(table.align),
+        droppable=shift(table.droppable),
+    )
+
+
+def _fits(table: Table, width: int) -> bool:
+    """Whether ``table`` fits with wide gaps, its wrapped column down to its longest word."""
+    widths = _natural(table)
+    if table.wrap_last and len(widths) > 1:
+        column = [table.headers[-1], *(r[-1] for r in table.rows)]
+        widths[-1] = min(widths[-1], max(_longest_word(column), WRAP_MIN_WIDTH))
+    return sum(widths) + sum(_gaps(table, narrow=False)) <= width
+
+
 def fixed_width(table: Table, width: int) -> list[str]:
-    """The header and rows of ``table`` as aligned lines of at most ``width`` characters."""
+    """The header and rows of ``table`` as aligned lines of at most ``width`` characters;
+    optional columns are left out (``Column.optional``) when the rest would not fit."""
+    while table.droppable and not _fits(table, width):
+        table = _without(table, table.droppable[0])
     widths, gaps = fit_widths(table, width)
     last = len(widths) - 1
     indent = sum(widths[:-1]) + sum(gaps)

@@ -1,52 +1,45 @@
-"""The report's tables and sections as plain rows, shared by the text and Markdown views.
+"""The report's detail tables and sections, shared by the text and Markdown views and the files.
 
 Both views show the same top-N rows in the same order (SPEC.md section 12) and say how many rows
-were left out; the CSV view carries the full tables.
+were left out; the tables file and the CSV view carry every row. Each table's columns are
+defined once (``core.views.table_spec``) in the one number style (``core.views.numbers``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from core.model import GpuSummary, Summary
+from core.model import (
+    ContainerRuntime,
+    GpuSummary,
+    HostGpuRuntime,
+    NamespaceSummary,
+    NodeSummary,
+    PodRealUsage,
+    QuotaFigure,
+    ShapeFit,
+    Summary,
+    Workload,
+)
 from core.summary.workloads import is_core_resource, is_memory_resource
-from core.views.names import short_type
-from core.views.visible_text import visible
+from core.views import numbers
+from core.views import table_spec as col
+from core.views.names import gpu_name, short_type
+from core.views.table_spec import Table, TableSpec
+
+__all__ = ["Table", "short_type"]
 
 GPU_INTEREST = {"inconsistent": 0, "full": 1, "partial": 2, "idle": 3}
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
-    title: str
-    headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    omitted: int = 0
-    omitted_hint: str = ""
-    empty_reason: str = ""
-    # columns cut first when a row is too wide for the terminal (long names, types)
-    elastic: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        # Cells hold label values: a newline in one must not end its row in any view.
-        object.__setattr__(self, "rows", tuple(tuple(map(visible, row)) for row in self.rows))
-
-
 def num(value: float, digits: int = 0) -> str:
-    if digits == 0 or abs(value - round(value)) < 1e-9:
-        return f"{value:,.0f}"
-    return f"{value:,.{digits}f}"
+    """A count or share-point figure with thousands separators (``numbers.cores_value``)."""
+    return numbers.cores_value(value) if digits else numbers.count(round(value))
 
 
 def pct(value: float) -> str:
-    return f"{value:.1f}%"
-
-
-def pct0(value: float) -> str:
-    """Whole percent for table cells; the overview keeps one decimal."""
-    return f"{value:.0f}%"
+    return numbers.percent(value)
 
 
 def short_uuid(uuid: str) -> str:
@@ -54,11 +47,13 @@ def short_uuid(uuid: str) -> str:
 
 
 def mib(value: float) -> str:
-    return f"{value:,.0f} MiB"
+    """Memory of one GPU or pod (GiB with one decimal, MiB below 1 GiB)."""
+    return numbers.mem_each(value)
 
 
 def gib(value_mib: float) -> str:
-    return f"{value_mib / 1024:,.1f} GiB"
+    """A memory total (GiB or TiB, three significant digits)."""
+    return numbers.mem_total(value_mib)
 
 
 def age_text(
@@ -110,6 +105,10 @@ def other_notes(summary: Summary) -> list[str]:
     return [note for note in summary.notes if note not in summary.headline]
 
 
+def _incomplete(summary: Summary) -> int:
+    return sum(1 for gpu in summary.gpus if "incomplete" in gpu.flags)
+
+
 def overview_lines(summary: Summary) -> list[str]:
     c = summary.cluster
     if not summary.gpus and not summary.filters:
@@ -120,26 +119,79 @@ def overview_lines(summary: Summary) -> list[str]:
             f"Distribution: {c.distribution}",
             f"Free capacity: {c.capacity_answer}",
         ]
-    incomplete = sum(1 for gpu in summary.gpus if "incomplete" in gpu.flags)
+    incomplete = _incomplete(summary)
     # Free capacity is known only for GPUs with every series; say which the figure leaves out.
-    unknown = f" (not counting {incomplete} incomplete GPU(s))" if incomplete else ""
+    unknown = ""
+    if incomplete:
+        unknown = f" (not counting {numbers.counted(incomplete, 'incomplete GPU')})"
+    count = numbers.count
     return [
-        f"Nodes {c.nodes:,}, GPUs {c.gpus:,}, pods {c.pods:,}, namespaces {c.namespaces:,}",
-        f"Cores allocated {num(c.core_allocated)} / {num(c.core_limit)} "
-        f"({pct(c.core_allocated_percent)})",
-        f"Memory allocated {mib(c.mem_allocated_mib)} / {mib(c.mem_limit_mib)} "
-        f"({gib(c.mem_allocated_mib)} / {gib(c.mem_limit_mib)}, {pct(c.mem_allocated_percent)})",
-        f"GPUs idle {c.idle_gpus}, partial {c.partial_gpus}, full {c.full_gpus}, "
-        f"inconsistent {c.inconsistent_gpus}; shared {c.shared_gpus}, exclusive {c.exclusive_gpus}",
-        f"Free: {c.free_whole_gpus} whole GPU(s), {num(c.free_cores)} cores, "
-        f"{mib(c.free_mem_mib)} ({gib(c.free_mem_mib)}){unknown}",
+        f"Nodes {count(c.nodes)}, GPUs {count(c.gpus)}, pods {count(c.pods)}, namespaces "
+        f"{count(c.namespaces)}",
+        f"Cores allocated {numbers.cores_pair(c.core_allocated, c.core_limit)} "
+        f"({numbers.percent(c.core_allocated_percent)})",
+        f"Memory allocated {numbers.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)} "
+        f"({numbers.percent(c.mem_allocated_percent)})",
+        f"GPUs idle {count(c.idle_gpus)}, partial {count(c.partial_gpus)}, full "
+        f"{count(c.full_gpus)}, inconsistent {count(c.inconsistent_gpus)}; shared "
+        f"{count(c.shared_gpus)}, exclusive {count(c.exclusive_gpus)}",
+        f"Free: {numbers.counted(c.free_whole_gpus, 'whole GPU')}, {numbers.cores(c.free_cores)}, "
+        f"{numbers.mem_total(c.free_mem_mib)}{unknown}",
         f"Distribution: {c.distribution}",
         f"Free capacity: {c.capacity_answer}",
     ]
 
 
-def _limit(rows: Sequence[tuple[str, ...]], top: int) -> tuple[tuple[tuple[str, ...], ...], int]:
-    return tuple(rows[:top]), max(len(rows) - top, 0)
+def _top(rows: Sequence[object], top: int) -> int:
+    return max(len(rows) - top, 0)
+
+
+def _states(n: NodeSummary) -> str:
+    return f"{n.idle_gpus}/{n.partial_gpus}/{n.full_gpus}/{n.inconsistent_gpus}"
+
+
+def _largest_slice(n: NodeSummary) -> str:
+    return f"{numbers.cores(n.largest_free_cores)}, {numbers.mem_each(n.largest_free_mem_mib)}"
+
+
+NODES: TableSpec[NodeSummary] = TableSpec(
+    (
+        col.text("node", "node", lambda n: n.node, name=True),
+        col.Column(
+            "model",
+            "device_types",
+            lambda n: ", ".join(map(short_type, n.device_types)),
+            width="name",
+            optional=1,
+        ),
+        col.count("GPUs", "gpus", lambda n: n.gpus),
+        col.text("I/P/F/X", "states", _states),
+        col.percent("cores", "core_allocated_percent", lambda n: n.core_allocated_percent),
+        col.percent("memory", "mem_allocated_percent", lambda n: n.mem_allocated_percent),
+        col.cores("free cores", "free_cores", lambda n: n.free_cores),
+        col.mem_total("free mem", "free_mem_mib", lambda n: n.free_mem_mib),
+        col.Column("largest free slice", "largest_free", _largest_slice, optional=2),
+        col.Column(
+            "cores used",
+            "core_allocated",
+            lambda n: numbers.cores_pair(n.core_allocated, n.core_limit),
+            lambda n: n.core_allocated,
+            "right",
+            optional=3,
+        ),
+        col.Column(
+            "memory used",
+            "mem_allocated_mib",
+            lambda n: numbers.mem_total_pair(n.mem_allocated_mib, n.mem_limit_mib),
+            lambda n: n.mem_allocated_mib,
+            "right",
+            optional=3,
+        ),
+        col.wrapped("verdict", "verdict", lambda n: n.verdict),
+    ),
+    empty_reason="no GPU device series in the input",
+    omitted_hint="full table: --format csv --csv-table nodes",
+)
 
 
 def nodes_table(summary: Summary, top: int) -> Table:
@@ -149,30 +201,14 @@ def nodes_table(summary: Summary, top: int) -> Table:
         if len(nodes) <= top
         else sorted(nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node))
     )
-    rows: list[tuple[str, ...]] = [
-        (
-            n.node,
-            str(n.gpus),
-            n.verdict,
-            f"{num(n.core_allocated)}/{num(n.core_limit)} {pct0(n.core_allocated_percent)}",
-            f"{n.mem_allocated_mib / 1024:,.0f}/{n.mem_limit_mib / 1024:,.0f} "
-            f"{pct0(n.mem_allocated_percent)}",
-            f"{n.idle_gpus}/{n.partial_gpus}/{n.full_gpus}/{n.inconsistent_gpus}",
-            f"{num(n.free_cores)}c {n.free_mem_mib / 1024:,.0f}GiB",
-            f"{num(n.largest_free_cores)}c {n.largest_free_mem_mib / 1024:,.0f}GiB",
-        )
-        for n in ordered[:top]  # only the rows shown are formatted
-    ]
-    shown, omitted = tuple(rows), max(len(ordered) - top, 0)
-    title = "Nodes" if not omitted else f"Nodes ({len(shown)} of {len(nodes)}, most free first)"
-    return Table(
-        title,
-        ("node", "GPUs", "verdict", "cores", "memory GiB", "I/P/F/X", "free", "largest slice"),
-        shown,
-        omitted,
-        "full table: --format csv --csv-table nodes",
-        "no GPU device series in the input",
+    omitted = _top(ordered, top)
+    title = (
+        "Nodes (I/P/F/X = idle/partial/full/inconsistent GPUs)"
+        if not omitted
+        else f"Nodes ({top:,} of {len(nodes):,}, most free first; I/P/F/X = idle/partial/full/"
+        "inconsistent GPUs)"
     )
+    return NODES.table(title, ordered[:top], omitted)
 
 
 def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:
@@ -182,120 +218,189 @@ def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:
     return (interest, 0 if "shared" in g.flags else 1, g.node, g.device_index)
 
 
+def _known(g: GpuSummary, value: float) -> float | None:
+    """A GPU figure, or None while one of its series is missing (its figures not known)."""
+    return None if "incomplete" in g.flags else value
+
+
+GPUS: TableSpec[GpuSummary] = TableSpec(
+    (
+        col.text("GPU", "gpu", lambda g: gpu_name(g.node, g.device_index), name=True),
+        col.text("model", "device_type", lambda g: short_type(g.device_type), name=True),
+        col.percent(
+            "cores", "core_allocated_percent", lambda g: _known(g, g.core_allocated_percent)
+        ),
+        col.Column(
+            "memory",
+            "mem_allocated_mib",
+            lambda g: numbers.mem_each_pair(
+                _known(g, g.mem_allocated_mib), _known(g, g.mem_limit_mib)
+            ),
+            lambda g: g.mem_allocated_mib,
+            "right",
+        ),
+        col.Column(
+            "mem %",
+            "mem_allocated_percent",
+            lambda g: numbers.percent(_known(g, g.mem_allocated_percent)),
+            lambda g: g.mem_allocated_percent,
+            "right",
+            optional=1,
+        ),
+        col.Column(
+            "core shares",
+            "core_allocated",
+            lambda g: numbers.cores_pair(g.core_allocated, g.core_limit),
+            lambda g: g.core_allocated,
+            "right",
+            optional=2,
+        ),
+        col.count("pods", "shared_count", lambda g: g.shared_count),
+        col.text("state", "state", lambda g: g.state),
+        col.wrapped("flags", "flags", lambda g: ", ".join(g.flags) or "-"),
+    ),
+    empty_reason="no GPU device series in the input",
+    omitted_hint="full table: --format csv",
+)
+
+
 def gpus_table(summary: Summary, top: int) -> Table:
     gpus = list(summary.gpus)
     ordered = gpus if len(gpus) <= top else sorted(gpus, key=_gpu_order)
-    rows: list[tuple[str, ...]] = [
-        (
-            f"{g.node}/{g.device_index}",
-            short_type(g.device_type),
-            f"{num(g.core_allocated)}/{num(g.core_limit)} {pct0(g.core_allocated_percent)}",
-            f"{num(g.mem_allocated_mib)}/{num(g.mem_limit_mib)} {pct0(g.mem_allocated_percent)}",
-            str(g.shared_count),
-            g.state,
-            ", ".join(g.flags) or "-",
-        )
-        for g in ordered[:top]  # only the rows shown are formatted
-    ]
-    shown, omitted = tuple(rows), max(len(ordered) - top, 0)
+    omitted = _top(ordered, top)
     title = (
         "GPUs"
         if not omitted
-        else (f"GPUs ({len(shown)} of {len(gpus)}: inconsistent, full and shared first)")
+        else f"GPUs ({top:,} of {len(gpus):,}: inconsistent, full and shared first)"
     )
-    return Table(
-        title,
-        ("node/GPU", "type", "cores", "memory MiB", "shared", "state", "flags"),
-        shown,
-        omitted,
-        "full table: --format csv",
-        "no GPU device series in the input",
-        elastic=(1,),
+    return GPUS.table(title, ordered[:top], omitted)
+
+
+def _marks(w: Workload) -> str:
+    marks = ["whole" if w.whole_gpu else "fraction"]
+    if w.multi_gpu:
+        marks.append("multi-GPU")
+    if w.shares_gpu:
+        marks.append("shared")
+    return ", ".join(marks)
+
+
+def _pod(w: Workload) -> str:
+    # HAMi v2.10 always exports container index 0 (reference 2.4); older ones may not.
+    return w.pod if w.container_index in ("0", "") else f"{w.pod} [{w.container_index}]"
+
+
+def workloads_spec(index_of: dict[str, int]) -> TableSpec[Workload]:
+    """The workloads table; ``index_of`` names each GPU by node and index (easier to find than
+    its 40-character UUID)."""
+
+    def where(w: Workload) -> str:
+        index = index_of.get(w.device_uuid)
+        return gpu_name(w.node, index) if index is not None else short_uuid(w.device_uuid)
+
+    return TableSpec(
+        (
+            col.text("namespace", "namespace", lambda w: w.namespace, name=True),
+            col.text("pod", "pod", _pod, name=True),
+            col.text("GPU", "gpu", where, name=True),
+            col.cores("cores", "cores", lambda w: w.cores),
+            col.mem_each("memory", "mem_mib", lambda w: w.mem_mib),
+            col.wrapped("marks", "marks", _marks),
+        ),
+        empty_reason="no per-pod allocation series (hami_vgpu_*) in the input",
+        omitted_hint="full list: --format csv",
     )
 
 
 def workloads_table(summary: Summary, top: int) -> Table:
     workloads = sorted(summary.workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod))
-    # A GPU is easier to find by node and index than by its 40-character UUID.
-    index_of = {g.device_uuid: g.device_index for g in summary.gpus}
-    rows: list[tuple[str, ...]] = []
-    for w in workloads[:top]:
-        marks = ["whole" if w.whole_gpu else "fraction"]
-        if w.multi_gpu:
-            marks.append("multi-GPU")
-        if w.shares_gpu:
-            marks.append("shared")
-        index = index_of.get(w.device_uuid)
-        # HAMi v2.10 always exports container index 0 (reference 2.4); older ones may not.
-        pod = w.pod if w.container_index in ("0", "") else f"{w.pod} [{w.container_index}]"
-        rows.append(
-            (
-                w.namespace,
-                pod,
-                f"{w.node}/{index}" if index is not None else short_uuid(w.device_uuid),
-                num(w.cores),
-                mib(w.mem_mib),
-                ", ".join(marks),
-            )
-        )
-    omitted = len(workloads) - len(rows)
+    omitted = _top(workloads, top)
     title = (
-        "Workloads"
-        if not omitted
-        else f"Workloads ({len(rows)} of {len(workloads)}, largest first)"
+        "Workloads" if not omitted else f"Workloads ({top:,} of {len(workloads):,}, largest first)"
     )
-    return Table(
-        title,
-        ("namespace", "pod", "node/GPU", "cores", "memory", "marks"),
-        tuple(rows),
-        omitted,
-        "full list: --format csv",
-        "no per-pod allocation series (hami_vgpu_*) in the input",
-        elastic=(0, 2, 1),
-    )
+    spec = workloads_spec({g.device_uuid: g.device_index for g in summary.gpus})
+    return spec.table(title, workloads[:top], omitted)
+
+
+def _quota_use(ns: NamespaceSummary) -> str:
+    return "no limit" if ns.quota_use_percent is None else numbers.percent(ns.quota_use_percent)
+
+
+def _with_share(value: str, share: float) -> str:
+    return f"{value} ({numbers.percent(share)})"
+
+
+NAMESPACES: TableSpec[NamespaceSummary] = TableSpec(
+    (
+        col.text("namespace", "namespace", lambda ns: ns.namespace, name=True),
+        col.Column(
+            "cores (share)",
+            "cores",
+            lambda ns: _with_share(numbers.cores_value(ns.cores), ns.core_share_percent),
+            lambda ns: ns.cores,
+            "right",
+        ),
+        col.Column(
+            "memory (share)",
+            "mem_mib",
+            lambda ns: _with_share(numbers.mem_total(ns.mem_mib), ns.mem_share_percent),
+            lambda ns: ns.mem_mib,
+            "right",
+        ),
+        col.count("pods", "pods", lambda ns: len(ns.pods)),
+        col.count("GPUs", "gpus_touched", lambda ns: ns.gpus_touched),
+        col.count("nodes", "nodes_touched", lambda ns: ns.nodes_touched),
+        col.Column(
+            "whole/frac",
+            "allocations",
+            lambda ns: f"{ns.whole_gpu_allocations:,}/{ns.fractional_allocations:,}",
+            optional=1,
+        ),
+        col.Column(
+            "quota", "quota_use_percent", _quota_use, lambda ns: ns.quota_use_percent, "right"
+        ),
+        col.wrapped("class", "class", lambda ns: ns.usage_class),
+    ),
+    empty_reason="no per-pod allocation or quota series in the input",
+    omitted_hint="full table: --format csv --csv-table namespaces",
+)
 
 
 def namespaces_table(summary: Summary, top: int) -> Table:
-    namespaces = sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace))
-    rows: list[tuple[str, ...]] = [
-        (
-            ns.namespace,
-            f"{num(ns.cores)} ({pct(ns.core_share_percent)})",
-            f"{ns.mem_mib / 1024:,.1f} GiB ({pct(ns.mem_share_percent)})",
-            f"{len(ns.pods)}/{ns.gpus_touched}",
-            f"{ns.whole_gpu_allocations}/{ns.fractional_allocations}",
-            ns.usage_class,
-        )
-        for ns in namespaces
-    ]
-    shown, omitted = _limit(rows, top)
-    return Table(
-        "Namespaces" if not omitted else f"Namespaces ({len(shown)} of {len(rows)})",
-        ("namespace", "cores (share)", "memory (share)", "pods/GPUs", "whole/frac", "class"),
-        shown,
-        omitted,
-        "full table: --format csv --csv-table namespaces",
-        "no per-pod allocation or quota series in the input",
-        elastic=(0,),
+    from core.views.digest import namespace_order
+
+    namespaces = sorted(summary.namespaces, key=namespace_order)
+    omitted = _top(namespaces, top)
+    title = (
+        "Namespaces (over quota and near it first; quota = highest use of a limit)"
+        if not omitted
+        else f"Namespaces ({top:,} of {len(namespaces):,}, over quota and near it first)"
     )
+    return NAMESPACES.table(title, namespaces[:top], omitted)
+
+
+TOP_PODS: TableSpec[tuple[str, str, float, float]] = TableSpec(
+    (
+        col.text("namespace", "namespace", lambda r: r[0], name=True),
+        col.cores("cores", "cores", lambda r: r[2]),
+        col.mem_each("memory", "mem_mib", lambda r: r[3]),
+        col.text("pod", "pod", lambda r: r[1], name=True),
+    ),
+    empty_reason="no per-pod allocation series (hami_vgpu_*) in the input",
+    omitted_hint="every pod: --format csv --csv-table workloads",
+)
 
 
 def top_pods_table(summary: Summary, top: int, per_namespace: int = 3) -> Table:
     """The largest pods of the largest namespaces (SPEC 8, "top pods")."""
     namespaces = sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace))
-    rows: list[tuple[str, ...]] = [
-        (ns.namespace, num(cores), mib(mem), pod)
+    rows = [
+        (ns.namespace, pod, cores, mem)
         for ns in namespaces
         for pod, cores, mem in ns.top_pods[:per_namespace]
     ]
-    shown, omitted = _limit(rows, top)
-    return Table(
-        f"Top pods per namespace (up to {per_namespace} each)",
-        ("namespace", "cores", "memory", "pod"),
-        shown,
-        omitted,
-        "every pod: --format csv --csv-table workloads",
-        "no per-pod allocation series (hami_vgpu_*) in the input",
+    return TOP_PODS.table(
+        f"Top pods per namespace (up to {per_namespace} each)", rows[:top], _top(rows, top)
     )
 
 
@@ -306,155 +411,199 @@ def quota_unit(resource: str) -> str:
     return "cores" if is_core_resource(resource) else ""
 
 
+def quota_amount(resource: str, value: float) -> str:
+    """A quota figure in the number style: memory as a total, cores as cores."""
+    if is_memory_resource(resource):
+        return numbers.mem_total(value)
+    if is_core_resource(resource):
+        return numbers.cores(value)
+    return numbers.count(value)
+
+
+def _quota_status(figure: QuotaFigure) -> str:
+    if figure.limit is None:
+        return "no limit set"
+    use = numbers.percent(figure.used / figure.limit * 100.0)
+    return f"EXCEEDED ({use})" if figure.used > figure.limit else f"{use} of limit"
+
+
+QUOTAS: TableSpec[tuple[NamespaceSummary, QuotaFigure]] = TableSpec(
+    (
+        col.text("namespace", "namespace", lambda r: r[0].namespace, name=True),
+        col.text("resource", "resource", lambda r: r[1].resource),
+        col.Column(
+            "used",
+            "used",
+            lambda r: quota_amount(r[1].resource, r[1].used),
+            lambda r: r[1].used,
+            "right",
+        ),
+        col.Column(
+            "limit",
+            "limit",
+            lambda r: "-" if r[1].limit is None else quota_amount(r[1].resource, r[1].limit),
+            lambda r: r[1].limit,
+            "right",
+        ),
+        col.text("status", "status", lambda r: _quota_status(r[1])),
+    ),
+    empty_reason="no hami_resource_quota_used series in the input",
+    omitted_hint="full table: --format csv --csv-table namespaces",
+)
+
+
+def _quota_order(row: tuple[NamespaceSummary, QuotaFigure]) -> tuple[int, float, str, str]:
+    ns, figure = row
+    use = figure.used / figure.limit * 100.0 if figure.limit else -1.0
+    rank = 0 if ns.quota_state == "over" else 1 if ns.quota_state == "near" else 2
+    return (rank, -use if rank < 2 else 0.0, ns.namespace, figure.resource)
+
+
 def quota_table(summary: Summary, top: int) -> Table:
-    rows: list[tuple[str, ...]] = []
-    for ns in summary.namespaces:
-        for figure in ns.quota:
-            unit = quota_unit(figure.resource)
-            if figure.limit is None:
-                status = "no limit set"
-            elif figure.used > figure.limit:
-                status = "EXCEEDED"
-            else:
-                status = f"{pct(figure.used / figure.limit * 100.0)} of limit"
-            rows.append(
-                (
-                    ns.namespace,
-                    figure.resource,
-                    f"{num(figure.used)} {unit}".strip(),
-                    f"{num(figure.limit)} {unit}".strip() if figure.limit is not None else "-",
-                    status,
-                )
-            )
-    shown, omitted = _limit(rows, top)
-    return Table(
-        "Quotas (HAMi accounting; limit 0 or none means no limit)",
-        ("namespace", "resource", "used", "limit", "status"),
-        shown,
-        omitted,
-        "full table: --format csv --csv-table namespaces",
-        "no hami_resource_quota_used series in the input",
+    rows = sorted(
+        ((ns, figure) for ns in summary.namespaces for figure in ns.quota), key=_quota_order
     )
+    return QUOTAS.table(
+        "Quotas (over and near the limit first; limit 0 or none means no limit)",
+        rows[:top],
+        _top(rows, top),
+    )
+
+
+def _scheduled(summary: Summary, h: HostGpuRuntime) -> str:
+    if not summary.gpus:
+        return numbers.NOT_KNOWN
+    return "yes" if h.scheduler_device_known else "no"
+
+
+def _last_kernel(c: ContainerRuntime) -> str:
+    if c.seconds_since_last_kernel is None:
+        return "none yet"
+    return numbers.seconds(c.seconds_since_last_kernel)
+
+
+CONTAINERS: TableSpec[ContainerRuntime] = TableSpec(
+    (
+        col.text("namespace", "namespace", lambda c: c.namespace, name=True),
+        col.text("pod", "pod", lambda c: c.pod, name=True),
+        col.text("container", "container", lambda c: c.container, name=True),
+        col.Column(
+            "memory used / limit",
+            "mem_used_mib",
+            lambda c: numbers.mem_each_pair(c.mem_used_mib, c.mem_limit_mib),
+            lambda c: c.mem_used_mib,
+            "right",
+        ),
+        col.percent("used", "mem_used_percent", lambda c: c.mem_used_percent),
+        col.percent("SM util", "sm_utilization_percent", lambda c: c.sm_utilization_percent),
+        col.Column(
+            "last kernel",
+            "seconds_since_last_kernel",
+            _last_kernel,
+            lambda c: c.seconds_since_last_kernel,
+            "right",
+        ),
+    ),
+    empty_reason="no container series from the vGPU monitor",
+    omitted_hint="full table: --format csv --csv-table runtime",
+)
 
 
 def runtime_tables(summary: Summary, top: int) -> list[Table]:
     rt = summary.runtime
     if rt is None:
         return []
-    hosts: list[tuple[str, ...]] = [
+    hosts: TableSpec[HostGpuRuntime] = TableSpec(
         (
-            h.node,
-            str(h.device_index),
-            h.device_uuid,
-            mib(h.mem_used_mib) if h.mem_used_mib is not None else "n/a",
-            pct(h.utilization_percent) if h.utilization_percent is not None else "n/a",
-            ("yes" if h.scheduler_device_known else "no") if summary.gpus else "n/a",
-        )
-        for h in rt.host_gpus
-    ]
-    host_rows, host_omitted = _limit(hosts, top)
-    containers: list[tuple[str, ...]] = [
-        (
-            c.namespace,
-            c.pod,
-            c.container,
-            (mib(c.mem_used_mib) if c.mem_used_mib is not None else "n/a")
-            + " / "
-            + (mib(c.mem_limit_mib) if c.mem_limit_mib is not None else "n/a"),
-            pct(c.mem_used_percent) if c.mem_used_percent is not None else "n/a",
-            pct(c.sm_utilization_percent) if c.sm_utilization_percent is not None else "n/a",
-            f"{c.seconds_since_last_kernel:,.0f} s"
-            if c.seconds_since_last_kernel is not None
-            else "none yet",
-        )
-        for c in rt.containers
-    ]
-    ctr_rows, ctr_omitted = _limit(containers, top)
+            col.text("node", "node", lambda h: h.node, name=True),
+            col.count("idx", "device_index", lambda h: h.device_index),
+            col.text("GPU", "device_uuid", lambda h: h.device_uuid, name=True),
+            col.mem_each("memory used", "mem_used_mib", lambda h: h.mem_used_mib),
+            col.percent("utilisation", "utilization_percent", lambda h: h.utilization_percent),
+            col.text("scheduled", "scheduled", lambda h: _scheduled(summary, h)),
+        ),
+        empty_reason="no host GPU series from the vGPU monitor",
+        omitted_hint="full table: --format csv --csv-table runtime",
+    )
     return [
-        Table(
-            "Host GPUs (vGPU monitor)",
-            ("node", "idx", "GPU", "memory used", "utilisation", "scheduled"),
-            host_rows,
-            host_omitted,
-            "full table: --format csv --csv-table runtime",
-            "no host GPU series from the vGPU monitor",
-        ),
-        Table(
-            "Containers (vGPU monitor)",
-            (
-                "namespace",
-                "pod",
-                "container",
-                "memory used / limit",
-                "used",
-                "SM util",
-                "last kernel",
-            ),
-            ctr_rows,
-            ctr_omitted,
-            "full table: --format csv --csv-table runtime",
-            "no container series from the vGPU monitor",
+        hosts.table("Host GPUs (vGPU monitor)", rt.host_gpus[:top], _top(rt.host_gpus, top)),
+        CONTAINERS.table(
+            "Containers (vGPU monitor)", rt.containers[:top], _top(rt.containers, top)
         ),
     ]
+
+
+def _usage_or_failure(u: PodRealUsage, shown: str) -> str:
+    return "-" if u.failure is not None else shown
+
+
+REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
+    (
+        col.text("namespace", "namespace", lambda u: u.namespace, name=True),
+        col.text("pod", "pod", lambda u: u.pod, name=True),
+        col.text("container", "container", lambda u: u.container or "-", name=True),
+        col.Column(
+            "utilisation",
+            "utilization_percent",
+            lambda u: _usage_or_failure(u, numbers.percent(u.utilization_percent)),
+            lambda u: u.utilization_percent,
+            "right",
+        ),
+        col.Column(
+            "memory used",
+            "mem_used_mib",
+            lambda u: _usage_or_failure(
+                u, f"{numbers.mem_each(u.mem_used_mib)} of {numbers.mem_each(u.allocated_mem_mib)}"
+            ),
+            lambda u: u.mem_used_mib,
+            "right",
+        ),
+        col.Column(
+            "efficiency",
+            "mem_efficiency_percent",
+            lambda u: _usage_or_failure(u, numbers.percent(u.mem_efficiency_percent)),
+            lambda u: u.mem_efficiency_percent,
+            "right",
+        ),
+        col.wrapped("class / problem", "class", lambda u: u.failure or u.usage_class or "-"),
+    ),
+    empty_reason="no pod could be read",
+)
 
 
 def real_usage_table(summary: Summary, top: int) -> Table | None:
     if summary.real_usage is None:
         return None
-    rows: list[tuple[str, ...]] = []
-    for u in summary.real_usage:
-        if u.failure is not None:
-            rows.append((u.namespace, u.pod, u.container or "-", "-", "-", "-", u.failure))
-            continue
-        rows.append(
-            (
-                u.namespace,
-                u.pod,
-                u.container or "-",
-                pct(u.utilization_percent) if u.utilization_percent is not None else "n/a",
-                (mib(u.mem_used_mib) if u.mem_used_mib is not None else "n/a")
-                + f" of {mib(u.allocated_mem_mib)}",
-                pct(u.mem_efficiency_percent) if u.mem_efficiency_percent is not None else "n/a",
-                u.usage_class or "-",
-            )
-        )
-    shown, omitted = _limit(rows, top)
-    return Table(
-        "Real usage (nvidia-smi, point in time)",
-        (
-            "namespace",
-            "pod",
-            "container",
-            "utilisation",
-            "memory used",
-            "efficiency",
-            "class / problem",
-        ),
-        shown,
-        omitted,
-        "",
-        "no pod could be read",
-    )
+    usage = summary.real_usage
+    return REAL_USAGE.table("Real usage (nvidia-smi, point in time)", usage[:top], _top(usage, top))
+
+
+def _shape(s: ShapeFit) -> str:
+    if s.mem_per_gpu_mib is None:
+        memory = "whole memory" if s.cores_per_gpu >= 100 else f"{num(s.cores_per_gpu)}% memory"
+        return f"{s.gpus} GPU x {numbers.cores(s.cores_per_gpu)}, {memory}"
+    return f"1 GPU, {numbers.mem_each(s.mem_per_gpu_mib)}, no core share"
+
+
+def _where(s: ShapeFit) -> str:
+    where = ", ".join(f"{n} ({c:,})" for n, c in s.nodes) or "nowhere"
+    if s.node_count > len(s.nodes):
+        where += f" and {s.node_count - len(s.nodes):,} more node(s)"
+    return where
+
+
+CAPACITY: TableSpec[ShapeFit] = TableSpec(
+    (
+        col.text("job", "name", lambda s: s.name),
+        col.text("shape", "shape", _shape),
+        col.count("placements", "placements", lambda s: s.placements),
+        col.wrapped("where (top nodes)", "nodes", _where),
+    ),
+    empty_reason="no GPU device series in the input",
+)
 
 
 def capacity_table(summary: Summary) -> Table:
-    rows: list[tuple[str, ...]] = []
-    for s in summary.capacity:
-        if s.mem_per_gpu_mib is None:
-            shape = f"{s.gpus} GPU x {num(s.cores_per_gpu)} cores, " + (
-                "whole memory" if s.cores_per_gpu >= 100 else f"{num(s.cores_per_gpu)}% memory"
-            )
-        else:
-            shape = f"1 GPU, {mib(s.mem_per_gpu_mib)}, no core share"
-        where = ", ".join(f"{n} ({c})" for n, c in s.nodes) or "nowhere"
-        if s.node_count > len(s.nodes):
-            where += f" and {s.node_count - len(s.nodes)} more node(s)"
-        rows.append((s.name, shape, str(s.placements), where))
-    return Table(
-        "Capacity outlook (which job shapes fit now)",
-        ("job", "shape", "placements", "where (top nodes)"),
-        tuple(rows),
-        0,
-        "",
-        "no GPU device series in the input",
+    return CAPACITY.table(
+        "Capacity outlook, whole cluster (which job shapes fit now)", summary.capacity
     )

@@ -18,7 +18,7 @@ from core.line_limits import (
 )
 from core.model import SourceInfo
 from core.views import render
-from core.views.text_view import _fit_widths
+from core.views.table_spec import NAME_MIN_WIDTH, Table, fixed_width, take_from_widest
 from tests.conftest import read_fixture
 
 SOURCE = SourceInfo(kind="paste", label="pasted text")
@@ -120,27 +120,22 @@ def test_nothing_left_within_the_limits_is_refused_with_the_lines_named() -> Non
 
 def test_a_four_megabyte_label_value_from_a_trusted_source_still_renders() -> None:
     """Tables cut a huge cell at the line width without walking its length."""
-    widths = _fit_widths([4_000_000, 12, 4_000_000], 100, ())
-    assert widths == [68, 12, 16]
+    table = Table("t", ("a", "b", "c"), (("x" * 4_000_000, "y" * 12, "z" * 4_000_000),))
+    lines = fixed_width(table, 100)
+    assert max(map(len, lines)) <= 100 and "yyyyyyyyyyyy" in lines[1]
     text = render(summarize_text(read_fixture("scheduler-small.prom"), SOURCE), "text")
     assert "HAMi GPU allocation summary" in text
 
 
-def reference_fit(widths: list[int], width: int, elastic: tuple[int, ...]) -> list[int]:
+def reference_take(widths: list[int], columns: list[int], over: int) -> list[int]:
     """The one-character-at-a-time algorithm the view's fitting must agree with."""
-    gap = 2 * (len(widths) - 1)
     widths = list(widths)
-    widths[-1] = min(widths[-1], max(width - sum(widths[:-1]) - gap, 16))
-    for column in elastic:
-        excess = sum(widths) + gap - width
-        if excess <= 0:
-            break
-        widths[column] = max(widths[column] - excess, 8)
-    while sum(widths) + gap > width:
-        widest = max(range(len(widths) - 1), key=lambda i: widths[i])
-        if widths[widest] <= 8:
+    while over > 0:
+        widest = max(columns, key=lambda i: widths[i], default=None)
+        if widest is None or widths[widest] <= NAME_MIN_WIDTH:
             break
         widths[widest] -= 1
+        over -= 1
     return widths
 
 
@@ -149,13 +144,15 @@ def reference_fit(widths: list[int], width: int, elastic: tuple[int, ...]) -> li
     st.integers(4, 140),
     st.data(),
 )
-def test_fitting_widths_agrees_with_the_one_at_a_time_algorithm(
+def test_taking_from_the_widest_agrees_with_the_one_at_a_time_algorithm(
     widths: list[int], width: int, data: st.DataObject
 ) -> None:
-    elastic = data.draw(st.lists(st.sampled_from(range(len(widths) - 1)), unique=True))
-    assert _fit_widths(widths, width, tuple(elastic)) == reference_fit(
-        widths, width, tuple(elastic)
-    )
+    columns = data.draw(st.lists(st.sampled_from(range(len(widths))), unique=True))
+    # As when laying out a line: at least how far the columns together run past it.
+    over = max(sum(widths) - width, 0) + data.draw(st.integers(0, 2000))
+    fast = list(widths)
+    take_from_widest(fast, columns, over, width)
+    assert fast == reference_take(widths, columns, over)
 
 
 @given(st.lists(st.sampled_from([0, 1, 999, 1000, 1001, 2500]), max_size=8), st.booleans())

@@ -159,7 +159,7 @@ def test_capacity_shapes_count_placements_per_node() -> None:
     assert shapes["4 whole GPUs"].placements == 1 and shapes["4 whole GPUs"].nodes == (("a", 1),)
     assert shapes["8 whole GPUs"].placements == 0
     assert shapes["half GPU"].placements == 6 * 2 + 1
-    assert shapes["memory-only 40,960 MiB"].placements == 6
+    assert shapes["memory-only 40.0 GiB"].placements == 6
 
 
 def test_checks_warn_with_numbers_on_both_sides() -> None:

@@ -40,9 +40,20 @@ def large() -> Summary:
 
 def test_text_report_follows_spec_order_and_says_what_it_is_based_on(small: Summary) -> None:
     text = render(small, "text")
-    order = [
+    first_page = [
         "Source: cluster prod, context prod-admin; scraped",
         "This report reflects scheduler allocation state",
+        "6 GPUs on 2 nodes",
+        "By GPU model",
+        "Every GPU",
+        "Namespaces",
+        "Needs attention",
+        "Capacity outlook by GPU model",
+    ]
+    positions = [text.index(marker) for marker in first_page]
+    assert positions == sorted(positions)
+    details = text[text.index("\nDetails\n") :]
+    order = [
         "Cluster overview",
         "Nodes",
         "GPUs",
@@ -51,15 +62,15 @@ def test_text_report_follows_spec_order_and_says_what_it_is_based_on(small: Summ
         "Findings",
         "Consistency checks",
         "Runtime usage",
-        "Capacity outlook",
+        "Capacity outlook, whole cluster",
     ]
-    positions = [text.index(marker) for marker in order]
+    positions = [details.index(marker) for marker in order]
     assert positions == sorted(positions)
     age = re.search(r"scraped \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \((\d+) s ago\)", text)
     assert age is not None and int(age.group(1)) >= 42
-    assert "Cores allocated 275 / 600 (45.8%)" in text
-    assert "Memory allocated 78,848 MiB / 168,960 MiB (77.0 GiB / 165.0 GiB, 46.7%)" in text
-    assert "Free: 2 whole GPU(s), 325 cores, 90,112 MiB (88.0 GiB)" in text
+    assert "Cores allocated 275 / 600 cores (45.8%)" in text
+    assert "Memory allocated 77.0 GiB / 165 GiB (46.7%)" in text
+    assert "Free: 2 whole GPUs, 325 cores, 88.0 GiB" in text
     assert "(none: no vGPU monitor metrics in the input" in text
 
 
@@ -70,30 +81,38 @@ def test_reports_fit_100_columns_and_stay_short_on_1000_nodes(large: Summary, fm
     if fmt == "text":
         too_wide = [line for line in lines if len(line) > 100]
         assert too_wide == []
-    assert len(lines) < 320  # every table is cut to its top 20 rows
+        # The first page is one screen: everything before the details.
+        assert lines.index("Details") < 70
+    assert len(lines) < 330  # every table is cut to its top 20 rows
     assert f"{len(large.gpus) - 20:,} more row(s) not shown (full table: --format csv)" in report
-    assert "Nodes (20 of 1000, most free first)" in report
+    assert "Nodes (20 of 1,000, most free first" in report
     whole = next(s for s in large.capacity if s.name == "1 whole GPU")
     assert whole.node_count > len(whole.nodes) == 5
-    assert f"and {whole.node_count - 5} more node(s)" in " ".join(report.split())
+    assert f"and {whole.node_count - 5:,} more node(s)" in " ".join(report.split())
 
 
 def test_markdown_has_the_same_sections(small: Summary) -> None:
     md = render(small, "markdown")
     headings = [line for line in md.splitlines() if line.startswith("#")]
-    assert headings[:9] == [
+    assert headings[:15] == [
         "# HAMi GPU allocation summary",
+        "## By GPU model",
+        "## Every GPU",
+        "## Namespaces (5 pods)",
+        "## Needs attention",
+        "## Capacity outlook by GPU model",
+        "# Details",
         "## Cluster overview",
-        "## Nodes",
+        "## Nodes (I/P/F/X = idle/partial/full/inconsistent GPUs)",
         "## GPUs",
         "## Workloads",
-        "## Namespaces",
+        "## Namespaces (over quota and near it first; quota = highest use of a limit)",
         "## Top pods per namespace (up to 3 each)",
-        "## Quotas (HAMi accounting; limit 0 or none means no limit)",
+        "## Quotas (over and near the limit first; limit 0 or none means no limit)",
         "## Findings",
     ]
-    assert "| team-b | nvidia.com/gpumem | 12,288 MiB | 16,384 MiB | 75.0% of limit |" in md
-    assert "| gpu-node-1/1 | A100-PCIE-40GB | 100/100 100% |" in md
+    assert "| team-b | nvidia.com/gpumem | 12.0 GiB | 16.0 GiB | 75.0% of limit |" in md
+    assert "| gpu-node-1/1 | A100-PCIE-40GB | 100.0% | 40.0/40.0 GiB | 100.0% |" in md
 
 
 def test_json_contract(small: Summary) -> None:
@@ -186,11 +205,12 @@ def test_unknown_format_is_refused(small: Summary) -> None:
         render(small, "yaml")
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown"])
-def test_the_hint_for_cut_tables_can_name_another_command(large: Summary, fmt: str) -> None:
-    from core.views import markdown_view, text_view
+def test_the_first_page_names_the_commands_of_its_surface(large: Summary) -> None:
+    from core.views import text_view
+    from core.views.attention import Hints
 
-    view = text_view if fmt == "text" else markdown_view
-    report = view.render(large, full_table_hint="type csv for the full tables")
-    assert "more row(s) not shown (type csv for the full tables)" in report
-    assert "--format csv" not in report
+    chat = Hints("type gpus", "type csv", "type csv", "type workloads", "type csv",
+                 "type csv", "type fit 4xH100")
+    page = text_view.first_page(large, chat)
+    assert "type gpus" in page and "type csv" in page
+    assert "--format csv" not in page and "Details" not in page

@@ -28,8 +28,8 @@ def test_markdown_rows_stay_one_line_each() -> None:
     report = render(summary_with_odd_pod(), "markdown", top=20)
     rows = [line for line in report.split("\n") if "llm" in line]
     assert rows == [
-        f"| team-a | {POD_SHOWN} | gpu-node-1/0 | 30 | 10,240 MiB | fraction, shared |",
-        f"| team-a | 30 | 10,240 MiB | {POD_SHOWN} |",
+        f"| team-a | {POD_SHOWN} | gpu-node-1/0 | 30 | 10.0 GiB | fraction, shared |",
+        f"| team-a | 30 | 10.0 GiB | {POD_SHOWN} |",
     ]
     assert "\x1b" not in report
 
@@ -38,8 +38,8 @@ def test_text_rows_stay_one_line_each() -> None:
     report = render(summary_with_odd_pod(), "text", top=20)
     rows = [" ".join(line.split()) for line in report.split("\n") if "llm" in line]
     assert rows == [
-        f"team-a {POD_SHOWN} gpu-node-1/0 30 10,240 MiB fraction, shared",
-        f"team-a 30 10,240 MiB {POD_SHOWN}",
+        f"team-a {POD_SHOWN} gpu-node-1/0 30 10.0 GiB fraction, shared",
+        f"team-a 30 10.0 GiB {POD_SHOWN}",
     ]
     assert "\x1b" not in report
 
