@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
-from bot.conversation.formatting import given_text, usage_failure_lines
+from bot.conversation.formatting import given_text
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
     AdminReply,
@@ -49,8 +49,8 @@ from bot.conversation.replies import (
 )
 from bot.conversation.service import Conversation, GivenFile
 from core.summary.build import human_size
-from core.views.attention import Hints
 from core.text_decoding import decode_metrics_bytes
+from core.views.attention import Hints
 
 log = logging.getLogger("hami_summary.chat")
 
@@ -163,13 +163,6 @@ class ChatSession:
         if isinstance(reply, SummaryReply):
             # The first reply, as in Slack: one screen; gpus, workloads and csv bring the rest.
             self.say(text_view.first_page(reply.summary, CHAT_HINTS).rstrip())
-            # The report's real-usage table names each failure's cause; what went wrong
-            # (and what to change) is said here, as in the Slack reply.
-            failures = usage_failure_lines(reply.summary)
-            if failures:
-                self.say("Real usage could not be read, by cause:")
-                for line in failures:
-                    self.say(f"  - {line}")
             if reply.age_seconds and reply.summary.source.kind != "cluster":
                 # The report's header has a cluster's scrape time; pasted text has none, so
                 # say when it was given (follow-ups answer from it later).

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from core.model import ExecFailure, PodRealUsage, Summary, UsageClass
+from core.model import PodRealUsage, Summary, UsageClass
 from core.views import tables
 from core.views.tables import age_text, num, pct
 from core.views.text_view import format_table
@@ -136,15 +136,6 @@ def usage_headline(summary: Summary) -> str | None:
             f"pods read{classes}")
 
 
-def usage_failures_by_cause(summary: Summary) -> list[tuple[ExecFailure, list[PodRealUsage]]]:
-    """Pods that could not be read, grouped by cause (SPEC 11), largest group first."""
-    groups: dict[ExecFailure, list[PodRealUsage]] = {}
-    for usage in summary.real_usage or ():
-        if usage.failure is not None:
-            groups.setdefault(usage.failure, []).append(usage)
-    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
-
-
 def usage_row(usage: PodRealUsage) -> list[str]:
     """One read pod: pod, utilisation, memory used of allocated, efficiency, class."""
     util = pct(usage.utilization_percent) if usage.utilization_percent is not None else "n/a"
@@ -164,18 +155,3 @@ def usage_row(usage: PodRealUsage) -> list[str]:
 
 
 USAGE_HEADER = ("pod", "util", "mem used/alloc MiB", "efficiency", "class")
-
-
-def usage_failure_lines(summary: Summary, *, pods_shown: int = 6) -> list[str]:
-    """``cause (n): pods — detail`` per failure cause, plain text (no markup)."""
-    lines = []
-    for cause, pods in usage_failures_by_cause(summary):
-        names = ", ".join(usage_pod_name(u) for u in pods[:pods_shown])
-        if len(pods) > pods_shown:
-            names += f" and {len(pods) - pods_shown:,} more"
-        detail = next((u.detail for u in pods if u.detail), "")
-        if detail:
-            # Details name the pod's container or namespace: one stands for the group.
-            names += f" — {'e.g. ' if len(pods) > 1 else ''}{detail}"
-        lines.append(f"{cause} ({len(pods):,}): {names}")
-    return lines

@@ -10,8 +10,7 @@ from bot.conversation.replies import MessageReply
 from bot.store.state import ClusterTarget, ThreadSubject
 
 ALLOCATION_NOTE = (
-    "HAMi's scheduler *allocation* (cores and GPU memory handed out to pods), not live GPU "
-    "utilisation; 100 cores = one whole GPU."
+    "*Allocation* (what HAMi handed out), not live utilisation; 100 cores = one GPU."
 )
 
 

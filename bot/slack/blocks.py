@@ -184,8 +184,21 @@ def _fallback_text(summary: Summary, digest: Digest) -> str:
     )
     attention = next((s for s in digest.sections if s.key == "attention"), None)
     items = [item[0].strong for item in attention.lines] if attention is not None else []
-    if items and items[0] != "Nothing":
+    if items and items[0] != "Nothing found":
         text += " Needs attention: " + ", ".join(items) + "."
+    runtime = summary.runtime
+    if runtime is not None:
+        text += (
+            f" Runtime: {count(len(runtime.host_gpus), 'host GPU')} and "
+            f"{count(len(runtime.containers), 'container')} measured by the vGPU monitors, "
+            f"{count(len(runtime.missing_monitors), 'monitor')} not reached."
+        )
+    if summary.real_usage is not None:
+        unread = sum(1 for u in summary.real_usage if u.failure is not None)
+        text += (
+            f" Real usage: {count(len(summary.real_usage) - unread, 'pod')} read by nvidia-smi, "
+            f"{unread:,} could not be read."
+        )
     return clip(text, FALLBACK_TEXT_MAX)
 
 

@@ -147,8 +147,9 @@ def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
         )
     runtime = summary.runtime
     if runtime is not None and runtime.missing_monitors:
+        # Each entry is "node: why"; the first says why in full, the others by their node.
         missing = runtime.missing_monitors
-        names = [m.split(":", 1)[0] for m in missing]
+        names = [missing[0], *(m.split(":", 1)[0] for m in missing[1:])]
         items.append(
             _item(
                 len(missing),
@@ -156,22 +157,9 @@ def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
                 "vGPU monitors not reached",
                 names,
                 hints.runtime,
+                "their GPUs and containers are missing above",
             )
         )
-    if summary.real_usage is not None:
-        unread = [u for u in summary.real_usage if u.failure is not None]
-        if unread:
-            causes = sorted({u.failure or "" for u in unread})
-            items.append(
-                (
-                    Fact(
-                        numbers.counted(len(unread), "pod") + " not read by nvidia-smi",
-                        ": "
-                        + ", ".join(causes[:EXAMPLES])
-                        + (f" ({hints.workloads})" if len(causes) > EXAMPLES else ""),
-                    ),
-                )
-            )
     return items
 
 

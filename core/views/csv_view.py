@@ -11,10 +11,11 @@ import io
 from collections.abc import Callable, Iterable
 
 from core.model import Summary
+from core.views.digest_tables import MODEL_RECORDS
 from core.views.runtime_csv import runtime_csv
 from core.views.spreadsheet import may_start_a_formula, spreadsheet_cell
 
-TABLES = ("gpus", "workloads", "nodes", "namespaces", "runtime")
+TABLES = ("gpus", "workloads", "nodes", "namespaces", "models", "runtime")
 
 
 def _write(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
@@ -163,7 +164,11 @@ def namespaces_csv(summary: Summary) -> str:
             "gpus_touched",
             "allocations",
             "class",
-            "quota",
+            "nodes_touched",
+            "footprint_percent",
+            "quota_use_percent",
+            # resource=used/limit ("-": no limit); gpumem figures in MiB, gpucores in cores
+            "quota_used/limit_mib_or_cores",
         ),
         (
             (
@@ -176,6 +181,9 @@ def namespaces_csv(summary: Summary) -> str:
                 ns.gpus_touched,
                 ns.allocations,
                 ns.usage_class,
+                ns.nodes_touched,
+                round(ns.footprint_percent, 4),
+                "" if ns.quota_use_percent is None else round(ns.quota_use_percent, 4),
                 " ".join(
                     f"{f.resource}={f.used:g}/{'-' if f.limit is None else f'{f.limit:g}'}"
                     for f in ns.quota
@@ -186,11 +194,17 @@ def namespaces_csv(summary: Summary) -> str:
     )
 
 
+def models_csv(summary: Summary) -> str:
+    """One row per GPU model: exact figures, memory in MiB (``*_mib``)."""
+    return _write(MODEL_RECORDS.csv_header(), MODEL_RECORDS.csv_rows(summary.models))
+
+
 _BY_NAME: dict[str, Callable[[Summary], str]] = {
     "gpus": gpus_csv,
     "workloads": workloads_csv,
     "nodes": nodes_csv,
     "namespaces": namespaces_csv,
+    "models": models_csv,
     # host GPUs, containers and unreachable monitors of the vGPU monitor section
     "runtime": runtime_csv,
 }

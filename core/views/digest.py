@@ -17,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.model import ModelSummary, NamespaceSummary, PodRealUsage, Summary
+from core.model import ModelSummary, NamespaceSummary, Summary
 from core.summary.build import ALLOCATION_ONLY_NOTE
 from core.views import digest_tables, numbers
-from core.views.attention import Fact, Hints, Line, attention
+from core.views.attention import EXAMPLES, Fact, Hints, Line, attention
 from core.views.names import short_type
 from core.views.table_spec import Table
+from core.views.usage_lines import usage_failure_lines
 
 # Every GPU is listed up to this many; above, the per-model table stands for them.
 ALL_GPUS_UP_TO = 16
@@ -89,49 +90,20 @@ def _allocation_headline(summary: Summary) -> list[Line]:
     c = summary.cluster
     incomplete = sum(1 for g in summary.gpus if "incomplete" in g.flags)
     unknown = f" ({numbers.counted(incomplete, 'GPU')} not known)" if incomplete else ""
+    cores = numbers.cores_pair(c.core_allocated, c.core_limit)
+    memory = numbers.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)
     lines: list[Line] = [
         (
             Fact(numbers.counted(c.gpus, "GPU"), f" on {numbers.counted(c.nodes, 'node')}"),
-            Fact(numbers.percent(c.core_allocated_percent), " allocated", "cores "),
-            Fact(numbers.percent(c.mem_allocated_percent), " allocated", "memory "),
+            Fact(numbers.percent(c.core_allocated_percent), f" allocated ({cores})", "cores "),
         ),
         (
+            Fact(numbers.percent(c.mem_allocated_percent), f" allocated ({memory})", "memory "),
             Fact(numbers.count(c.free_whole_gpus), f" whole GPUs free{unknown}"),
-            _largest_job(summary),
         ),
+        (_largest_job(summary),),
     ]
-    runtime = summary.runtime
-    if runtime is not None:
-        missing = len(runtime.missing_monitors)
-        lines.append(
-            (
-                Fact(
-                    numbers.counted(len(runtime.host_gpus), "host GPU"),
-                    " and " + numbers.counted(len(runtime.containers), "container") + " measured",
-                    "runtime (vGPU monitor): ",
-                ),
-                *((Fact(numbers.count(missing), " monitors not reached"),) if missing else ()),
-            )
-        )
-    if summary.real_usage is not None:
-        lines.append(_real_usage_line(summary.real_usage))
     return lines
-
-
-def _real_usage_line(usage: Sequence[PodRealUsage]) -> Line:
-    read = [u for u in usage if u.failure is None]
-    classes = [
-        Fact(numbers.count(sum(1 for u in read if u.usage_class == name)), "", f"{name} ")
-        for name in _USAGE_RANK
-    ]
-    return (
-        Fact(
-            numbers.count(len(read)),
-            f" of {numbers.counted(len(usage), 'pod')} read",
-            "real usage (nvidia-smi, point in time): ",
-        ),
-        *(classes if read else ()),
-    )
 
 
 def _runtime_headline(summary: Summary) -> list[Line]:
@@ -230,85 +202,128 @@ def _namespaces_section(summary: Summary, hints: Hints) -> Section | None:
     )
 
 
-def _runtime_sections(summary: Summary, hints: Hints) -> list[Section]:
-    """Runtime first, for input with the vGPU monitor's metrics only."""
+def _more(count: int, noun: str, where: str) -> str:
+    return f"{numbers.counted(count, noun)} more: {where}" if count else ""
+
+
+def _host_section(summary: Summary, hints: Hints) -> Section | None:
     runtime = summary.runtime
-    if runtime is None or _devices_known(summary):
-        return []
-    sections = []
-    hosts = sorted(
-        runtime.host_gpus, key=lambda h: (-(h.mem_used_mib or 0.0), h.node, h.device_index)
+    if runtime is None:
+        return None
+    hosts = list(runtime.host_gpus)
+    missing = len(runtime.missing_monitors)
+    title = (
+        "Runtime (vGPU monitor, measured at scrape time): "
+        + numbers.counted(len(hosts), "host GPU")
+        + ", "
+        + numbers.counted(len(runtime.containers), "container")
+        + (f", {numbers.counted(missing, 'monitor')} not reached" if missing else "")
     )
-    if hosts:
-        shown = hosts[:ALL_GPUS_UP_TO]
-        sections.append(
-            Section(
-                "hosts",
-                "GPUs measured by the vGPU monitor",
-                "memory used and utilisation now",
-                digest_tables.HOST_GPUS.table("GPUs", shown, len(hosts) - len(shown)),
-                after=f"{len(hosts) - len(shown):,} more: {hints.runtime}"
-                if len(hosts) > len(shown)
-                else "",
-            )
+    if len(hosts) > ALL_GPUS_UP_TO:
+        # The busiest first: where the measured use is.
+        hosts.sort(key=lambda h: (-(h.mem_used_mib or 0.0), h.node, h.device_index))
+    shown = hosts[:TOP_RUNTIME_ROWS] if len(hosts) > ALL_GPUS_UP_TO else hosts
+    more = _more(len(hosts) - len(shown), "host GPU", hints.runtime)
+    if not _devices_known(summary):
+        table = digest_tables.HOST_GPUS.table("GPUs", shown, len(hosts) - len(shown))
+        note = "memory used and utilisation now"
+    else:
+        by_uuid = {g.device_uuid: g for g in summary.gpus}
+        rows = [(h, by_uuid.get(h.device_uuid)) for h in shown]
+        table = digest_tables.HOST_GPUS_WITH_ALLOCATION.table(
+            "GPUs", rows, len(hosts) - len(shown)
         )
+        note = digest_tables.HOST_GPUS_NOTE
+    return Section("hosts", title, note, table if hosts else None, after=more)
+
+
+def _containers_section(summary: Summary, hints: Hints) -> Section | None:
+    runtime = summary.runtime
+    if runtime is None or not runtime.containers:
+        return None
+    idle = {(i.namespace, i.pod) for i in summary.idle_allocations or ()}
     containers = sorted(
-        runtime.containers, key=lambda c: (-(c.mem_used_mib or 0.0), c.namespace, c.pod)
+        runtime.containers,
+        key=lambda c: ((c.namespace, c.pod) not in idle, -(c.mem_used_mib or 0.0),
+                       c.namespace, c.pod),
     )
-    if containers:
-        shown_c = containers[:TOP_RUNTIME_ROWS]
-        more = len(containers) - len(shown_c)
-        sections.append(
-            Section(
-                "containers",
-                "Containers",
-                digest_tables.CONTAINERS_NOTE,
-                digest_tables.CONTAINERS.table("Containers", shown_c, more),
-                after=f"{numbers.count(more)} more: {hints.runtime}" if more else "",
-            )
-        )
-    return sections
+    shown = containers[:TOP_RUNTIME_ROWS]
+    where = {g.device_uuid: f"{g.node}/{g.device_index}" for g in summary.gpus}
+    for h in runtime.host_gpus:
+        where.setdefault(h.device_uuid, f"{h.node}/{h.device_index}")
+    return Section(
+        "containers",
+        f"Containers ({numbers.count(len(containers))}), idle first",
+        digest_tables.CONTAINERS_NOTE,
+        digest_tables.containers_spec(where).table("Containers", shown,
+                                                   len(containers) - len(shown)),
+        after=_more(len(containers) - len(shown), "container", hints.runtime),
+    )
 
 
 def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
-    if summary.real_usage is None:
+    usage = summary.real_usage
+    if usage is None:
         return None
     read = sorted(
-        (u for u in summary.real_usage if u.failure is None),
-        key=lambda u: (
-            _USAGE_RANK.get(u.usage_class or "", 9),
-            u.mem_efficiency_percent or 0.0,
-            u.namespace,
-            u.pod,
-        ),
+        (u for u in usage if u.failure is None),
+        key=lambda u: (_USAGE_RANK.get(u.usage_class or "", 9),
+                       u.mem_efficiency_percent or 0.0, u.namespace, u.pod),
     )
-    if not read:
-        return None
     shown = read[:TOP_RUNTIME_ROWS]
-    more = len(read) - len(shown)
+    classes = " · ".join(
+        f"{name} {sum(1 for u in read if u.usage_class == name):,}" for name in _USAGE_RANK
+    )
+    note = f"{numbers.counted(len(read), 'pod')} read of {len(usage):,}" + (
+        f" · {classes}" if read else ""
+    )
+    unread = len(usage) - len(read)
+    causes = tuple(
+        (Fact(line.split(":", 1)[0], ":" + line.split(":", 1)[1]),)
+        for line in usage_failure_lines(summary, pods_shown=EXAMPLES)[:EXAMPLES]
+    )
+    if unread:
+        causes = ((Fact(f"Could not read {numbers.counted(unread, 'pod')}", ", by cause:"),),
+                  *causes)
     return Section(
         "real usage",
-        "Real usage (nvidia-smi, point in time), most idle first",
-        digest_tables.REAL_USAGE_NOTE,
-        digest_tables.REAL_USAGE.table("Real usage", shown, more),
-        after=f"{numbers.count(more)} more: {hints.workloads}" if more else "",
+        "Real usage (nvidia-smi, point in time)",
+        note,
+        digest_tables.REAL_USAGE.table("Real usage", shown, len(read) - len(shown))
+        if read else None,
+        lines=causes,
+        after=_more(len(read) - len(shown), "pod read", hints.workloads),
     )
+
+
+def _nothing_found(summary: Summary) -> Fact:
+    """What was checked and found clear, and what could not be checked (never "none" for a
+    figure the input does not give)."""
+    clear, unknown = [], []
+    if any(ns.quota for ns in summary.namespaces):
+        clear.append("no namespace over quota")
+    else:
+        unknown.append("quota use (no quota series)")
+    if _devices_known(summary):
+        clear.append("no inconsistent or overcommitted GPU, no fragmented node")
+    else:
+        unknown.append("GPU states (no scheduler device series)")
+    if any(check.status == "pass" for check in summary.checks):
+        clear.append("no failed check")
+    if summary.idle_allocations is None:
+        unknown.append("idle allocations (no runtime data)")
+    else:
+        clear.append("no idle allocation measured")
+    text = "; ".join(clear)
+    if unknown:
+        text += ("; " if text else "") + "not known: " + ", ".join(unknown)
+    return Fact("Nothing found", f": {text}")
 
 
 def _attention_section(summary: Summary, hints: Hints) -> Section:
     items = attention(summary, hints)
     if not items:
-        idle = (
-            "; idle allocations not known (no runtime data)"
-            if summary.idle_allocations is None
-            else ""
-        )
-        nothing = Fact(
-            "Nothing",
-            ": no namespace over quota, no inconsistent or overcommitted GPU, no fragmented "
-            f"node, no failed check{idle}",
-        )
-        return Section("attention", "Needs attention", lines=((nothing,),))
+        return Section("attention", "Needs attention", lines=((_nothing_found(summary),),))
     scope = " (the filtered rows)" if summary.filters else ""
     return Section("attention", f"Needs attention{scope}", lines=tuple(items))
 
@@ -332,9 +347,10 @@ def build_digest(summary: Summary, hints: Hints) -> Digest:
         gpus = _gpus_section(summary)
         if gpus is not None:
             sections.append(gpus)
-    sections += _runtime_sections(summary, hints)
     for section in (
         _namespaces_section(summary, hints),
+        _host_section(summary, hints),
+        _containers_section(summary, hints),
         _real_usage_section(summary, hints),
         _attention_section(summary, hints),
         _outlook_section(summary, hints) if known else None,
@@ -360,7 +376,7 @@ def build_digest(summary: Summary, hints: Hints) -> Digest:
         headline=tuple(headline),
         sections=tuple(sections),
         more=(
-            f"Every GPU: {hints.gpus} · every pod: {hints.workloads} · everything else: "
+            f"Every GPU: {hints.gpus} · every pod: {hints.workloads} · every table: "
             f"{hints.everything}."
         ),
         scope=_scope(summary),

@@ -163,34 +163,77 @@ HOST_GPUS: TableSpec[HostGpuRuntime] = TableSpec(
 )
 
 
+def _allocated(row: tuple[HostGpuRuntime, GpuSummary | None], value: str) -> str:
+    return value if row[1] is not None else "-"
+
+
+HOST_GPUS_WITH_ALLOCATION: TableSpec[tuple[HostGpuRuntime, GpuSummary | None]] = TableSpec(
+    (
+        col.text("GPU", "gpu", lambda r: gpu_name(r[0].node, r[0].device_index), name=True),
+        col.mem_each("used", "mem_used_mib", lambda r: r[0].mem_used_mib),
+        col.percent("util", "utilization_percent", lambda r: r[0].utilization_percent),
+        col.Column(
+            "cores alloc",
+            "scheduler_core_allocated_percent",
+            lambda r: _allocated(r, numbers.percent(r[1].core_allocated_percent if r[1] else 0)),
+            lambda r: r[1].core_allocated_percent if r[1] else None,
+            "right",
+        ),
+        col.Column(
+            "memory alloc",
+            "scheduler_mem_allocated_mib",
+            lambda r: _allocated(
+                r,
+                numbers.mem_each_pair(r[1].mem_allocated_mib, r[1].mem_limit_mib) if r[1] else "",
+            ),
+            lambda r: r[1].mem_allocated_mib if r[1] else None,
+            "right",
+        ),
+        col.text(
+            "state",
+            "scheduler_state",
+            lambda r: r[1].state
+            if r[1] is not None
+            else ("scheduled" if r[0].scheduler_device_known else "not in scheduler"),
+        ),
+    ),
+    empty_reason="no host GPU series from the vGPU monitor",
+)
+HOST_GPUS_NOTE = "measured memory used and utilisation · the scheduler's allocation"
+
+
 def _last_kernel(c: ContainerRuntime) -> str:
     if c.seconds_since_last_kernel is None:
         return "none yet"
     return numbers.seconds(c.seconds_since_last_kernel) + " ago"
 
 
-CONTAINERS: TableSpec[ContainerRuntime] = TableSpec(
-    (
-        col.text("pod", "pod", lambda c: pod_name(c.namespace, c.pod), name=True),
-        col.Column(
-            "memory",
-            "mem_used_mib",
-            lambda c: numbers.mem_each_pair(c.mem_used_mib, c.mem_limit_mib),
-            lambda c: c.mem_used_mib,
-            "right",
+def containers_spec(where: dict[str, str]) -> TableSpec[ContainerRuntime]:
+    """The containers the vGPU monitor measured; ``where`` names each GPU (by UUID) by its node
+    and index, as the scheduler lists it."""
+    return TableSpec(
+        (
+            col.text("pod", "pod", lambda c: pod_name(c.namespace, c.pod), name=True),
+            col.Column("container", "container", lambda c: c.container, width="name",
+                       optional=1),
+            col.text("GPU", "gpu", lambda c: where.get(c.device_uuid, "-"), name=True),
+            col.Column(
+                "memory",
+                "mem_used_mib",
+                lambda c: numbers.mem_each_pair(c.mem_used_mib, c.mem_limit_mib),
+                lambda c: c.mem_used_mib,
+                "right",
+            ),
+            col.percent("used", "mem_used_percent", lambda c: c.mem_used_percent),
+            col.percent("SM", "sm_utilization_percent", lambda c: c.sm_utilization_percent),
+            col.Column("last kernel", "seconds_since_last_kernel", _last_kernel,
+                       lambda c: c.seconds_since_last_kernel, "right"),
         ),
-        col.percent("SM", "sm_utilization_percent", lambda c: c.sm_utilization_percent),
-        col.Column(
-            "last kernel",
-            "seconds_since_last_kernel",
-            _last_kernel,
-            lambda c: c.seconds_since_last_kernel,
-            "right",
-        ),
-    ),
-    empty_reason="no container series from the vGPU monitor",
-)
-CONTAINERS_NOTE = "memory = used of the container's vGPU limit; SM = its utilisation"
+        empty_reason="no container series from the vGPU monitor",
+    )
+
+
+CONTAINERS_NOTE = "memory used of the vGPU limit · SM utilisation"
 
 
 REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(

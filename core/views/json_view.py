@@ -10,14 +10,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.families import FAMILIES
 from core.model import (
     ClusterOverview,
     GpuSummary,
+    ModelSummary,
     NamespaceSummary,
     NodeSummary,
+    ShapeFit,
     Summary,
     Workload,
 )
+from core.views.digest_tables import MODEL_RECORDS
 
 SCHEMA_VERSION = 1
 
@@ -50,6 +54,28 @@ def _cluster(c: ClusterOverview) -> dict[str, Any]:
         "distribution": c.distribution,
         "capacity_answer": c.capacity_answer,
     }
+
+
+# Cluster figures that come from the scheduler's device series; without them (vGPU monitor
+# metrics only) they are not known: null, never 0.
+_DEVICE_FIGURES = (
+    "nodes", "gpus", "core_limit", "core_allocated", "core_allocated_percent", "mem_limit_mib",
+    "mem_allocated_mib", "mem_allocated_percent", "idle_gpus", "partial_gpus", "full_gpus",
+    "inconsistent_gpus", "shared_gpus", "exclusive_gpus", "free_whole_gpus", "free_cores",
+    "free_mem_mib",
+)
+_ALLOCATION_ROLES = frozenset({"pod_core_allocated", "pod_mem_allocated_bytes", "quota_used"})
+
+
+def _cluster_known(summary: Summary) -> dict[str, Any]:
+    """The cluster object with what the input cannot tell as null."""
+    cluster = _cluster(summary.cluster)
+    if not summary.gpus and not summary.cluster.gpus:
+        cluster.update(dict.fromkeys(_DEVICE_FIGURES))
+    roles = {FAMILIES[name].role for name, _ in summary.input.families if name in FAMILIES}
+    if not roles & _ALLOCATION_ROLES:
+        cluster.update(pods=None, namespaces=None)
+    return cluster
 
 
 def _node(n: NodeSummary) -> dict[str, Any]:
@@ -130,7 +156,31 @@ def _namespace(ns: NamespaceSummary) -> dict[str, Any]:
         "quota": {f.resource: {"used": f.used, "limit": f.limit} for f in ns.quota},
         "totals_from": ns.totals_from,
         "class": ns.usage_class,
+        "size_class": ns.size_class or None,
+        "shape": ns.shape or None,
+        "nodes_touched": ns.nodes_touched,
+        "footprint_percent": _r(ns.footprint_percent),
+        "quota_use_percent": None if ns.quota_use_percent is None else _r(ns.quota_use_percent),
+        "quota_state": ns.quota_state,
     }
+
+
+def _shape(s: ShapeFit) -> dict[str, Any]:
+    return {
+        "name": s.name,
+        "gpus": s.gpus,
+        "cores_per_gpu": s.cores_per_gpu,
+        "mem_per_gpu_mib": s.mem_per_gpu_mib,
+        "placements": s.placements,
+        "nodes": [{"node": n, "placements": c} for n, c in s.nodes],
+        "node_count": s.node_count,
+    }
+
+
+def _model(m: ModelSummary) -> dict[str, Any]:
+    record = MODEL_RECORDS.records([m])[0]
+    record["capacity"] = [_shape(s) for s in m.capacity]
+    return record
 
 
 def to_document(summary: Summary) -> dict[str, Any]:
@@ -215,7 +265,7 @@ def to_document(summary: Summary) -> dict[str, Any]:
             "ignored_series": inp.ignored_series,
             "hami_version": inp.hami_version,
         },
-        "cluster": _cluster(summary.cluster),
+        "cluster": _cluster_known(summary),
         "nodes": [_node(n) for n in summary.nodes],
         "gpus": [_gpu(g) for g in summary.gpus],
         "workloads": [_workload(w) for w in summary.workloads],
@@ -232,18 +282,13 @@ def to_document(summary: Summary) -> dict[str, Any]:
         "checks": [
             {"name": c.name, "status": c.status, "message": c.message} for c in summary.checks
         ],
-        "capacity": [
-            {
-                "name": s.name,
-                "gpus": s.gpus,
-                "cores_per_gpu": s.cores_per_gpu,
-                "mem_per_gpu_mib": s.mem_per_gpu_mib,
-                "placements": s.placements,
-                "nodes": [{"node": n, "placements": c} for n, c in s.nodes],
-                "node_count": s.node_count,
-            }
-            for s in summary.capacity
-        ],
+        "capacity": [_shape(s) for s in summary.capacity],
+        "models": [_model(m) for m in summary.models],
+        "largest_whole_job": {
+            "gpus": summary.largest_whole_job.gpus,
+            "nodes": summary.largest_whole_job.nodes,
+            "model": summary.largest_whole_job.model,
+        },
         "runtime": runtime,
         "real_usage": real_usage,
         "filters": dict(summary.filters),

@@ -38,7 +38,7 @@ def saved_paths(output: str) -> list[Path]:
 def test_example_gives_a_full_answer_and_a_chart_at_once(tmp_path: Path) -> None:
     result = chat("--example", stdin="", tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "Cores allocated" in result.stdout and "Capacity outlook" in result.stdout
+    assert "cores 45.8% allocated" in result.stdout and "Capacity outlook" in result.stdout
     assert "you>" not in result.stdout  # no prompts when stdin is not a terminal
     charts = [p for p in saved_paths(result.stdout) if p.suffix == ".png"]
     assert charts and charts[0].read_bytes().startswith(PNG_SIGNATURE)
@@ -58,7 +58,7 @@ def test_file_then_follow_ups_use_the_same_metrics(tmp_path: Path) -> None:
     result = chat(str(FIXTURES / "scheduler-small.prom"), stdin=script, tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "Cores allocated 275 / 600 (45.8%)" in out
+    assert "cores 45.8% allocated (275 / 600 cores)" in out
     assert "Filter: namespace=team-a" in out or "namespace=team-a" in out
     assert "All 6 GPUs" in out and "gpu-node-2/1" in out
     assert "workload allocations" in out and "train-full-0" in out
@@ -73,7 +73,7 @@ def test_pasted_metrics_end_at_an_empty_line(tmp_path: Path) -> None:
     script = read_fixture("scheduler-small.prom").rstrip("\n") + "\n\nnode gpu-node-2\n"
     result = chat(stdin=script, tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("Cores allocated 275 / 600") == 2
+    assert result.stdout.count("cores 45.8% allocated (275 / 600 cores)") == 2
     assert "node=gpu-node-2" in result.stdout
 
 
@@ -100,7 +100,7 @@ def test_registered_cluster_is_summarised_live(tmp_path: Path) -> None:
         server.stop()
     assert result.returncode == 0, result.stderr
     assert "1. demo" in result.stdout
-    assert "cluster demo" in result.stdout and "Cores allocated 275 / 600" in result.stdout
+    assert "cluster demo" in result.stdout and "cores 45.8% allocated (275 / 600 cores)" in result.stdout
     assert re.search(r"Source: cluster demo; scraped \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
                      result.stdout)
     assert "metrics given" not in result.stdout  # a cluster has its scrape time, above

@@ -92,5 +92,5 @@ def test_a_utf16_paste_is_read_as_text(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     out = " ".join(result.stdout.decode().split())
-    assert "Cores allocated 275 / 600 (45.8%)" in out
+    assert "cores 45.8% allocated (275 / 600 cores)" in out
     assert "All 6 GPUs" in out

@@ -33,7 +33,7 @@ def test_a_paste_with_nan_is_summarised_with_the_warning(tmp_path: Path) -> None
     # The report wraps long lines anywhere, so compare without white space.
     assert "".join(warning.split()) in "".join(result.stdout.split())
     out = " ".join(result.stdout.split())
-    assert "Cores allocated 225 / 600 (37.5%)" in out
+    assert "cores 37.5% allocated (225 / 600 cores)" in out
     assert "All 6 GPUs" in out  # the follow-up still works on the same metrics
 
 

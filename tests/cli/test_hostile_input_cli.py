@@ -75,7 +75,7 @@ def test_text_report_shows_the_warning_under_its_header(
     assert code == 0
     head = " ".join(out.split("\n\nCluster overview")[0].split())
     assert "Input problems: 1 value(s) that no HAMi exporter writes were left out" in head
-    assert "Cores allocated 225 / 600 (37.5%)" in out
+    assert "Cores allocated 225 / 600 cores (37.5%)" in out
     assert "Traceback" not in out
 
 
@@ -118,7 +118,7 @@ def test_a_utf16_file_is_read(
     path.write_bytes(read_fixture("scheduler-small.prom").encode(encoding))
     code, out, err = run(capsys, str(path))
     assert (code, err) == (0, "")
-    assert "Cores allocated 275 / 600 (45.8%)" in out
+    assert "Cores allocated 275 / 600 cores (45.8%)" in out
 
 
 @pytest.mark.slow

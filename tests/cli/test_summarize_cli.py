@@ -25,7 +25,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, SCHEDULER)
     assert code == 0 and err == ""
-    assert "Cores allocated 275 / 600 (45.8%)" in out
+    assert "Cores allocated 275 / 600 cores (45.8%)" in out
     assert "Source: file scheduler-small.prom; saved" in out
 
 

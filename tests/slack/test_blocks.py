@@ -213,8 +213,8 @@ def test_summary_blocks_carry_the_numbers_and_the_disclaimer(
 ) -> None:
     blocks = summary_blocks(summaries["small"], button_value="{}")
     text = str(blocks)
-    assert "275 / 600 cores (45.8%)" in text
-    assert "78,848 / 168,960 MiB (46.7%)" in text
+    assert "cores *45.8%* allocated (275 / 600 cores)" in text
+    assert "memory *46.7%* allocated (77.0 GiB / 165 GiB)" in text
     assert "allocation state" in text and "utilisation" in text
     assert blocks[0]["type"] == "header"
 

@@ -38,7 +38,7 @@ def test_a_second_paste_is_compared_with_the_first(bot: RunningBot) -> None:
     assert started and stopped
 
     _, root = bot.sender.mention(pasted(render_exposition(first)))
-    _message_with(bot, root, "Cores allocated")
+    _message_with(bot, root, "By GPU model")
     bot.sender.mention(pasted(render_exposition(second)), thread_ts=root)
     note = _message_with(bot, root, "Since the previous paste")
     assert f"{len(started)} pod(s) started and {len(stopped)} stopped holding GPUs" in blocks_text(
@@ -59,7 +59,7 @@ def test_a_second_paste_is_compared_with_the_first(bot: RunningBot) -> None:
 
 def test_changes_in_a_thread_with_one_paste_says_what_to_do(bot: RunningBot) -> None:
     _, root = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
-    _message_with(bot, root, "Cores allocated")
+    _message_with(bot, root, "By GPU model")
     bot.sender.mention("changes", thread_ts=root)
     answer = _message_with(bot, root, "Nothing to compare with yet")
     assert "one paste of metrics so far" in blocks_text(answer.blocks)

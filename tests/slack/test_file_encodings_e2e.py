@@ -20,7 +20,7 @@ def test_a_metrics_file_in_utf16_is_summarised(bot: RunningBot, encoding: str) -
     file = bot.api.add_private_file("scheduler.prom", content)
     _, ts = bot.sender.mention("from my Windows box", files=[file])
     shown = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
-    assert "275 / 600 cores (45.8%)" in shown and "gpu-node-1" in shown
+    assert "cores *45.8%* allocated (275 / 600 cores)" in shown and "gpu-node-1" in shown
     assert bot.api.calls_to("download")
 
 

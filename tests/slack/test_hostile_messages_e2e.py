@@ -41,9 +41,9 @@ def test_a_paste_over_the_allowance_is_refused_and_uses_up_live_scrapes_too(
         live = blocks_text(slack_api.wait_for("response_url")[0].params["blocks"])
     finally:
         stop_bot(running, server)
-    assert all("275 / 600 cores (45.8%)" in text for text in answers[:2])
+    assert all("cores *45.8%* allocated (275 / 600 cores)" in text for text in answers[:2])
     assert REFUSAL in answers[2] and "275 / 600" not in answers[2]
-    assert "275 / 600 cores (45.8%)" in other  # another user's allowance is their own
+    assert "cores *45.8%* allocated (275 / 600 cores)" in other  # another user's allowance is their own
     assert REFUSAL in live
     assert metrics_server.scrapes == 0
 

@@ -242,8 +242,8 @@ def test_mention_with_pasted_metrics_answers_in_thread_with_numbers_and_chart(
     assert response.status == 200 and response.elapsed_seconds < ACK_LIMIT_SECONDS
     answer = answer_in(bot.api, CHANNEL, ts)
     text = blocks_text(answer.blocks)
-    assert "275 / 600 cores (45.8%)" in text
-    assert "78,848 / 168,960 MiB (46.7%)" in text
+    assert "cores *45.8%* allocated (275 / 600 cores)" in text
+    assert "memory *46.7%* allocated (77.0 GiB / 165 GiB)" in text
     assert "idle 2 · partial 3 · full 1 · inconsistent 0" in text
     assert "2 whole GPUs · 325 cores · 90,112 MiB" in text
     assert "gpu-node-1" in text and "team-a" in text
@@ -662,7 +662,7 @@ def test_filtered_answers_say_which_sections_cover_the_whole_cluster(bot: Runnin
     assert ("*Whole cluster:* the filter `namespace=team-a` narrows only the nodes, GPUs and "
             "namespaces lists. These figures and the findings, checks and capacity outlook "
             "cover the whole cluster.") in filtered
-    assert "275 / 600 cores (45.8%)" in filtered
+    assert "cores *45.8%* allocated (275 / 600 cores)" in filtered
     assert "*Nodes* (1, filtered to `namespace=team-a`; most free first" in filtered
     assert "*GPUs that matter* (2, filtered to `namespace=team-a`: " in filtered
     assert "*Namespaces* (1, filtered to `namespace=team-a`)" in filtered

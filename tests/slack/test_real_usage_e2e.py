@@ -103,7 +103,7 @@ def test_usage_shows_real_usage_per_pod_and_failures_by_cause(lab: Lab) -> None:
     text = blocks_text(answer.blocks)
     assert_valid(answer.blocks)
     assert answer.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
-    assert "275 / 600 cores (45.8%)" in text  # the allocation summary is all there too
+    assert "cores *45.8%* allocated (275 / 600 cores)" in text  # the allocation summary is all there too
     assert ("*Real usage (nvidia-smi, point in time)*: 4 pods read of 5 · idle 1 · "
             "low / over-allocated 0 · normal 1 · high 2") in text
     # Per pod: mean utilisation of the GPUs it sees, memory used of what HAMi allocated

@@ -61,7 +61,7 @@ def test_runtime_shows_host_gpus_containers_and_monitors_not_reached(lab_bot: Ru
     answer = final_message(api, has("Runtime (vGPU monitor"))
     assert_valid(answer.blocks)
     text = blocks_text(answer.blocks)
-    assert "275 / 600 cores (45.8%)" in text  # the allocation summary is all there too
+    assert "cores *45.8%* allocated (275 / 600 cores)" in text  # the allocation summary is all there too
     assert ("*Runtime (vGPU monitor, measured at scrape time)*: 3 host GPUs, 3 containers, "
             "1 monitor not reached") in text
     # Host GPUs: memory used and utilisation, next to the scheduler's allocation on that GPU.
