@@ -92,14 +92,20 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Sections of measurements asked for (runtime, real usage): rows they leave out go with the
+# message as files, as the person asked for them; the allocation tables come from buttons.
+MEASURED_SECTIONS = ("hosts", "containers", "real usage")
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryMessage:
-    """The message as Slack receives it (blocks not yet encoded) and whether it has buttons:
-    without them the full tables must go with it as files."""
+    """The message as Slack receives it (blocks not yet encoded), and whether the full tables
+    must go with it as files: when it has no buttons to bring them, or when runtime or real
+    usage rows did not fit."""
 
     blocks: list[dict[str, Any]]
     text: str
-    has_buttons: bool
+    needs_files: bool
 
 
 def _section(text: str) -> SectionBlock:
@@ -158,9 +164,11 @@ def _section_text(section: Section) -> str:
     if section.table is not None:
         body = "\n".join(fixed_width(section.table, CODE_BLOCK_WIDTH))
         parts.append(f"```{body}```")
-    parts.extend(f"• {_mrkdwn(item)}" for item in section.lines)
     if section.after:
         parts.append(section.after)
+    if section.lines_title:
+        parts.append(f"*{section.lines_title}*")
+    parts.extend(f"• {_mrkdwn(item)}" for item in section.lines)
     return "\n".join(parts)
 
 
@@ -242,8 +250,12 @@ def summary_message(
                 ],
             )
         )
+    measured_left_out = any(
+        section.key in MEASURED_SECTIONS and section.table is not None and section.table.omitted
+        for section in digest.sections
+    )
     return SummaryMessage(
         blocks=[block.to_dict() for block in blocks[:MAX_BLOCKS]],
         text=_fallback_text(summary, digest),
-        has_buttons=buttons,
+        needs_files=not buttons or measured_left_out,
     )

@@ -334,8 +334,9 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
             files_possible=files_possible,
         )
         attachments = list(reply.attachments)
-        if not built.has_buttons:
-            # Nothing is silently cut: without buttons every table goes with the message.
+        if built.needs_files:
+            # Nothing is silently cut: what the message and its buttons cannot bring goes with
+            # it as files.
             attachments.extend(full_table_attachments(reply.summary))
         return SlackMessage(built.blocks, built.text, tuple(attachments))
     if isinstance(reply, TableReply):

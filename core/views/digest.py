@@ -42,7 +42,8 @@ class Section:
     note: str = ""
     table: Table | None = None
     lines: tuple[Line, ...] = ()
-    after: str = ""
+    after: str = ""  # said after the table: how many more rows, and where
+    lines_title: str = ""  # said before the lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,8 +203,9 @@ def _namespaces_section(summary: Summary, hints: Hints) -> Section | None:
     )
 
 
-def _more(count: int, noun: str, where: str) -> str:
-    return f"{numbers.counted(count, noun)} more: {where}" if count else ""
+def _more(count: int, plural: str, where: str) -> str:
+    """``2,392 more host GPUs: CSV button``; nothing when none is left out."""
+    return f"{numbers.count(count)} more {plural}: {where}" if count else ""
 
 
 def _host_section(summary: Summary, hints: Hints) -> Section | None:
@@ -223,16 +225,14 @@ def _host_section(summary: Summary, hints: Hints) -> Section | None:
         # The busiest first: where the measured use is.
         hosts.sort(key=lambda h: (-(h.mem_used_mib or 0.0), h.node, h.device_index))
     shown = hosts[:TOP_RUNTIME_ROWS] if len(hosts) > ALL_GPUS_UP_TO else hosts
-    more = _more(len(hosts) - len(shown), "host GPU", hints.runtime)
+    more = _more(len(hosts) - len(shown), "host GPUs", hints.runtime)
     if not _devices_known(summary):
         table = digest_tables.HOST_GPUS.table("GPUs", shown, len(hosts) - len(shown))
         note = "memory used and utilisation now"
     else:
         by_uuid = {g.device_uuid: g for g in summary.gpus}
         rows = [(h, by_uuid.get(h.device_uuid)) for h in shown]
-        table = digest_tables.HOST_GPUS_WITH_ALLOCATION.table(
-            "GPUs", rows, len(hosts) - len(shown)
-        )
+        table = digest_tables.HOST_GPUS_WITH_ALLOCATION.table("GPUs", rows, len(hosts) - len(shown))
         note = digest_tables.HOST_GPUS_NOTE
     return Section("hosts", title, note, table if hosts else None, after=more)
 
@@ -244,8 +244,12 @@ def _containers_section(summary: Summary, hints: Hints) -> Section | None:
     idle = {(i.namespace, i.pod) for i in summary.idle_allocations or ()}
     containers = sorted(
         runtime.containers,
-        key=lambda c: ((c.namespace, c.pod) not in idle, -(c.mem_used_mib or 0.0),
-                       c.namespace, c.pod),
+        key=lambda c: (
+            (c.namespace, c.pod) not in idle,
+            -(c.mem_used_mib or 0.0),
+            c.namespace,
+            c.pod,
+        ),
     )
     shown = containers[:TOP_RUNTIME_ROWS]
     where = {g.device_uuid: f"{g.node}/{g.device_index}" for g in summary.gpus}
@@ -255,9 +259,10 @@ def _containers_section(summary: Summary, hints: Hints) -> Section | None:
         "containers",
         f"Containers ({numbers.count(len(containers))}), idle first",
         digest_tables.CONTAINERS_NOTE,
-        digest_tables.containers_spec(where).table("Containers", shown,
-                                                   len(containers) - len(shown)),
-        after=_more(len(containers) - len(shown), "container", hints.runtime),
+        digest_tables.containers_spec(where).table(
+            "Containers", shown, len(containers) - len(shown)
+        ),
+        after=_more(len(containers) - len(shown), "containers", hints.runtime),
     )
 
 
@@ -267,8 +272,12 @@ def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
         return None
     read = sorted(
         (u for u in usage if u.failure is None),
-        key=lambda u: (_USAGE_RANK.get(u.usage_class or "", 9),
-                       u.mem_efficiency_percent or 0.0, u.namespace, u.pod),
+        key=lambda u: (
+            _USAGE_RANK.get(u.usage_class or "", 9),
+            u.mem_efficiency_percent or 0.0,
+            u.namespace,
+            u.pod,
+        ),
     )
     shown = read[:TOP_RUNTIME_ROWS]
     classes = " · ".join(
@@ -282,17 +291,16 @@ def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
         (Fact(line.split(":", 1)[0], ":" + line.split(":", 1)[1]),)
         for line in usage_failure_lines(summary, pods_shown=EXAMPLES)[:EXAMPLES]
     )
-    if unread:
-        causes = ((Fact(f"Could not read {numbers.counted(unread, 'pod')}", ", by cause:"),),
-                  *causes)
     return Section(
         "real usage",
         "Real usage (nvidia-smi, point in time)",
         note,
         digest_tables.REAL_USAGE.table("Real usage", shown, len(read) - len(shown))
-        if read else None,
+        if read
+        else None,
         lines=causes,
-        after=_more(len(read) - len(shown), "pod read", hints.workloads),
+        after=_more(len(read) - len(shown), "pods read", hints.workloads),
+        lines_title=f"Could not read {numbers.counted(unread, 'pod')}, by cause:" if unread else "",
     )
 
 

@@ -41,7 +41,7 @@ MODELS: TableSpec[ModelSummary] = TableSpec(
             lambda m: _not_known_if_incomplete(m, m.core_allocated_percent),
         ),
         col.percent(
-            "memory",
+            "mem",
             "mem_allocated_percent",
             lambda m: _not_known_if_incomplete(m, m.mem_allocated_percent),
         ),
@@ -192,9 +192,11 @@ HOST_GPUS_WITH_ALLOCATION: TableSpec[tuple[HostGpuRuntime, GpuSummary | None]] =
         col.text(
             "state",
             "scheduler_state",
-            lambda r: r[1].state
-            if r[1] is not None
-            else ("scheduled" if r[0].scheduler_device_known else "not in scheduler"),
+            lambda r: (
+                r[1].state
+                if r[1] is not None
+                else ("scheduled" if r[0].scheduler_device_known else "not in scheduler")
+            ),
         ),
     ),
     empty_reason="no host GPU series from the vGPU monitor",
@@ -214,8 +216,7 @@ def containers_spec(where: dict[str, str]) -> TableSpec[ContainerRuntime]:
     return TableSpec(
         (
             col.text("pod", "pod", lambda c: pod_name(c.namespace, c.pod), name=True),
-            col.Column("container", "container", lambda c: c.container, width="name",
-                       optional=1),
+            col.Column("container", "container", lambda c: c.container, width="name", optional=1),
             col.text("GPU", "gpu", lambda c: where.get(c.device_uuid, "-"), name=True),
             col.Column(
                 "memory",
@@ -226,8 +227,13 @@ def containers_spec(where: dict[str, str]) -> TableSpec[ContainerRuntime]:
             ),
             col.percent("used", "mem_used_percent", lambda c: c.mem_used_percent),
             col.percent("SM", "sm_utilization_percent", lambda c: c.sm_utilization_percent),
-            col.Column("last kernel", "seconds_since_last_kernel", _last_kernel,
-                       lambda c: c.seconds_since_last_kernel, "right"),
+            col.Column(
+                "last kernel",
+                "seconds_since_last_kernel",
+                _last_kernel,
+                lambda c: c.seconds_since_last_kernel,
+                "right",
+            ),
         ),
         empty_reason="no container series from the vGPU monitor",
     )

@@ -59,9 +59,22 @@ def _cluster(c: ClusterOverview) -> dict[str, Any]:
 # Cluster figures that come from the scheduler's device series; without them (vGPU monitor
 # metrics only) they are not known: null, never 0.
 _DEVICE_FIGURES = (
-    "nodes", "gpus", "core_limit", "core_allocated", "core_allocated_percent", "mem_limit_mib",
-    "mem_allocated_mib", "mem_allocated_percent", "idle_gpus", "partial_gpus", "full_gpus",
-    "inconsistent_gpus", "shared_gpus", "exclusive_gpus", "free_whole_gpus", "free_cores",
+    "nodes",
+    "gpus",
+    "core_limit",
+    "core_allocated",
+    "core_allocated_percent",
+    "mem_limit_mib",
+    "mem_allocated_mib",
+    "mem_allocated_percent",
+    "idle_gpus",
+    "partial_gpus",
+    "full_gpus",
+    "inconsistent_gpus",
+    "shared_gpus",
+    "exclusive_gpus",
+    "free_whole_gpus",
+    "free_cores",
     "free_mem_mib",
 )
 _ALLOCATION_ROLES = frozenset({"pod_core_allocated", "pod_mem_allocated_bytes", "quota_used"})

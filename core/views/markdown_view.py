@@ -43,9 +43,11 @@ def first_page_lines(digest: Digest) -> list[str]:
             out += [f"_{visible(section.note)}_", ""]
         if section.table is not None:
             out += markdown_lines(section.table)
-        out += [f"- {_strong(item)}" for item in section.lines]
         if section.after:
             out += ["", visible(section.after)]
+        if section.lines_title:
+            out += ["", visible(section.lines_title), ""]
+        out += [f"- {_strong(item)}" for item in section.lines]
     return [*out, "", visible(digest.more), ""]
 
 

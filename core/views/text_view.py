@@ -129,13 +129,15 @@ def first_page_lines(digest: Digest, width: int = WIDTH) -> list[str]:
         out.extend(wrap_words(digest.scope, width))
     for section in digest.sections:
         out += ["", section.title, "-" * min(len(section.title), width)]
-        if section.table is not None:
-            out.extend(fixed_width(section.table, width))
-        for item in section.lines:
-            out.extend(wrap_words(plain(item), width, indent="  - "))
         if section.note:
             out.extend(wrap_words(f"({section.note})", width))
+        if section.table is not None:
+            out.extend(fixed_width(section.table, width))
         if section.after:
             out.extend(wrap_words(section.after, width))
+        if section.lines_title:
+            out.extend(wrap_words(section.lines_title, width))
+        for item in section.lines:
+            out.extend(wrap_words(plain(item), width, indent="  - "))
     out += ["", *wrap_words(digest.more, width)]
     return out

@@ -29,7 +29,7 @@ from bot.conversation.replies import (
     TableReply,
     internal_error_reply,
 )
-from bot.slack.blocks import summary_blocks, summary_message
+from bot.slack.blocks import summary_message
 from bot.slack.messages import slack_message, working_message
 from bot.store.state import ClusterTarget
 from core.api import summarize_text
@@ -211,28 +211,32 @@ def test_every_reply_is_valid_block_kit(
 def test_summary_blocks_carry_the_numbers_and_the_disclaimer(
     summaries: dict[str, Summary],
 ) -> None:
-    blocks = summary_blocks(summaries["small"], button_value="{}")
+    blocks = slack_message(SummaryReply(summaries["small"], SummaryRef(), None)).blocks
     text = str(blocks)
     assert "cores *45.8%* allocated (275 / 600 cores)" in text
     assert "memory *46.7%* allocated (77.0 GiB / 165 GiB)" in text
-    assert "allocation state" in text and "utilisation" in text
+    assert "*Allocation*" in text and "not live utilisation" in text
     assert blocks[0]["type"] == "header"
 
 
-def test_large_summary_is_cut_with_counts_and_lists_what_was_left_out(
+def test_large_summary_says_where_the_rest_is_and_its_buttons_bring_it(
     summaries: dict[str, Summary],
 ) -> None:
     built = summary_message(summaries["large"], button_value="{}")
     assert_valid(built.blocks)
-    assert any("nodes" in item for item in built.omitted)
-    assert "more nodes" in str(built.blocks)
+    text = str(built.blocks)
+    assert "*By GPU model*" in text and "more: CSV button" in text
+    assert "Every GPU: GPUs button" in text
+    assert not built.needs_files
+    # With its buttons, the message needs no files; without them every table goes with it.
     message = slack_message(SummaryReply(summaries["large"], SummaryRef(), None))
-    names = [a.filename for a in message.attachments]
-    assert "hami-summary-tables.txt" in names and "hami-summary.csv" in names
+    assert message.attachments == ()
+    unbuttoned = summary_message(summaries["large"])
+    assert unbuttoned.needs_files and "files in this thread" in str(unbuttoned.blocks)
 
 
 def test_small_summary_fits_without_files(summaries: dict[str, Summary]) -> None:
-    assert summary_message(summaries["small"]).omitted == ()
+    assert not summary_message(summaries["small"], button_value="{}").needs_files
     message = slack_message(SummaryReply(summaries["small"], SummaryRef(), None))
     assert message.attachments == ()
 
@@ -245,16 +249,17 @@ def test_real_usage_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
     built = summary_message(summary, button_value="{}")
     assert_valid(built.blocks)
     text = str(built.blocks)
-    assert "more pods read" in text and any("pods read" in item for item in built.omitted)
+    assert "more pods read: Workloads button" in text and built.needs_files
     unread = sum(1 for u in summary.real_usage if u.failure is not None)
-    assert f"*Could not read {unread:,} pods*, by cause:" in text
-    for cause in FAILURES:
-        assert f"• {cause} (" in text
+    assert f"*Could not read {unread:,} pods, by cause:*" in text
+    shown_causes = [cause for cause in FAILURES if f"• *{cause} (" in text]
+    assert len(shown_causes) == 3  # at most three causes; the rest are in the files
     message = slack_message(SummaryReply(summary, SummaryRef(), None))
     tables = next(a for a in message.attachments if a.filename == "hami-summary-tables.txt")
     full = tables.render().decode()
     section = full[full.index("Real usage (nvidia-smi, point in time)"):]
     assert all(u.pod in section for u in summary.real_usage)  # none silently cut
+    assert all(f"{cause}" in section for cause in FAILURES)
 
 
 def test_picker_offers_at_most_100_clusters_and_says_so() -> None:
@@ -279,13 +284,14 @@ def test_runtime_numbers_are_shown_joined_to_scheduler_devices(
     text = str(built.blocks)
     assert "3 host GPUs, 3 containers, 1 monitor not reached" in text
     # Host GPU: memory used and utilisation from the monitor, allocation from the scheduler.
-    assert re.search(r"gpu-node-1/0\s+12,172\s+63\.0%\s+50/100\s+18,432/40,960\s+partial", text)
-    assert re.search(r"gpu-node-1/2\s+440\s+0\.0%\s+0/100\s+0/40,960\s+idle", text)
+    assert re.search(r"gpu-node-1/0\s+11\.9 GiB\s+63\.0%\s+50\.0%\s+18\.0/40\.0 GiB\s+partial",
+                     text)
+    assert re.search(r"gpu-node-1/2\s+440 MiB\s+0\.0%\s+0\.0%\s+0/40\.0 GiB\s+idle", text)
     # Container: vGPU memory used of its limit and %, SM utilisation, last kernel.
-    assert re.search(r"team-a/llm-infer-0\s+server\s+gpu-node-1/0\s+8,532/10,240\s+83\.3%"
+    assert re.search(r"team-a/llm-infer-0\s+gpu-node-1/0\s+8\.3/10\.0 GiB\s+83\.3%"
                      r"\s+41\.0%\s+1 s ago", text)
     assert "hami-device-plugin-m4q9z port 9394: backend unreachable" in text
-    assert built.omitted == ()
+    assert not built.needs_files
     assert "Runtime: 3 host GPUs and 3 containers" in built.text
 
 
@@ -299,9 +305,10 @@ def test_runtime_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert f"{len(runtime.containers):,} containers, 40 monitors not reached" in text
-    assert "more host GPUs" in text and "more containers" in text
-    assert any("host GPUs" in item for item in built.omitted)
-    assert any("containers" in item for item in built.omitted)
+    assert "2,392 more host GPUs: CSV button" in text
+    assert f"{len(runtime.containers) - 8:,} more containers: CSV button" in text
+    assert "*40 vGPU monitors not reached*" in text
+    assert built.needs_files
     message = slack_message(SummaryReply(summary, SummaryRef(), None))
     files = {a.filename: a for a in message.attachments}
     assert {"hami-summary-tables.txt", "hami-summary.csv", "hami-runtime.csv"} <= set(files)
