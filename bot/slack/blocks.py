@@ -141,12 +141,13 @@ def _source_line(summary: Summary, age_seconds: float | None) -> str:
     else:
         where = src.label
     inp = summary.input
-    version = f"HAMi {inp.hami_version} " if inp.hami_version else ""
     parts = [
-        where,
+        f"Source: {where}",
         _when_text(summary, age_seconds),
-        f"{version}{', '.join(inp.components) or 'no HAMi exporter'}, {inp.surface} names",
+        f"{inp.surface} metric names from {', '.join(inp.components) or 'no HAMi exporter'}",
     ]
+    if inp.hami_version:
+        parts.append(f"HAMi {inp.hami_version}")
     filters = filter_text(summary)
     if filters:
         parts.append(f"filter `{filters}`")

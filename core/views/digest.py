@@ -131,6 +131,11 @@ def _runtime_headline(summary: Summary) -> list[Line]:
     ]
 
 
+def _whole_cluster(summary: Summary) -> str:
+    """Said after the title of a section a filter does not narrow."""
+    return " (whole cluster)" if summary.filters else ""
+
+
 def _models_sections(summary: Summary, hints: Hints) -> list[Section]:
     models: Sequence[ModelSummary] = summary.models
     if not models:
@@ -138,11 +143,10 @@ def _models_sections(summary: Summary, hints: Hints) -> list[Section]:
     shown = models[:TOP_MODELS]
     more = len(models) - len(shown)
     after = f"{numbers.counted(more, 'more model')}: {hints.everything}" if more else ""
-    scope = " (whole cluster)" if summary.filters else ""
     return [
         Section(
             "models",
-            f"By GPU model{scope}",
+            f"By GPU model{_whole_cluster(summary)}",
             digest_tables.MODELS_NOTE,
             digest_tables.MODELS.table("By GPU model", shown, more),
             after=after,
@@ -154,10 +158,9 @@ def _outlook_section(summary: Summary, hints: Hints) -> Section | None:
     models = summary.models[:TOP_MODELS]
     if not models:
         return None
-    scope = " (whole cluster)" if summary.filters else ""
     return Section(
         "outlook",
-        f"Capacity outlook by GPU model{scope}",
+        f"Capacity outlook by GPU model{_whole_cluster(summary)}",
         digest_tables.OUTLOOK_NOTE,
         digest_tables.OUTLOOK.table("Capacity outlook", models),
         after=f"{digest_tables.OUTLOOK_SHAPES} · where: {hints.fit}",
@@ -215,7 +218,7 @@ def _host_section(summary: Summary, hints: Hints) -> Section | None:
     hosts = list(runtime.host_gpus)
     missing = len(runtime.missing_monitors)
     title = (
-        "Runtime (vGPU monitor, measured at scrape time): "
+        f"Runtime (vGPU monitor, measured at scrape time){_whole_cluster(summary)}: "
         + numbers.counted(len(hosts), "host GPU")
         + ", "
         + numbers.counted(len(runtime.containers), "container")
@@ -293,7 +296,7 @@ def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
     )
     return Section(
         "real usage",
-        "Real usage (nvidia-smi, point in time)",
+        "Real usage (nvidia-smi, point in time)" + _whole_cluster(summary),
         note,
         digest_tables.REAL_USAGE.table("Real usage", shown, len(read) - len(shown))
         if read
@@ -332,8 +335,7 @@ def _attention_section(summary: Summary, hints: Hints) -> Section:
     items = attention(summary, hints)
     if not items:
         return Section("attention", "Needs attention", lines=((_nothing_found(summary),),))
-    scope = " (the filtered rows)" if summary.filters else ""
-    return Section("attention", f"Needs attention{scope}", lines=tuple(items))
+    return Section("attention", "Needs attention", lines=tuple(items))
 
 
 def _scope(summary: Summary) -> str:
@@ -341,8 +343,9 @@ def _scope(summary: Summary) -> str:
         return ""
     filters = " ".join(f"{key}={value}" for key, value in summary.filters)
     return (
-        f"Filter {filters}: the GPUs, namespaces and attention lists are filtered; the "
-        "headline, the models and the outlook cover the whole cluster."
+        f"Filter {filters}: the GPU, namespace and attention lists show its rows (checks and "
+        "runtime stay whole-cluster); the headline, the models and the outlook cover the whole "
+        "cluster."
     )
 
 

@@ -100,7 +100,8 @@ def test_registered_cluster_is_summarised_live(tmp_path: Path) -> None:
         server.stop()
     assert result.returncode == 0, result.stderr
     assert "1. demo" in result.stdout
-    assert "cluster demo" in result.stdout and "cores 45.8% allocated (275 / 600 cores)" in result.stdout
+    assert "cluster demo" in result.stdout
+    assert "cores 45.8% allocated (275 / 600 cores)" in result.stdout
     assert re.search(r"Source: cluster demo; scraped \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
                      result.stdout)
     assert "metrics given" not in result.stdout  # a cluster has its scrape time, above

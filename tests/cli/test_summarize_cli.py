@@ -53,7 +53,7 @@ def test_blocks_are_compact_unless_pretty(capsys: pytest.CaptureFixture[str]) ->
     code, compact, _ = run(capsys, SCHEDULER, "--format", "blocks")
     assert code == 0 and compact.count("\n") == 1
     code, pretty, _ = run(capsys, SCHEDULER, "--format", "blocks", "--pretty")
-    assert code == 0 and pretty.startswith('{\n  "blocks": [')
+    assert code == 0 and pretty.startswith('{\n  "text": "HAMi GPU allocation, ')
     assert json.loads(pretty) == json.loads(compact)
     assert json.loads(compact)["blocks"]
 

@@ -43,7 +43,8 @@ def test_a_paste_over_the_allowance_is_refused_and_uses_up_live_scrapes_too(
         stop_bot(running, server)
     assert all("cores *45.8%* allocated (275 / 600 cores)" in text for text in answers[:2])
     assert REFUSAL in answers[2] and "275 / 600" not in answers[2]
-    assert "cores *45.8%* allocated (275 / 600 cores)" in other  # another user's allowance is their own
+    # Another user's allowance is their own.
+    assert "cores *45.8%* allocated (275 / 600 cores)" in other
     assert REFUSAL in live
     assert metrics_server.scrapes == 0
 

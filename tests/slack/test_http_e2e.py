@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from bot.clusters.registry import load_registry
+from core.api import summarize_text
+from core.model import SourceInfo
+from core.views.names import short_type
 from tests.conftest import read_fixture
 from tests.slack.conftest import (
     CHANNEL,
@@ -23,6 +26,7 @@ from tests.slack.conftest import (
     stop_bot,
     write_registry,
 )
+from tests.support.block_measure import rendered_lines
 from tests.support.slack_api import BOT_ID, BOT_USER_ID, SlackWebApi, StoredMessage
 
 ACK_LIMIT_SECONDS = 3.0  # Slack's deadline for every acknowledgement
@@ -102,7 +106,7 @@ def test_slash_help_is_answered_in_the_acknowledgement(bot: RunningBot) -> None:
     assert "/hami-summary clusters" in text
     assert "Slash commands cannot be used inside threads" in text
     assert "mention" in text
-    assert "not live GPU utilisation" in text
+    assert "not live utilisation" in text
 
 
 def test_bad_command_arguments_get_a_specific_ephemeral_answer(bot: RunningBot) -> None:
@@ -244,10 +248,9 @@ def test_mention_with_pasted_metrics_answers_in_thread_with_numbers_and_chart(
     text = blocks_text(answer.blocks)
     assert "cores *45.8%* allocated (275 / 600 cores)" in text
     assert "memory *46.7%* allocated (77.0 GiB / 165 GiB)" in text
-    assert "idle 2 · partial 3 · full 1 · inconsistent 0" in text
-    assert "2 whole GPUs · 325 cores · 90,112 MiB" in text
+    assert "*2* whole GPUs free" in text and "*By GPU model*" in text
     assert "gpu-node-1" in text and "team-a" in text
-    assert "allocation state" in text and "utilisation" in text
+    assert "*Allocation*" in text and "not live utilisation" in text
     actions = next(b for b in answer.blocks if b["type"] == "actions")
     assert [e["text"]["text"] for e in actions["elements"]] == [
         "Refresh", "GPUs", "Workloads", "CSV"]
@@ -290,9 +293,10 @@ def test_follow_ups_in_the_thread_use_the_metrics_given_there(bot: RunningBot) -
     assert filtered, "no summary filtered to team-b in the thread"
     # The metrics pasted in the thread, narrowed to team-b: its one namespace row, no other.
     text = blocks_text(filtered[0].blocks)
-    assert "*Namespaces* (1, filtered to `namespace=team-b`)" in text
-    assert "*team-b* — 45 cores (16.4%), 12,288 MiB (15.6%), 2 pods on 2 GPUs" in text
-    assert "*team-a*" not in text and "*ml-batch*" not in text
+    namespaces = text[text.index("*Namespaces (2 pods)*"):]
+    namespaces = namespaces[: namespaces.index("```", namespaces.index("```") + 3)]
+    assert re.search(r"team-b\s+16\.4%\s+15\.6%\s+75\.0%\s+2\s+2", namespaces)
+    assert "team-a" not in namespaces and "ml-batch" not in namespaces
 
     bot.sender.mention("workloads", thread_ts=root)
     bot.api.wait_for("chat.update", 3)
@@ -512,7 +516,9 @@ def test_requests_with_bad_signatures_are_refused(bot: RunningBot) -> None:
     assert [c.method for c in bot.api.calls if c.method != "auth.test"] == []
 
 
-def test_a_reply_over_block_limits_is_split_into_blocks_and_files(bot: RunningBot) -> None:
+def test_a_large_reply_stays_one_screen_and_its_csv_button_brings_every_table(
+    bot: RunningBot,
+) -> None:
     from core.simulate import simulate_exposition
 
     text = simulate_exposition(120, 8)
@@ -523,9 +529,24 @@ def test_a_reply_over_block_limits_is_split_into_blocks_and_files(bot: RunningBo
     for block in answer.blocks:
         if block["type"] == "section" and "text" in block:
             assert len(block["text"]["text"]) <= 3000
+    assert rendered_lines(answer.blocks) <= 45
     text_shown = blocks_text(answer.blocks)
-    assert "more nodes" in text_shown and "files attached in this thread" in text_shown
+    assert "more: CSV button" in text_shown and "every table: CSV button" in text_shown
     bot.api.wait_for("files.completeUploadExternal")
+    # The first reply brings only its chart; the buttons bring the tables.
+    assert [f.filename for f in bot.api.uploaded_files()] == ["hami-allocation.png"]
+    value = next(b for b in answer.blocks if b["type"] == "actions")["elements"][3]["value"]
+    bot.sender.interaction({
+        "type": "block_actions", "user": {"id": USER}, "channel": {"id": CHANNEL},
+        "container": {"type": "message", "message_ts": answer.ts, "channel_id": CHANNEL,
+                      "is_ephemeral": False},
+        "message": {"ts": answer.ts, "thread_ts": ts, "text": answer.text,
+                    "blocks": answer.blocks},
+        "response_url": bot.api.response_url("csv"),
+        "actions": [{"type": "button", "action_id": "summary_csv", "value": value,
+                     "action_ts": "9.3"}],
+    })
+    bot.api.wait_for("files.completeUploadExternal", 2)
     names = {f.filename for f in bot.api.uploaded_files()}
     assert {"hami-allocation.png", "hami-summary-tables.txt", "hami-summary.csv"} <= names
     tables = next(f for f in bot.api.uploaded_files()
@@ -650,52 +671,42 @@ def test_filtered_answers_say_which_sections_cover_the_whole_cluster(bot: Runnin
     bot.sender.command("demo", response_url=bot.api.response_url("whole"))
     whole = answer_in(bot.api, CHANNEL, None)
     text = blocks_text(whole.blocks)
-    # Unfiltered: the GPUs left out of the list, tallied from the GPU rows.
-    assert ("Not listed above: 2 idle GPUs (free for whole-GPU jobs), 1 partial GPU with one "
-            "container.") in text
-    assert "whole cluster" not in text and "*Findings*\n" in text
+    assert "whole cluster" not in text and "*Needs attention*" in text
 
     bot.sender.command("demo ns=team-a", response_url=bot.api.response_url("team-a"))
     bot.api.wait_for("chat.update", 2)
     filtered = thread_reply(bot.api, None, "filter `namespace=team-a`")
-    assert "Not listed above" not in filtered
-    assert ("*Whole cluster:* the filter `namespace=team-a` narrows only the nodes, GPUs and "
-            "namespaces lists. These figures and the findings, checks and capacity outlook "
+    assert ("Filter namespace=team-a: the GPU, namespace and attention lists show its rows "
+            "(checks and runtime stay whole-cluster); the headline, the models and the outlook "
             "cover the whole cluster.") in filtered
     assert "cores *45.8%* allocated (275 / 600 cores)" in filtered
-    assert "*Nodes* (1, filtered to `namespace=team-a`; most free first" in filtered
-    assert "*GPUs that matter* (2, filtered to `namespace=team-a`: " in filtered
-    assert "*Namespaces* (1, filtered to `namespace=team-a`)" in filtered
-    # Other namespaces' pods in the findings are fine: the section says whose they are.
-    findings = filtered[filtered.index("*Findings* (whole cluster, not filtered)"):]
-    assert "ml-batch/ddp-worker-0" in findings
-    assert "Consistency checks (whole cluster, not filtered): 5 passed" in filtered
-    assert "*Capacity outlook* (job shapes that fit now; whole cluster, not filtered)" in filtered
+    assert "*By GPU model (whole cluster)*" in filtered
+    assert "*Capacity outlook by GPU model (whole cluster)*" in filtered
+    namespaces = filtered[filtered.index("*Namespaces ("):]
+    namespaces = namespaces[: namespaces.index("```", namespaces.index("```") + 3)]
+    assert "team-a" in namespaces and "team-b" not in namespaces
 
     bot.sender.mention("node gpu-node-2", thread_ts=whole.ts)
     by_node = thread_reply(bot.api, whole.ts, "filter `node=gpu-node-2`")
-    assert "Not listed above" not in by_node
-    assert "*Nodes* (1, filtered to `node=gpu-node-2`" in by_node
-    assert "*Capacity outlook* (job shapes that fit now; whole cluster, not filtered)" in by_node
+    assert "Filter node=gpu-node-2" in by_node
+    every_gpu = by_node[by_node.index("*Every GPU*"):]
+    assert "gpu-node-2/0" in every_gpu and "gpu-node-1/0" not in every_gpu
 
 
-def test_capacity_outlook_counts_every_node_a_shape_fits_on(bot: RunningBot) -> None:
+def test_capacity_outlook_counts_every_model_and_shape(bot: RunningBot) -> None:
     from core.simulate import simulate_exposition
 
     metrics = simulate_exposition(50, 8, seed=7)
     file = bot.api.add_private_file("fifty-nodes.prom", metrics.encode())
     _, ts = bot.sender.mention("", files=[file])
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
-    outlook = text[text.index("*Capacity outlook*"):]
-    # 35 nodes have room for a whole GPU: three are named, 32 counted (the Summary keeps the
-    # top five by name, so the count cannot come from that list).
-    assert ("• 1 whole GPU: *66 placements* (gpu-node-19 ×4, gpu-node-24 ×4, gpu-node-09 ×3 "
-            "+32 more nodes)") in outlook
-    assert ("• half GPU: *234 placements* (gpu-node-24 ×10, gpu-node-12 ×9, gpu-node-19 ×8 "
-            "+43 more nodes)") in outlook
-    assert "• memory-only 81,920 MiB: *6 placements* (gpu-node-01 ×2, gpu-node-43 ×2, " \
-        "gpu-node-06 ×1 +1 more node)" in outlook
-    assert "• 4 whole GPUs: *2 placements* (gpu-node-19 ×1, gpu-node-24 ×1)\n" in outlook
-    assert "• 8 whole GPUs: does not fit anywhere now" in outlook
-    # SPEC 12: the capacity outlook is the last section, after runtime and real usage.
-    assert text.index("*Findings*") < text.index("*Capacity outlook*")
+    outlook = text[text.index("*Capacity outlook by GPU model*"):]
+    summary = summarize_text(metrics, SourceInfo("paste", "x"))
+    assert len(summary.models) >= 3
+    for model in summary.models:
+        placements = [shape.placements for shape in model.capacity[:6]]
+        cells = [short_type(model.model), *(f"{p:,}" for p in placements)]
+        assert re.search(r"\s+".join(map(re.escape, cells)), outlook), model.model
+    assert "where: `fit 4xH100` in this thread" in outlook
+    # The outlook ends the first page; what needs attention comes before it.
+    assert text.index("*Needs attention*") < text.index("*Capacity outlook by GPU model*")

@@ -61,27 +61,31 @@ def test_runtime_shows_host_gpus_containers_and_monitors_not_reached(lab_bot: Ru
     answer = final_message(api, has("Runtime (vGPU monitor"))
     assert_valid(answer.blocks)
     text = blocks_text(answer.blocks)
-    assert "cores *45.8%* allocated (275 / 600 cores)" in text  # the allocation summary is all there too
-    assert ("*Runtime (vGPU monitor, measured at scrape time)*: 3 host GPUs, 3 containers, "
-            "1 monitor not reached") in text
+    # The allocation summary is all there too.
+    assert "cores *45.8%* allocated (275 / 600 cores)" in text
+    assert ("*Runtime (vGPU monitor, measured at scrape time): 3 host GPUs, 3 containers, "
+            "1 monitor not reached*") in text
     # Host GPUs: memory used and utilisation, next to the scheduler's allocation on that GPU.
-    assert row("gpu-node-1/0", "12,172", "63.0%", "50/100", "18,432/40,960", "partial").search(
+    assert row("gpu-node-1/0", "11.9 GiB", "63.0%", "50.0%", "18.0/40.0 GiB", "partial").search(
         text)
-    assert row("gpu-node-1/1", "40,376", "97.0%", "100/100", "40,960/40,960", "full").search(text)
-    assert row("gpu-node-1/2", "440", "0.0%", "0/100", "0/40,960", "idle").search(text)
+    assert row("gpu-node-1/1", "39.4 GiB", "97.0%", "100.0%", "40.0/40.0 GiB", "full").search(
+        text)
+    assert row("gpu-node-1/2", "440 MiB", "0.0%", "0.0%", "0/40.0 GiB", "idle").search(text)
     # Containers: vGPU memory used of the limit and %, SM utilisation, last kernel.
-    assert row("team-a/train-full-0", "trainer", "gpu-node-1/1", "39,936/40,960", "97.5%",
-               "96.0%", "0 s ago").search(text)
-    assert row("team-b/embed-svc-0", "embed", "gpu-node-1/0", "3,200/8,192", "39.1%", "22.0%",
+    assert row("team-a/train-full-0", "gpu-node-1/1", "39.0/40.0 GiB", "97.5%", "96.0%",
+               "0 s ago").search(text)
+    assert row("team-b/embed-svc-0", "gpu-node-1/0", "3.1/8.0 GiB", "39.1%", "22.0%",
                "4 s ago").search(text)
-    assert f"• {MISSING_NODE_2}" in text
+    # The monitor not reached is named with why, among what needs attention.
+    assert f"*1 vGPU monitor not reached* (their GPUs and containers are missing above): " \
+        f"{MISSING_NODE_2}" in text
     assert "Runtime: 3 host GPUs and 3 containers measured" in answer.text
     # SPEC 12: the header has the time of scrape and its age; runtime comes before the
-    # capacity outlook, which ends the report.
+    # capacity outlook, which ends the first page.
     assert re.search(r"Source: cluster \*lab\* \(context `lab`\) · scraped "
                      r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)", text)
-    assert (text.index("*Findings*") < text.index("*Runtime (vGPU monitor")
-            < text.index("*Capacity outlook*"))
+    assert (text.index("*By GPU model*") < text.index("*Runtime (vGPU monitor")
+            < text.index("*Capacity outlook by GPU model*"))
     # Everything fitted: only the chart is uploaded.
     api.wait_for("files.completeUploadExternal")
     assert [f.filename for f in api.uploaded_files()] == ["hami-allocation.png"]
@@ -118,8 +122,8 @@ def test_runtime_too_large_for_a_message_goes_into_the_files(bot: RunningBot) ->
     assert_valid(answer.blocks)
     shown = blocks_text(answer.blocks)
     assert "480 host GPUs" in shown
-    assert re.search(r"…and [\d,]+ more host GPUs \(full tables in the files attached", shown)
-    assert re.search(r"…and [\d,]+ more containers \(full tables in the files attached", shown)
+    assert "472 more host GPUs: CSV button" in shown
+    assert re.search(r"[\d,]+ more containers: CSV button", shown)
     bot.api.wait_for("files.completeUploadExternal")
     files = {f.filename: f for f in bot.api.uploaded_files()}
     assert {"hami-allocation.png", "hami-summary-tables.txt", "hami-summary.csv",
