@@ -39,11 +39,29 @@ def shorten_middle(text: str, width: int) -> str:
     return text[:head] + ELLIPSIS + text[len(text) - tail :]
 
 
+# Where a word wider than a line (a series with its labels) may continue on the next line.
+_BREAK_AFTER = ",{;"
+
+
+def _pieces(word: str, width: int) -> list[str]:
+    """``word`` in pieces of at most ``width``, each ending after a label separator; a word
+    without one (a name) is shortened in the middle instead."""
+    pieces = []
+    while len(word) > width:
+        cut = max(word.rfind(mark, 0, width) for mark in _BREAK_AFTER) + 1
+        if cut <= 0:
+            return [*pieces, shorten_middle(word, width)]
+        pieces.append(word[:cut])
+        word = word[cut:]
+    return [*pieces, word] if word else pieces
+
+
 def wrap_words(
     text: str, width: int, *, indent: str = "", subsequent: str | None = None
 ) -> list[str]:
-    """``text`` wrapped at ``width`` between words; a word wider than a line is shortened in
-    the middle (``shorten_middle``) so no line is ever wider than ``width``."""
+    """``text`` wrapped at ``width`` between words, never inside one; a word wider than a
+    line continues after a label separator (``,``), or is shortened in the middle when it
+    has none (``shorten_middle``), so no line is ever wider than ``width``."""
     follow = " " * len(indent) if subsequent is None else subsequent
     lines = textwrap.wrap(
         text,
@@ -53,10 +71,12 @@ def wrap_words(
         break_long_words=False,
         break_on_hyphens=False,
     ) or [indent.rstrip()]
-    fitted = []
+    fitted: list[str] = []
     for line in lines:
-        if len(line) > width:
-            lead = len(line) - len(line.lstrip())
-            line = line[:lead] + shorten_middle(line[lead:], width - lead)
-        fitted.append(line)
+        if len(line) <= width:
+            fitted.append(line)
+            continue
+        lead = len(line) - len(line.lstrip())
+        room = max(width - lead, 1)
+        fitted.extend(line[:lead] + piece for piece in _pieces(line[lead:], room))
     return fitted

@@ -140,10 +140,9 @@ def test_real_usage_of_a_kubeconfig_cluster_and_the_refusal_where_not_allowed(
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Real usage (nvidia-smi, point in time)" in out
-    assert re.search(r"team-b\s+embed-svc-0\s+embed\s+2\.0%\s+300 MiB of 8,192 MiB\s+3\.7%\s+idle",
-                     out)
-    assert re.search(r"team-a\s+train-full-0\s+trainer\s+97\.0%.*95\.2%\s+high", out)
-    assert ("Real usage could not be read, by cause:\n  - nvidia-smi unavailable (1): "
+    assert re.search(r"team-b/embed-svc-0\s+2\.0%\s+300 MiB/8\.0 GiB\s+3\.7%\s+idle", out)
+    assert re.search(r"team-a/train-full-0\s+97\.0%.*95\.2%\s+high", out)
+    assert ("Could not read 1 pod, by cause:\n  - nvidia-smi unavailable (1): "
             "team-b/notebook-0 — notebook: nvidia-smi not found in the image") in out
     assert any(e.pod == "llm-infer-0" for e in cluster.execs)
     assert (f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
@@ -177,7 +176,7 @@ def test_cut_tables_point_at_csv_which_saves_every_row(tmp_path: Path) -> None:
     result = chat(str(big), stdin="csv\n", tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "more row(s) not shown (type csv for the full tables)" in out
+    assert "more: type csv" in out and "every table: type csv" in out
     assert "--format csv" not in out  # a CLI flag that does not exist in this mode
     saved = {p.name.rsplit("-", 1)[0]: p for p in saved_paths(out)}
     tables = saved["hami-summary-tables"].read_text()
@@ -249,7 +248,7 @@ def test_follow_ups_after_a_real_usage_summary_keep_it_from_the_same_reading(
     # The ns follow-up is the cluster's summary, filtered, with the real-usage table.
     filtered = out[out.index("Filter: namespace=team-a"):]
     filtered = filtered[:filtered.index("workload allocations")]
-    assert re.search(r"team-a\s+llm-infer-0\s+server\s+41\.0%\s+9,000 MiB of 10,240", filtered)
+    assert re.search(r"team-a/llm-infer-0\s+41\.0%\s+8\.8/10\.0 GiB", filtered)
     assert "Real usage (nvidia-smi, point in time)" in filtered
     # The workloads table carries every pod's real usage after it; the chart says it too.
     workloads = out[out.index("workload allocations"):]
