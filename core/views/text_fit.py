@@ -46,7 +46,7 @@ _BREAK_AFTER = ",{;"
 def _pieces(word: str, width: int) -> list[str]:
     """``word`` in pieces of at most ``width``, each ending after a label separator; a word
     without one (a name) is shortened in the middle instead."""
-    pieces = []
+    pieces: list[str] = []
     while len(word) > width:
         cut = max(word.rfind(mark, 0, width) for mark in _BREAK_AFTER) + 1
         if cut <= 0:
