@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from core.model import PodRealUsage, Summary, UsageClass
-from core.views import tables
+from core.views import tables, text_view
 from core.views.tables import age_text, num, pct
 from core.views.text_view import format_table
 
@@ -68,29 +68,21 @@ def real_usage_full_table(summary: Summary) -> str | None:
 
 
 def all_tables(summary: Summary) -> str:
-    """Nodes, GPUs, namespaces, workloads, runtime (vGPU monitor) and real usage in full: what
-    a Slack message had no room for."""
-    parts = [
-        tables.nodes_table(summary, top=len(summary.nodes)),
-        tables.gpus_table(summary, top=len(summary.gpus)),
-        tables.namespaces_table(summary, top=len(summary.namespaces)),
-        tables.workloads_table(summary, top=len(summary.workloads)),
-    ]
+    """The whole report with every row of every table (nodes, GPUs, workloads, namespaces,
+    quotas, runtime, real usage) and every finding, check and job shape: what a Slack message
+    has no room for, with nothing of the first reply left out."""
     runtime = summary.runtime
-    if runtime is not None:
-        every_row = max(len(runtime.host_gpus), len(runtime.containers))
-        parts.extend(tables.runtime_tables(summary, top=every_row))
-    if summary.real_usage is not None:
-        usage = tables.real_usage_table(summary, top=len(summary.real_usage))
-        if usage is not None:
-            parts.append(usage)
-    header = "\n".join(tables.header_lines(summary))
-    text = header + "\n\n" + "\n\n".join(_whole(table, titled=True) for table in parts) + "\n"
-    if runtime is not None and runtime.missing_monitors:
-        title = f"vGPU monitors not reached ({len(runtime.missing_monitors)})"
-        text += "\n" + "\n".join([title, "-" * len(title),
-                                  *(f"- {m}" for m in runtime.missing_monitors)]) + "\n"
-    return text
+    rows = max(
+        len(summary.nodes),
+        len(summary.gpus),
+        len(summary.workloads),
+        sum(len(ns.quota) for ns in summary.namespaces) + len(summary.namespaces) * 3,
+        len(runtime.host_gpus) if runtime else 0,
+        len(runtime.containers) if runtime else 0,
+        len(summary.real_usage or ()),
+        1,
+    )
+    return text_view.render(summary, rows, width=_NO_WRAP_WIDTH, hints=text_view.REPORT_HINTS)
 
 
 def filter_text(summary: Summary) -> str:

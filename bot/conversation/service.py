@@ -188,9 +188,10 @@ def runtime_csv_attachment(summary: Summary) -> Attachment:
 
 
 def tables_attachment(summary: Summary) -> Attachment:
-    """Every table in full as fixed-width text (nodes and namespaces too, which the CSV lacks)."""
+    """The whole report with every row, as fixed-width text (nodes, namespaces, findings and
+    checks too, which the CSV lacks)."""
     name = "hami-summary-tables.txt"
-    what = "All nodes, GPUs, namespaces and workloads"
+    what = "The whole report, every row: nodes, GPUs, namespaces, workloads, findings, checks"
     if summary.runtime is not None:
         what += ", runtime"
     if summary.real_usage is not None:

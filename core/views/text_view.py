@@ -34,26 +34,28 @@ def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
     return wrap_words(visible(text), width, indent=indent)
 
 
-def first_page(summary: Summary, hints: Hints | None = None) -> str:
+def first_page(summary: Summary, hints: Hints | None = None, width: int = WIDTH) -> str:
     """The one-screen answer: what the source is, then the first page (``core.views.digest``);
     ``hints`` say where the full lists are (by default: the details of this report)."""
     out: list[str] = ["HAMi GPU allocation summary", "=" * 27]
     for line in tables.header_lines(summary):
-        out.extend(_wrap(line))
+        out.extend(_wrap(line, width))
     for note in summary.headline:
-        out.extend(_wrap(note))
+        out.extend(_wrap(note, width))
     out.append("")
-    out += first_page_lines(build_digest(summary, hints or CLI_HINTS))
+    out += first_page_lines(build_digest(summary, hints or CLI_HINTS), width)
     return "\n".join(out).rstrip() + "\n"
 
 
-def render(summary: Summary, top: int = TOP_ROWS) -> str:
+def render(
+    summary: Summary, top: int = TOP_ROWS, *, width: int = WIDTH, hints: Hints | None = None
+) -> str:
     """The report: the first page, then every section in detail, each table cut to ``top``
-    rows with how many more and where they are."""
-    out: list[str] = [first_page(summary).rstrip(), "", "Details", "=" * 7, ""]
+    rows with how many more and where they are; ``width`` characters a line."""
+    out: list[str] = [first_page(summary, hints, width).rstrip(), "", "Details", "=" * 7, ""]
     out += ["Cluster overview", "-" * 16]
     for line in tables.overview_lines(summary):
-        out.extend(_wrap(line, indent="  "))
+        out.extend(_wrap(line, width, indent="  "))
     out.append("")
     for table in (
         tables.nodes_table(summary, top),
@@ -63,27 +65,30 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
         tables.top_pods_table(summary, top),
         tables.quota_table(summary, top),
     ):
-        out.extend(format_table(table))
+        out.extend(format_table(table, width))
         out.append("")
     out += ["Findings", "-" * 8]
     if summary.findings:
         for f in summary.findings:
-            out.extend(_wrap(f.message, indent=f"  [{f.severity}] "))
+            out.extend(_wrap(f.message, width, indent=f"  [{f.severity}] "))
     else:
         out.append("  (none: nothing stands out)")
     out.append("")
     out += ["Consistency checks", "-" * 18]
     for c in summary.checks:
-        out.extend(_wrap(f"{c.name}: {c.message}", indent=f"  [{c.status}] "))
+        out.extend(_wrap(f"{c.name}: {c.message}", width, indent=f"  [{c.status}] "))
     out.append("")
     runtime = tables.runtime_tables(summary, top)
     if runtime:
         for table in runtime:
-            out.extend(format_table(table))
+            out.extend(format_table(table, width))
             out.append("")
         if summary.runtime and summary.runtime.missing_monitors:
             out.extend(
-                _wrap("vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors))
+                _wrap(
+                    "vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors),
+                    width,
+                )
             )
             out.append("")
     else:
@@ -95,19 +100,30 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
         ]
     usage = tables.real_usage_table(summary, top)
     if usage is not None:
-        out.extend(format_table(usage))
+        out.extend(format_table(usage, width))
         out.append("")
-    out.extend(format_table(tables.capacity_table(summary)))
+    out.extend(format_table(tables.capacity_table(summary), width))
     out.append("")
     other_notes = tables.other_notes(summary)
     if other_notes:
         out += ["Notes", "-" * 5]
         for note in other_notes:
-            out.extend(_wrap(note, indent="  - "))
+            out.extend(_wrap(note, width, indent="  - "))
     return "\n".join(out).rstrip() + "\n"
 
 
 # -- the first page ------------------------------------------------------------------------
+
+# In a report that has every row (the tables file of Slack and chat): where each list is in it.
+REPORT_HINTS = Hints(
+    gpus="GPUs below",
+    nodes="Nodes below",
+    namespaces="Namespaces and Quotas below",
+    workloads="Workloads below",
+    runtime="Host GPUs and Containers below",
+    everything="Details below",
+    fit="fit 4xMODEL",
+)
 
 CLI_HINTS = Hints(
     gpus="GPUs below; every row: --format csv",
