@@ -87,24 +87,33 @@ def _largest_job(summary: Summary) -> Fact:
     return Fact("nothing", ": every GPU is fully allocated", "what fits now: ")
 
 
+def _allocated(what: str, percent: float, amounts: str, incomplete: int) -> Fact:
+    """``cores 45.8% allocated (275 / 600 cores)``; with GPUs that lack a series, the share is
+    not known (their missing figures would count as 0)."""
+    if incomplete:
+        lacking = f" ({numbers.counted(incomplete, 'GPU')} lack a limit or allocation series)"
+        return Fact(numbers.NOT_KNOWN, lacking, f"{what} allocated: ")
+    return Fact(numbers.percent(percent), f" allocated ({amounts})", f"{what} ")
+
+
 def _allocation_headline(summary: Summary) -> list[Line]:
     c = summary.cluster
     incomplete = sum(1 for g in summary.gpus if "incomplete" in g.flags)
-    unknown = f" ({numbers.counted(incomplete, 'GPU')} not known)" if incomplete else ""
+    unknown = f", {numbers.counted(incomplete, 'GPU')} not known" if incomplete else ""
     cores = numbers.cores_pair(c.core_allocated, c.core_limit)
     memory = numbers.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)
-    lines: list[Line] = [
+    free = numbers.counted(c.free_whole_gpus, "whole GPU")
+    return [
         (
             Fact(numbers.counted(c.gpus, "GPU"), f" on {numbers.counted(c.nodes, 'node')}"),
-            Fact(numbers.percent(c.core_allocated_percent), f" allocated ({cores})", "cores "),
+            _allocated("cores", c.core_allocated_percent, cores, incomplete),
         ),
         (
-            Fact(numbers.percent(c.mem_allocated_percent), f" allocated ({memory})", "memory "),
-            Fact(numbers.count(c.free_whole_gpus), f" whole GPUs free{unknown}"),
+            _allocated("memory", c.mem_allocated_percent, memory, incomplete),
+            Fact(free.split(" ", 1)[0], f" {free.split(' ', 1)[1]} free{unknown}"),
         ),
         (_largest_job(summary),),
     ]
-    return lines
 
 
 def _runtime_headline(summary: Summary) -> list[Line]:

@@ -580,7 +580,8 @@ def real_usage_table(summary: Summary, top: int) -> Table | None:
 
 def _shape(s: ShapeFit) -> str:
     if s.mem_per_gpu_mib is None:
-        memory = "whole memory" if s.cores_per_gpu >= 100 else f"{num(s.cores_per_gpu)}% memory"
+        share = numbers.percent(s.cores_per_gpu)
+        memory = "whole memory" if s.cores_per_gpu >= 100 else f"{share} memory"
         return f"{s.gpus} GPU x {numbers.cores(s.cores_per_gpu)}, {memory}"
     return f"1 GPU, {numbers.mem_each(s.mem_per_gpu_mib)}, no core share"
 

@@ -128,7 +128,7 @@ def test_a_fragment_without_limit_series_never_claims_every_gpu_is_allocated() -
     text_report = render(summary, "text")
     assert "Free: 0 whole GPUs, 0 cores, 0 MiB (not counting 6 incomplete GPUs)" in text_report
     # The first page says the same: free capacity of those GPUs is not known, never 0.
-    assert "0 whole GPUs free (6 GPUs not known)" in text_report
+    assert "0 whole GPUs free, 6 GPUs not known" in text_report
 
 
 def test_some_incomplete_gpus_leave_the_rest_judged() -> None:
