@@ -212,3 +212,24 @@ def test_every_setting_read_from_the_environment_is_documented() -> None:
     assert "HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS" in names
     readme = (REPO / "README.md").read_text()
     assert sorted(name for name in names if f"`{name}`" not in readme) == []
+
+
+@pytest.mark.slow
+def test_the_readme_shows_the_first_reply_its_command_prints() -> None:
+    """The README's first reply for a simulated 1,000-node cluster is what `hami-summary chat
+    sim1000.prom` prints for it today (up to the line where it saves the chart)."""
+    from bot.cli.chat import CHAT_HINTS
+    from core.api import summarize_text
+    from core.model import SourceInfo
+    from core.simulate import simulate_exposition
+    from core.views import text_view
+
+    readme = (REPO / "README.md").read_text()
+    command = "$ hami-summary chat sim1000.prom < /dev/null\n"
+    shown = readme[readme.index(command) + len(command) :]
+    shown = shown[: shown.index("```")]
+    # The chat reads the file as an attached file named by its file name.
+    summary = summarize_text(
+        simulate_exposition(1000, 8, seed=0), SourceInfo("file", "sim1000.prom")
+    )
+    assert shown == text_view.first_page(summary, CHAT_HINTS)
