@@ -7,16 +7,16 @@ Slack, the terminal and the text report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from core.model import PodRealUsage, Summary, UsageClass
+from core.model import Summary, UsageClass
 from core.views import tables, text_view
-from core.views.tables import age_text, num, pct
+from core.views.tables import age_text
 from core.views.text_view import format_table
 
-# Wide enough that no column is cut: these tables go into files or code blocks, not a terminal.
-_NO_WRAP_WIDTH = 10_000
+# Wide enough that no column is cut: these tables go into files.
+WIDE = 10_000
+_NO_WRAP_WIDTH = WIDE
 
 
 def given_text(age_seconds: float, now: datetime | None = None) -> str:
@@ -26,45 +26,32 @@ def given_text(age_seconds: float, now: datetime | None = None) -> str:
     return age_text(now - timedelta(seconds=max(0.0, age_seconds)), now, verb="given")
 
 
-def fixed_width(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
-    """Rows as aligned columns (numbers right-aligned) for a code block."""
-    widths = [len(h) for h in header]
-    for row in rows:
-        for index, cell in enumerate(row):
-            widths[index] = max(widths[index], len(cell))
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [
-            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
-            for i, cell in enumerate(cells)
-        ]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(header), *(line(row) for row in rows)])
+# A Slack code block this wide does not wrap in a thread pane on a laptop.
+CODE_BLOCK_WIDTH = 72
 
 
-def _whole(table: tables.Table, *, titled: bool = False) -> str:
-    lines = format_table(table, width=_NO_WRAP_WIDTH)
+def _whole(table: tables.Table, *, titled: bool = False, width: int = _NO_WRAP_WIDTH) -> str:
+    lines = format_table(table, width=width)
     # format_table starts with the title and its underline; a reply has its own title.
     return "\n".join(lines if titled else lines[2:])
 
 
-def gpu_table(summary: Summary) -> str:
-    """Every GPU, in node and index order."""
-    return _whole(tables.gpus_table(summary, top=len(summary.gpus)))
+def gpu_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str:
+    """Every GPU, in node and index order; ``width`` narrower leaves optional columns out."""
+    return _whole(tables.gpus_table(summary, top=len(summary.gpus)), width=width)
 
 
-def workload_table(summary: Summary) -> str:
+def workload_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str:
     """Every (namespace, pod, container, device) allocation, largest first."""
-    return _whole(tables.workloads_table(summary, top=len(summary.workloads)))
+    return _whole(tables.workloads_table(summary, top=len(summary.workloads)), width=width)
 
 
-def real_usage_full_table(summary: Summary) -> str | None:
+def real_usage_full_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str | None:
     """Every pod's real usage (nvidia-smi), titled; None for a summary without real usage."""
     if summary.real_usage is None:
         return None
     table = tables.real_usage_table(summary, top=len(summary.real_usage))
-    return None if table is None else _whole(table, titled=True)
+    return None if table is None else _whole(table, titled=True, width=width)
 
 
 def all_tables(summary: Summary) -> str:
@@ -92,24 +79,8 @@ def filter_text(summary: Summary) -> str:
 
 # -- real usage (nvidia-smi, SPEC 11) ------------------------------------------------------------
 
-USAGE_CLASSES: tuple[UsageClass, ...] = ("idle", "low / over-allocated", "normal", "high")
 # Most actionable first: idle and over-allocated pods hold GPU memory they do not use.
-_CLASS_RANK: dict[str, int] = {name: rank for rank, name in enumerate(USAGE_CLASSES)}
-
-
-def usage_pod_name(usage: PodRealUsage) -> str:
-    return f"{usage.namespace}/{usage.pod}"
-
-
-def usage_read(summary: Summary) -> list[PodRealUsage]:
-    """Pods whose nvidia-smi answered, most actionable first (idle, low, normal, high)."""
-    read = [u for u in summary.real_usage or () if u.failure is None]
-    return sorted(
-        read,
-        key=lambda u: (_CLASS_RANK.get(u.usage_class or "", len(USAGE_CLASSES)),
-                       u.mem_efficiency_percent if u.mem_efficiency_percent is not None else 0.0,
-                       u.namespace, u.pod),
-    )
+USAGE_CLASSES: tuple[UsageClass, ...] = ("idle", "low / over-allocated", "normal", "high")
 
 
 def usage_class_counts(summary: Summary) -> list[tuple[UsageClass, int]]:
@@ -126,24 +97,3 @@ def usage_headline(summary: Summary) -> str | None:
     classes = "".join(f" · {name} {n}" for name, n in usage_class_counts(summary)) if read else ""
     return (f"Real usage (nvidia-smi, point in time): {read:,} of {len(summary.real_usage):,} "
             f"pods read{classes}")
-
-
-def usage_row(usage: PodRealUsage) -> list[str]:
-    """One read pod: pod, utilisation, memory used of allocated, efficiency, class."""
-    util = pct(usage.utilization_percent) if usage.utilization_percent is not None else "n/a"
-    used = num(usage.mem_used_mib) if usage.mem_used_mib is not None else "n/a"
-    efficiency = (
-        pct(usage.mem_efficiency_percent)
-        if usage.mem_efficiency_percent is not None
-        else "n/a"
-    )
-    return [
-        usage_pod_name(usage),
-        util,
-        f"{used}/{num(usage.allocated_mem_mib)}",
-        efficiency,
-        usage.usage_class or "-",
-    ]
-
-
-USAGE_HEADER = ("pod", "util", "mem used/alloc MiB", "efficiency", "class")

@@ -118,10 +118,13 @@ class TableReply:
     """A full table (all GPUs, all workloads) as fixed-width text, shown or sent as a file."""
 
     title: str
-    table: str
+    table: str  # every column: for files and terminals
     filename: str
     rows: int
     attachments: tuple[Attachment, ...] = ()  # sent with it (e.g. a chart)
+    # The same rows laid out for a chat code block (72 columns, optional columns left out);
+    # None: ``table`` is narrow enough.
+    screen: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ with an error id and shows ``internal_error_reply``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
@@ -29,6 +29,8 @@ from bot.conversation.clusters import (
 from bot.conversation.fit import fit_reply
 from bot.conversation.fit_words import fit_follow_up
 from bot.conversation.formatting import (
+    CODE_BLOCK_WIDTH,
+    WIDE,
     all_tables,
     gpu_table,
     real_usage_full_table,
@@ -138,17 +140,27 @@ class GivenFile:
     problem: str | None = None
 
 
-def _table_reply(summary: Summary, title: str, table: str, filename: str, rows: int) -> TableReply:
-    """A full table; a real-usage summary's also carries every pod's real usage after it."""
+def _table_reply(
+    summary: Summary,
+    title: str,
+    table: Callable[[Summary, int], str],
+    filename: str,
+    rows: int,
+) -> TableReply:
+    """A full table, with every column and laid out for a code block; a real-usage summary's
+    also carries every pod's real usage after it."""
+    wide, screen = table(summary, WIDE), table(summary, CODE_BLOCK_WIDTH)
     usage = real_usage_full_table(summary)
     if usage is None:
-        return TableReply(title=title, table=table, filename=filename, rows=rows)
+        return TableReply(title=title, table=wide, filename=filename, rows=rows, screen=screen)
     real_usage = summary.real_usage or ()
+    narrow_usage = real_usage_full_table(summary, CODE_BLOCK_WIDTH)
     return TableReply(
         title=f"{title}, with real usage per pod",
-        table=f"{table}\n\n{usage}",
+        table=f"{wide}\n\n{usage}",
         filename=filename,
         rows=rows + len(real_usage),
+        screen=f"{screen}\n\n{narrow_usage}",
     )
 
 
@@ -714,13 +726,13 @@ class Conversation:
         if action == "gpus":
             return _table_reply(
                 summary, f"All {len(summary.gpus)} GPUs ({summary.source.label})",
-                gpu_table(summary), "hami-gpus.txt", len(summary.gpus),
+                gpu_table, "hami-gpus.txt", len(summary.gpus),
             )
         if action == "workloads":
             return _table_reply(
                 summary,
                 f"All {len(summary.workloads)} workload allocations ({summary.source.label})",
-                workload_table(summary), "hami-workloads.txt", len(summary.workloads),
+                workload_table, "hami-workloads.txt", len(summary.workloads),
             )
         if action == "csv":
             runtime = ", the runtime tables" if summary.runtime is not None else ""

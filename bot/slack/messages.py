@@ -137,7 +137,8 @@ def text_message(reply: MessageReply) -> SlackMessage:
 
 
 def table_message(reply: TableReply) -> SlackMessage:
-    fenced = f"*{reply.title}*\n```{reply.table}```"
+    # The code block is the table laid out for it (72 columns); the file has every column.
+    fenced = f"*{reply.title}*\n```{reply.screen or reply.table}```"
     if escaped_length(fenced) <= SECTION_TEXT_MAX:
         return SlackMessage(
             [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()],

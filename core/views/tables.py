@@ -226,7 +226,9 @@ def _known(g: GpuSummary, value: float) -> float | None:
 GPUS: TableSpec[GpuSummary] = TableSpec(
     (
         col.text("GPU", "gpu", lambda g: gpu_name(g.node, g.device_index), name=True),
-        col.text("model", "device_type", lambda g: short_type(g.device_type), name=True),
+        col.Column(
+            "model", "device_type", lambda g: short_type(g.device_type), width="name", optional=1
+        ),
         col.percent(
             "cores", "core_allocated_percent", lambda g: _known(g, g.core_allocated_percent)
         ),
@@ -245,7 +247,7 @@ GPUS: TableSpec[GpuSummary] = TableSpec(
             lambda g: numbers.percent(_known(g, g.mem_allocated_percent)),
             lambda g: g.mem_allocated_percent,
             "right",
-            optional=1,
+            optional=2,
         ),
         col.Column(
             "core shares",
@@ -253,7 +255,7 @@ GPUS: TableSpec[GpuSummary] = TableSpec(
             lambda g: numbers.cores_pair(g.core_allocated, g.core_limit),
             lambda g: g.core_allocated,
             "right",
-            optional=2,
+            optional=3,
         ),
         col.count("pods", "shared_count", lambda g: g.shared_count),
         col.text("state", "state", lambda g: g.state),

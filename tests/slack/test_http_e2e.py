@@ -26,7 +26,7 @@ from tests.slack.conftest import (
     stop_bot,
     write_registry,
 )
-from tests.support.block_measure import rendered_lines
+from tests.support.block_measure import code_blocks, rendered_lines
 from tests.support.slack_api import BOT_ID, BOT_USER_ID, SlackWebApi, StoredMessage
 
 ACK_LIMIT_SECONDS = 3.0  # Slack's deadline for every acknowledgement
@@ -469,7 +469,12 @@ def test_buttons_refresh_in_place_and_send_tables(bot: RunningBot) -> None:
 
     bot.sender.interaction({**base, "actions": [
         {"type": "button", "action_id": "summary_gpus", "value": value, "action_ts": "9.2"}]})
-    bot.api.wait_for("chat.update", where=lambda c: "All 6 GPUs" in str(c.params.get("text")))
+    gpus = bot.api.wait_for(
+        "chat.update", where=lambda c: "All 6 GPUs" in str(c.params.get("text")))[0]
+    # The table fits a code block that does not wrap; every GPU is in it.
+    lines = [line for block in code_blocks(gpus.json_param("blocks")) for line in block]
+    assert max(map(len, lines)) <= 72
+    assert all(f"gpu-node-{n}/{i} " in "\n".join(lines) for n in (1, 2) for i in range(3))
 
 
 # -- delivery guarantees --------------------------------------------------------------------
