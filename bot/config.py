@@ -90,7 +90,8 @@ class BotConfig:
     # Live scrapes per user per minute (issue 5 suggests 10).
     live_requests_per_minute: int = 10
     scrape_timeout_seconds: float = 10.0
-    # Threads that run Bolt listeners (acks and lazy work) in one process.
+    # Threads that compute and post the answers (Bolt's lazy listeners) in one process; the
+    # acknowledgements run on the threads of the web server or the Socket Mode handler.
     worker_threads: int = 16
 
     def redacted(self) -> dict[str, str]:

@@ -96,22 +96,16 @@ def report_unhandled_error(error: Exception, body: dict[str, Any], logger: loggi
 
 
 def drain(app: App, timeout_seconds: float) -> bool:
-    """Let acknowledgements and answers in progress finish (at most ``timeout_seconds``).
+    """Let the answers in progress finish (at most ``timeout_seconds``).
 
-    Called on shutdown after the server stopped taking requests, so a SIGTERM during a reply
-    does not leave a "working on it" message behind. True when everything finished.
+    Called on shutdown after the server stopped taking requests (acknowledgements run on the
+    server's threads, which it drains itself), so a SIGTERM during a reply does not leave a
+    "working on it" message behind. True when everything finished.
     """
-    runner = app.listener_runner
-    executors = [runner.listener_executor]
-    lazy_executor = getattr(runner.lazy_listener_runner, "executor", None)
-    if lazy_executor is not None and lazy_executor is not runner.listener_executor:
-        executors.append(lazy_executor)
-
-    def shut_down() -> None:
-        for executor in executors:
-            executor.shutdown(wait=True)
-
-    waiter = threading.Thread(target=shut_down, name="hami-slack-drain", daemon=True)
+    executor = app.listener_runner.listener_executor
+    waiter = threading.Thread(
+        target=lambda: executor.shutdown(wait=True), name="hami-slack-drain", daemon=True
+    )
     waiter.start()
     waiter.join(timeout_seconds)
     return not waiter.is_alive()
@@ -125,14 +119,21 @@ def build_app(
     worker_threads: int = 16,
     logger: logging.Logger | None = None,
 ) -> App:
-    """The Bolt app. ``signing_secret`` None means Socket Mode (requests are not signed)."""
+    """The Bolt app. ``signing_secret`` None means Socket Mode (requests are not signed).
+
+    ``process_before_response``: the acknowledging listener runs on the thread that dispatches
+    the request (the web server's or the Socket Mode handler's), and ``dispatch`` returns when
+    it has returned. The lazy listeners, which compute and post the answers, are then the only
+    work on ``listener_executor``: a burst of slow answers (scrapes, summaries, charts) cannot
+    queue the next requests' acknowledgements behind them past Slack's 3 seconds.
+    """
     app = App(
         client=client,
         signing_secret=signing_secret or "",
         request_verification_enabled=signing_secret is not None,
-        # Acks return at once; the work runs on this pool (lazy listeners, issue 3).
+        process_before_response=True,
         listener_executor=ThreadPoolExecutor(
-            max_workers=worker_threads, thread_name_prefix="hami-slack"
+            max_workers=worker_threads, thread_name_prefix="hami-reply"
         ),
         logger=logger or log,
         name="hami-summary",

@@ -2,7 +2,8 @@
 
 Store -> bot state -> live clusters (with Slack user-group lookups for ``allowed_user_groups``)
 -> conversation (with the admins of ``HAMI_SUMMARY_ADMINS``) -> Slack services -> Web API
-client -> Bolt app (instrumented by ``bot.ops``).
+client -> Bolt app. The transports that dispatch to the app count and time its requests
+(``bot.ops.instrument``).
 Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 """
 
@@ -26,7 +27,6 @@ from bot.live import (
     RegistryLiveSource,
     user_groups_named,
 )
-from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
 from bot.slack.usergroups import SlackUserGroups, lookup_client
@@ -107,6 +107,4 @@ def assemble_bot(
         worker_threads=config.worker_threads,
         logger=logger,
     )
-    # Request ids in every log line, request counts, acknowledgement and reply latencies.
-    instrument_app(app)
     return SlackBot(app=app, client=client, services=services, user_groups=user_groups)

@@ -29,6 +29,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 
 from bot.ops.endpoints import Readiness, ops_routes
+from bot.ops.metrics import METRICS, OpsMetrics
 from bot.web.responses import never_a_traceback, router
 from bot.web.settings import HttpSettings
 from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
@@ -41,11 +42,16 @@ DEFAULT_DRAIN_SECONDS = 5.0
 
 
 def slack_route(
-    app: App | None = None, path: str = SLACK_EVENTS_PATH, *, settings: HttpSettings | None = None
+    app: App | None = None,
+    path: str = SLACK_EVENTS_PATH,
+    *,
+    settings: HttpSettings | None = None,
+    metrics: OpsMetrics = METRICS,
 ) -> dict[str, WSGIApplication]:
-    """``{path: SlackEndpoint}`` for ``app`` (attach one later when None)."""
+    """``{path: SlackEndpoint}`` for ``app`` (attach one later when None); its requests are
+    counted and timed in ``metrics``."""
     limits = settings or HttpSettings()
-    return {path: SlackEndpoint(app, max_body_bytes=limits.max_body_bytes)}
+    return {path: SlackEndpoint(app, max_body_bytes=limits.max_body_bytes, metrics=metrics)}
 
 
 def _cleanup_interval(idle_timeout_seconds: int) -> int:

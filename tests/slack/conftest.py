@@ -26,6 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.clusters.registry import ClusterRegistry, empty_registry, load_registry
 from bot.config import load_config
+from bot.ops.metrics import METRICS, OpsMetrics
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.memory import MemoryStore
@@ -293,6 +294,8 @@ def start_bot(
     api: SlackWebApi,
     registry: ClusterRegistry,
     extra_env: dict[str, str] | None = None,
+    *,
+    metrics: OpsMetrics = METRICS,
     **assembly: Any,
 ) -> tuple[RunningBot, BotHttpServer]:
     env = {
@@ -302,7 +305,9 @@ def start_bot(
         **(extra_env or {}),
     }
     slack = assemble_bot(load_config(env), store=MemoryStore(), registry=registry, **assembly)
-    server = BotHttpServer(slack_route(slack.app), host="127.0.0.1", port=0).start()
+    server = BotHttpServer(
+        slack_route(slack.app, metrics=metrics), host="127.0.0.1", port=0
+    ).start()
     url = f"http://127.0.0.1:{server.port}/slack/events"
     return RunningBot(api, SlackSender(url), slack, url), server
 
