@@ -89,10 +89,10 @@ class _Mode:
     app_token: str | None
 
 
-def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode | str:
-    """The mode to run in, or the message saying which variable is missing."""
+def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode:
+    """The mode to run in; ``ConfigError`` says which variable is missing."""
     if config.slack_bot_token is None:
-        return (
+        raise ConfigError(
             "SLACK_BOT_TOKEN is not set. Create the Slack app from "
             "deploy/slack-app-manifest.yaml, install it, and export its Bot User OAuth Token "
             "(xoxb-...). To try the bot without Slack: hami-summary chat --example"
@@ -100,20 +100,20 @@ def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode | str:
     token = config.slack_bot_token.reveal()
     if socket_mode or (config.slack_signing_secret is None and config.slack_app_token):
         if config.slack_app_token is None:
-            return (
+            raise ConfigError(
                 "Socket Mode needs SLACK_APP_TOKEN: create an app-level token with the "
                 "connections:write scope (Basic Information > App-Level Tokens) and export it."
             )
         return _Mode(True, token, None, config.slack_app_token.reveal())
     if config.slack_signing_secret is None:
-        return (
+        raise ConfigError(
             "set SLACK_SIGNING_SECRET (Basic Information > Signing Secret) for HTTP mode, or "
             "SLACK_APP_TOKEN (xapp-...) and --socket-mode for Socket Mode."
         )
     return _Mode(False, token, config.slack_signing_secret.reveal(), None)
 
 
-def _ops_port(args: argparse.Namespace) -> int | str:
+def _ops_port(args: argparse.Namespace) -> int:
     if args.ops_port is not None:
         return int(args.ops_port)
     raw = os.environ.get("OPS_PORT", "").strip()
@@ -122,7 +122,9 @@ def _ops_port(args: argparse.Namespace) -> int | str:
     try:
         return int(raw)
     except ValueError:
-        return f"OPS_PORT={raw!r} is not a port number; set e.g. 8080, or 0 to turn it off."
+        raise ConfigError(
+            f"OPS_PORT={raw!r} is not a port number; set e.g. 8080, or 0 to turn it off."
+        ) from None
 
 
 # Read once by ``load_config`` and ``store_from_env``, then taken out of the environment:
@@ -138,21 +140,19 @@ def _forget_secret_environment() -> None:
         os.environ.pop(name, None)
 
 
-def _prepare(args: argparse.Namespace) -> ServePlan | str:
-    """Everything checked before serving, or the message naming what to fix. Only settings are
-    checked here: reaching Slack is retried while serving (``bot.web.slack_startup``)."""
-    from bot.clusters.errors import RegistryError
+def _prepare(args: argparse.Namespace) -> ServePlan:
+    """Everything checked before serving. Raises an error whose ``message`` names what to fix
+    (``ConfigError``, ``HttpSettingsError``, ``StoreConfigError``, ``RegistryError``). Only
+    settings are checked here: reaching Slack is retried while serving
+    (``bot.web.slack_startup``)."""
     from bot.clusters.registry import empty_registry, load_registry
     from bot.ops.logging import register_secret
-    from bot.store.factory import StoreConfigError, store_from_env
+    from bot.store.factory import store_from_env
     from bot.web.serving import ServePlan
-    from bot.web.settings import HttpSettings, HttpSettingsError
+    from bot.web.settings import HttpSettings
 
-    try:
-        config = load_config()
-        http = HttpSettings.from_env()
-    except (ConfigError, HttpSettingsError) as error:
-        return error.message
+    config = load_config()
+    http = HttpSettings.from_env()
     for secret in (
         config.slack_bot_token,
         config.slack_signing_secret,
@@ -160,21 +160,11 @@ def _prepare(args: argparse.Namespace) -> ServePlan | str:
         config.redis_url,
     ):
         register_secret(secret.reveal() if secret else None)
-    try:
-        store = store_from_env()
-    except StoreConfigError as error:
-        return error.message
+    store = store_from_env()
     _forget_secret_environment()
     mode = _choose_mode(config, args.socket_mode)
-    if isinstance(mode, str):
-        return mode
     ops_port = _ops_port(args)
-    if isinstance(ops_port, str):
-        return ops_port
-    try:
-        registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
-    except RegistryError as error:
-        return error.message
+    registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
     log.info("starting with settings %s", config.redacted())
     port = args.port if args.port is not None else config.port
     return ServePlan(
@@ -191,8 +181,11 @@ def _prepare(args: argparse.Namespace) -> ServePlan | str:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: `hami-summary summarize` must not pay for Bolt, waitress and Redis imports.
+    from bot.clusters.errors import RegistryError
     from bot.ops.logging import configure_logging
+    from bot.store.factory import StoreConfigError
     from bot.web.serving import serve
+    from bot.web.settings import HttpSettingsError
 
     # Logging first: the store and Bolt log while they start (e.g. "Redis unavailable"), and
     # every line of a run must be in one format (JSON off a terminal), redacted.
@@ -205,8 +198,9 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    plan = _prepare(args)
-    if isinstance(plan, str):
-        return _fail(plan)
+    try:
+        plan = _prepare(args)
+    except (ConfigError, HttpSettingsError, StoreConfigError, RegistryError) as error:
+        return _fail(error.message)
     serve(plan, stop)
     return EXIT_OK
