@@ -116,7 +116,7 @@ class RegistryLiveSource:
         self._user_limit = per_user_limiter(kv, limits.per_user_per_minute, RATE_WINDOW_SECONDS)
         self._channel_limit = RateLimiter(
             kv,
-            "hami-summary:rate:channel",
+            "rate:channel",
             limits.per_channel_per_minute,
             RATE_WINDOW_SECONDS,
             scope="this channel",

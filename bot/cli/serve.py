@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hami_summary.serve")
 
-DEFAULT_OPS_PORT = 8080
-
 
 DESCRIPTION = """\
 Run the Slack bot. Settings come from the environment:
@@ -113,21 +111,7 @@ def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode:
     return _Mode(False, token, config.slack_signing_secret.reveal(), None)
 
 
-def _ops_port(args: argparse.Namespace) -> int:
-    if args.ops_port is not None:
-        return int(args.ops_port)
-    raw = os.environ.get("OPS_PORT", "").strip()
-    if not raw:
-        return DEFAULT_OPS_PORT
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(
-            f"OPS_PORT={raw!r} is not a port number; set e.g. 8080, or 0 to turn it off."
-        ) from None
-
-
-# Read once by ``load_config`` and ``store_from_env``, then taken out of the environment:
+# Read once by ``load_config``, then taken out of the environment:
 # child processes (kubeconfig ``exec`` credential plugins, which the Kubernetes client starts with
 # this process's environment) never see them, and Bolt, which falls back to SLACK_BOT_TOKEN when
 # no token is passed, gets the token only through the Web API client we give it (otherwise it
@@ -142,28 +126,20 @@ def _forget_secret_environment() -> None:
 
 def _prepare(args: argparse.Namespace) -> ServePlan:
     """Everything checked before serving. Raises an error whose ``message`` names what to fix
-    (``ConfigError``, ``HttpSettingsError``, ``StoreConfigError``, ``RegistryError``). Only
-    settings are checked here: reaching Slack is retried while serving
-    (``bot.web.slack_startup``)."""
+    (``ConfigError``, ``RegistryError``). Only settings are checked here: reaching Slack is
+    retried while serving (``bot.web.slack_startup``)."""
     from bot.clusters.registry import empty_registry, load_registry
     from bot.ops.logging import register_secret
-    from bot.store.factory import store_from_env
+    from bot.store.factory import store_from_config
     from bot.web.serving import ServePlan
-    from bot.web.settings import HttpSettings
 
     config = load_config()
-    http = HttpSettings.from_env()
-    for secret in (
-        config.slack_bot_token,
-        config.slack_signing_secret,
-        config.slack_app_token,
-        config.redis_url,
-    ):
-        register_secret(secret.reveal() if secret else None)
-    store = store_from_env()
+    for secret in config.secrets():
+        register_secret(secret.reveal())
+    store = store_from_config(config.redis)
     _forget_secret_environment()
     mode = _choose_mode(config, args.socket_mode)
-    ops_port = _ops_port(args)
+    ops_port = args.ops_port if args.ops_port is not None else config.ops_port
     registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
     log.info("starting with settings %s", config.redacted())
     port = args.port if args.port is not None else config.port
@@ -172,7 +148,7 @@ def _prepare(args: argparse.Namespace) -> ServePlan:
         bot_token=mode.bot_token,
         store=store,
         registry=registry,
-        http=http,
+        http=config.http,
         host=args.host,
         port=ops_port if mode.socket_mode else port,
         app_token=mode.app_token,
@@ -183,9 +159,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: `hami-summary summarize` must not pay for Bolt, waitress and Redis imports.
     from bot.clusters.errors import RegistryError
     from bot.ops.logging import configure_logging
-    from bot.store.factory import StoreConfigError
     from bot.web.serving import serve
-    from bot.web.settings import HttpSettingsError
 
     # Logging first: the store and Bolt log while they start (e.g. "Redis unavailable"), and
     # every line of a run must be in one format (JSON off a terminal), redacted.
@@ -200,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     try:
         plan = _prepare(args)
-    except (ConfigError, HttpSettingsError, StoreConfigError, RegistryError) as error:
+    except (ConfigError, RegistryError) as error:
         return _fail(error.message)
     serve(plan, stop)
     return EXIT_OK

@@ -168,7 +168,6 @@ class ScrapeCache:
     def __init__(
         self,
         kv: KeyValueStore,
-        prefix: str = "hami-summary",
         *,
         lock_ttl_seconds: float = 60.0,
         max_hold_seconds: float = DEFAULT_MAX_HOLD_SECONDS,
@@ -179,7 +178,6 @@ class ScrapeCache:
         memo_entries: int = DEFAULT_MEMO_ENTRIES,
     ) -> None:
         self._kv = kv
-        self._prefix = prefix.rstrip(":")
         self.lock_ttl_seconds = lock_ttl_seconds
         self.max_hold_seconds = max_hold_seconds
         self.wait_seconds = wait_seconds
@@ -198,18 +196,18 @@ class ScrapeCache:
         return f"{parts}:{_key_part(variant)}" if variant else parts
 
     def entry_key(self, cluster: str, context: str | None, variant: str = "") -> str:
-        return f"{self._prefix}:scrape:{self._suffix(cluster, context, variant)}"
+        return f"scrape:{self._suffix(cluster, context, variant)}"
 
     def meta_key(self, cluster: str, context: str | None, variant: str = "") -> str:
-        return f"{self._prefix}:scrape-meta:{self._suffix(cluster, context, variant)}"
+        return f"scrape-meta:{self._suffix(cluster, context, variant)}"
 
     def failure_key(self, cluster: str, context: str | None, variant: str = "") -> str:
         # Failures sit beside, not over, the last good entry: a failed Refresh must not hide
         # data that is still within its TTL from the next ordinary request.
-        return f"{self._prefix}:scrape-failed:{self._suffix(cluster, context, variant)}"
+        return f"scrape-failed:{self._suffix(cluster, context, variant)}"
 
     def lock_key(self, cluster: str, context: str | None, variant: str = "") -> str:
-        return f"{self._prefix}:scrape-lock:{self._suffix(cluster, context, variant)}"
+        return f"scrape-lock:{self._suffix(cluster, context, variant)}"
 
     def _keys(self, cluster: str, context: str | None, variant: str) -> _Keys:
         return _Keys(

@@ -1,4 +1,4 @@
-"""Limits of the bot's HTTP server, from the environment.
+"""Limits of the bot's HTTP server; ``bot.config`` reads them from the environment.
 
 * ``HAMI_SUMMARY_HTTP_THREADS`` (default 8): requests handled at once. Slack's requests are
   acknowledged in milliseconds (the work runs on Bolt's listener pool,
@@ -15,8 +15,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 THREADS_VARIABLE = "HAMI_SUMMARY_HTTP_THREADS"
@@ -27,46 +25,9 @@ CONNECTION_LIMIT_VARIABLE = "HAMI_SUMMARY_HTTP_CONNECTION_LIMIT"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
-class HttpSettingsError(Exception):
-    """A limit is unusable; ``message`` names the variable and the accepted range."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
     threads: int = 8
     idle_timeout_seconds: int = 60
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     connection_limit: int = 1000
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> HttpSettings:
-        """Read the limits; raises ``HttpSettingsError`` for the first bad value."""
-        env = os.environ if environ is None else environ
-        default = cls()
-        return cls(
-            threads=_whole(env, THREADS_VARIABLE, default.threads, 1, 256),
-            idle_timeout_seconds=_whole(
-                env, IDLE_TIMEOUT_VARIABLE, default.idle_timeout_seconds, 1, 3600
-            ),
-            max_body_bytes=_whole(
-                env, MAX_BODY_VARIABLE, default.max_body_bytes, 1024, 64 * 1024 * 1024
-            ),
-            connection_limit=_whole(
-                env, CONNECTION_LIMIT_VARIABLE, default.connection_limit, 10, 100_000
-            ),
-        )
-
-
-def _whole(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
-        raise HttpSettingsError(
-            f"{name}={raw!r} must be a whole number from {low} to {high} (default {default})."
-        )
-    return int(raw)
