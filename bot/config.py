@@ -1,7 +1,7 @@
 """The bot's settings, read once from the environment (12-factor) into one typed object.
 
 Every variable ``serve`` and ``chat`` use is read here, and only here: the Slack tokens, the
-ports, Redis (``RedisSettings``), the web server's limits (``bot.web.settings.HttpSettings``),
+ports, Redis (``RedisSettings``), the web server's limits (``HttpSettings``),
 the registry and settings files, and the bot's own limits. Every value has a visible default.
 Bad values fail at start-up with a message naming the variable, what was wrong and what to set
 instead (``ConfigError``). Secrets are wrapped in ``Secret`` so that printing or logging the
@@ -19,13 +19,6 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.settings_file import load_settings
-from bot.web.settings import (
-    CONNECTION_LIMIT_VARIABLE,
-    IDLE_TIMEOUT_VARIABLE,
-    MAX_BODY_VARIABLE,
-    THREADS_VARIABLE,
-    HttpSettings,
-)
 from core.settings import DEFAULT_SETTINGS, Settings, SettingsError
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
@@ -67,6 +60,36 @@ class Secret:
 
     def __hash__(self) -> int:
         return hash(self._value)
+
+
+THREADS_VARIABLE = "HAMI_SUMMARY_HTTP_THREADS"
+IDLE_TIMEOUT_VARIABLE = "HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS"
+MAX_BODY_VARIABLE = "HAMI_SUMMARY_HTTP_MAX_BODY_BYTES"
+CONNECTION_LIMIT_VARIABLE = "HAMI_SUMMARY_HTTP_CONNECTION_LIMIT"
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """Limits of the bot's HTTP server (``bot.web.server``).
+
+    * ``HAMI_SUMMARY_HTTP_THREADS`` (default 8): requests handled at once. Slack's requests are
+      acknowledged in milliseconds (the answers are computed on the reply pool,
+      ``HAMI_SUMMARY_WORKER_THREADS``), so a few threads serve many replicas' worth of traffic;
+      requests beyond them wait in a queue instead of starting a thread each.
+    * ``HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS`` (default 60): a connection that sends nothing for
+      this long, between requests or in the middle of one (a body that never arrives), is closed.
+      Idle connections hold no thread, only a socket, until then.
+    * ``HAMI_SUMMARY_HTTP_MAX_BODY_BYTES`` (default 4 MiB): larger requests are refused with 413
+      before their body is read. Slack's events, commands and interactions are a few kilobytes.
+    * ``HAMI_SUMMARY_HTTP_CONNECTION_LIMIT`` (default 1000): open connections beyond this wait in
+      the listen queue until others close.
+    """
+
+    threads: int = 8
+    idle_timeout_seconds: int = 60
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    connection_limit: int = 1000
 
 
 @dataclass(frozen=True, slots=True)

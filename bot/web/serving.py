@@ -16,14 +16,13 @@ from wsgiref.types import WSGIApplication
 from slack_bolt import App
 
 from bot.clusters.registry import ClusterRegistry
-from bot.config import BotConfig
+from bot.config import BotConfig, HttpSettings
 from bot.ops.endpoints import Readiness, ops_routes
 from bot.slack.app import drain
 from bot.slack.assembly import assemble_bot
 from bot.store.factory import redis_state
 from bot.store.kv import KeyValueStore
 from bot.web.server import BotHttpServer, start_ops_server
-from bot.web.settings import HttpSettings
 from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from bot.web.slack_startup import Connect, SlackStartup
 from bot.web.socket_mode import SocketModeRunner

@@ -22,10 +22,10 @@ from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 
+from bot.config import DEFAULT_MAX_BODY_BYTES
 from bot.ops.instrument import dispatch_observed
 from bot.ops.metrics import METRICS, OpsMetrics
 from bot.web.responses import error_response
-from bot.web.settings import DEFAULT_MAX_BODY_BYTES
 
 SLACK_EVENTS_PATH = "/slack/events"
 # A length with more digits than this is larger than any limit (and than int() likes).

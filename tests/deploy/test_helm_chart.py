@@ -18,8 +18,7 @@ import yaml
 from kubernetes.client import ApiClient
 
 from bot.clusters.registry import load_registry
-from bot.config import http_settings
-from bot.web.settings import HttpSettings
+from bot.config import HttpSettings, http_settings
 
 CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "hami-summary"
 
