@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.store import codec
+from bot.store.keys import key_part
 from bot.store.kv import KeyValueStore
-from bot.store.scrape_cache import _key_part
 from core.history.retention import horizon_seconds, kept_times, should_record
 from core.history.snapshot import (
     Snapshot,
@@ -65,16 +65,16 @@ class SnapshotHistory:
     # -- keys ------------------------------------------------------------------------------
 
     def _base(self, cluster: str, context: str | None) -> str:
-        return f"history:{_key_part(cluster)}:{_key_part(context)}"
+        return f"history:{key_part(cluster)}:{key_part(context)}"
 
     def index_key(self, cluster: str, context: str | None = None) -> str:
-        return f"history-index:{_key_part(cluster)}:{_key_part(context)}"
+        return f"history-index:{key_part(cluster)}:{key_part(context)}"
 
     def snapshot_key(self, cluster: str, context: str | None, taken_at: float) -> str:
         return f"{self._base(cluster, context)}:{round(taken_at * 1000)}"
 
     def _lock_key(self, cluster: str, context: str | None) -> str:
-        return f"history-lock:{_key_part(cluster)}:{_key_part(context)}"
+        return f"history-lock:{key_part(cluster)}:{key_part(context)}"
 
     # -- reading ---------------------------------------------------------------------------
 
