@@ -147,10 +147,6 @@ class BotConfig:
     # acknowledgements run on the threads of the web server or the Socket Mode handler.
     worker_threads: int = 16
 
-    @property
-    def redis_url(self) -> Secret | None:
-        return self.redis.url
-
     def secrets(self) -> tuple[Secret, ...]:
         """Every credential among the settings (for the log redaction)."""
         found = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token)

@@ -11,9 +11,6 @@ import re
 
 from core.families import FAMILIES
 
-SCHEDULER_FAMILIES: tuple[str, ...] = tuple(
-    sorted(name for name, spec in FAMILIES.items() if spec.component == "scheduler")
-)
 MONITOR_FAMILIES: tuple[str, ...] = tuple(
     sorted(name for name, spec in FAMILIES.items() if spec.component == "monitor")
 )

@@ -23,35 +23,19 @@ from collections.abc import Mapping
 from typing import Any
 from wsgiref.types import WSGIApplication
 
-from slack_bolt import App
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 
 from bot.config import HttpSettings
 from bot.ops.endpoints import Readiness, ops_routes
-from bot.ops.metrics import METRICS, OpsMetrics
 from bot.web.responses import never_a_traceback, router
-from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 
 log = logging.getLogger("hami_summary.web")
 
 # One poll of the event loop waits at most this long, so a stop request is seen this soon.
 _POLL_SECONDS = 0.2
 DEFAULT_DRAIN_SECONDS = 5.0
-
-
-def slack_route(
-    app: App | None = None,
-    path: str = SLACK_EVENTS_PATH,
-    *,
-    settings: HttpSettings | None = None,
-    metrics: OpsMetrics = METRICS,
-) -> dict[str, WSGIApplication]:
-    """``{path: SlackEndpoint}`` for ``app`` (attach one later when None); its requests are
-    counted and timed in ``metrics``."""
-    limits = settings or HttpSettings()
-    return {path: SlackEndpoint(app, max_body_bytes=limits.max_body_bytes, metrics=metrics)}
 
 
 def _cleanup_interval(idle_timeout_seconds: int) -> int:

@@ -30,7 +30,8 @@ from bot.ops.metrics import METRICS, OpsMetrics
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.memory import MemoryStore
-from bot.web.server import BotHttpServer, slack_route
+from bot.web.server import BotHttpServer
+from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
 from tests.support.slack_api import BOT_USER_ID, SlackWebApi, running_slack_api
 
@@ -306,7 +307,7 @@ def start_bot(
     }
     slack = assemble_bot(load_config(env), store=MemoryStore(), registry=registry, **assembly)
     server = BotHttpServer(
-        slack_route(slack.app, metrics=metrics), host="127.0.0.1", port=0
+        {SLACK_EVENTS_PATH: SlackEndpoint(slack.app, metrics=metrics)}, host="127.0.0.1", port=0
     ).start()
     url = f"http://127.0.0.1:{server.port}/slack/events"
     return RunningBot(api, SlackSender(url), slack, url), server
