@@ -131,7 +131,8 @@ class BotConfig:
     admins: frozenset[str] = frozenset()
     # Thresholds and limits of the summary (HAMI_SUMMARY_SETTINGS, HAMI_SUMMARY_MAX_INPUT_MIB).
     summary_settings: Settings = DEFAULT_SETTINGS
-    # Follow-ups in a thread use the metrics given there for this long (issue 3: 24 h).
+    # Follow-ups in a thread use the metrics given there for this long: a day, so a thread
+    # started one afternoon still answers the next morning.
     thread_ttl_seconds: float = 24 * 3600.0
     # Largest compressed metrics text kept for thread follow-ups.
     thread_max_bytes: int = 8 * 1024 * 1024
@@ -140,7 +141,8 @@ class BotConfig:
     picker_ttl_seconds: float = 3600.0
     # Largest file or snippet the bot downloads from Slack.
     max_file_bytes: int = 32 * 1024 * 1024
-    # Live scrapes per user per minute (issue 5 suggests 10).
+    # Live scrapes and new pastes per user per minute: enough for someone at work, too few for
+    # one user to keep a cluster's API server busy.
     live_requests_per_minute: int = 10
     scrape_timeout_seconds: float = 10.0
     # Threads that compute and post the answers (Bolt's lazy listeners) in one process; the

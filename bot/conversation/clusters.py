@@ -32,7 +32,7 @@ class LiveRequest:
     node: str | None = None
     runtime: bool = False
     fresh: bool = False
-    usage: bool = False  # also exec nvidia-smi in the pods (real usage, SPEC 11)
+    usage: bool = False  # also exec nvidia-smi in the pods (real usage)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,8 @@ def build_web_client(token: str, base_url: str) -> WebClient:
 
 
 def delivery_id(body: dict[str, Any]) -> str | None:
-    """What identifies one delivery across Slack's retries (issue 3, issue 5)."""
+    """What identifies one delivery across Slack's retries (the same on every replica), so that
+    a redelivered event, command, action or shortcut is answered once."""
     if body.get("type") == "event_callback":
         event_id = body.get("event_id")
         return f"event:{event_id}" if event_id else None
