@@ -462,38 +462,39 @@ def scrape_monitors(
     if not pods:
         where = f'namespace "{namespace}"' if namespace else "any namespace"
         return MonitorScrape((), (f"all nodes: no pods labelled {MONITOR_SELECTOR} in {where}",))
-
-    def scrape_one(pod: Any) -> tuple[str | None, str | None]:
-        node = pod.spec.node_name or "(unscheduled)"
-        phase = pod.status.phase if pod.status else None
-        if phase != "Running":
-            return None, f"{node}: monitor pod {pod.metadata.name} is {phase or 'not running'}"
-        port = _container_port(pod, POD_PORT_NAME, DEFAULT_MONITOR_PORT)
-        route = f"pod {pod.metadata.namespace}/{pod.metadata.name} port {port}"
-        proxy = Call(
-            "get", "pods/proxy", pod.metadata.namespace, f"reading /metrics through {route}"
-        )
-        try:
-            text, _ = read_proxied_body(
-                target,
-                proxy,
-                deadline,
-                core.connect_get_namespaced_pod_proxy_with_path,
-                f"{pod.metadata.name}:{port}",
-                pod.metadata.namespace,
-                "metrics",
-            )
-        except ApiFailure as failure:
-            return None, f"{node}: {route}: {failure.short}"
-        problem = monitor_problem(text)
-        if problem is not None:
-            return None, f"{node}: {route}: {problem}"
-        return text, None
-
     with ThreadPoolExecutor(
         max_workers=MONITOR_CONCURRENCY, thread_name_prefix="hami-monitor"
     ) as pool:
-        results = list(pool.map(scrape_one, pods))
+        results = list(pool.map(lambda pod: _scrape_monitor(core, target, pod, deadline), pods))
     texts = tuple(text for text, _ in results if text is not None)
     missing = tuple(why for _, why in results if why is not None)
     return MonitorScrape(texts, missing)
+
+
+def _scrape_monitor(
+    core: k8s.CoreV1Api, target: Target, pod: Any, deadline: Deadline
+) -> tuple[str | None, str | None]:
+    """One monitor pod's metrics text, or why its node is missing (``"gpu-node-2: <why>"``)."""
+    node = pod.spec.node_name or "(unscheduled)"
+    phase = pod.status.phase if pod.status else None
+    if phase != "Running":
+        return None, f"{node}: monitor pod {pod.metadata.name} is {phase or 'not running'}"
+    port = _container_port(pod, POD_PORT_NAME, DEFAULT_MONITOR_PORT)
+    route = f"pod {pod.metadata.namespace}/{pod.metadata.name} port {port}"
+    proxy = Call("get", "pods/proxy", pod.metadata.namespace, f"reading /metrics through {route}")
+    try:
+        text, _ = read_proxied_body(
+            target,
+            proxy,
+            deadline,
+            core.connect_get_namespaced_pod_proxy_with_path,
+            f"{pod.metadata.name}:{port}",
+            pod.metadata.namespace,
+            "metrics",
+        )
+    except ApiFailure as failure:
+        return None, f"{node}: {route}: {failure.short}"
+    problem = monitor_problem(text)
+    if problem is not None:
+        return None, f"{node}: {route}: {problem}"
+    return text, None

@@ -326,13 +326,23 @@ class SingleFlightCache(Generic[T]):
                 self._record_cache("hit")
                 return found
         self._record_cache("miss")
+        return self._collect_single_flight(name, keys, collect, ttl_seconds, not_before)
 
-        lock_key = keys.lock
+    def _collect_single_flight(
+        self,
+        name: str,
+        keys: _Keys,
+        collect: Callable[[], T],
+        ttl_seconds: float,
+        not_before: float,
+    ) -> tuple[T, float]:
+        """Collect under the lock, or take the result of whoever holds it; past
+        ``wait_seconds`` of waiting, collect without it."""
         token = uuid.uuid4().hex.encode("ascii")
         deadline = time.monotonic() + self.wait_seconds
         pause_seconds = 0.02
         while True:
-            if self._kv.put_if_absent(lock_key, token, self.lock_ttl_seconds):
+            if self._kv.put_if_absent(keys.lock, token, self.lock_ttl_seconds):
                 try:
                     # The previous holder may have stored a result between our read and our
                     # lock: use it instead of collecting again.
@@ -341,11 +351,11 @@ class SingleFlightCache(Generic[T]):
                         self._record_cache("shared")
                         return found
                     with LockRenewal(
-                        self._kv, lock_key, token, self.lock_ttl_seconds, self.max_hold_seconds
+                        self._kv, keys.lock, token, self.lock_ttl_seconds, self.max_hold_seconds
                     ):
                         return self._collect_and_store(name, keys, collect, ttl_seconds)
                 finally:
-                    self._kv.delete_if_equals(lock_key, token)
+                    self._kv.delete_if_equals(keys.lock, token)
             if time.monotonic() >= deadline:
                 break
             time.sleep(pause_seconds)
