@@ -208,7 +208,7 @@ def read_digests(
 
 
 def _condition_key(items: _Items, where: str, body: yaml.Node, fields: Fields) -> str:
-    given = [key for key in RULE_KEYS if key in fields]
+    given = [key for key in fields if key in RULE_KEYS]  # in the order of the file
     if len(given) != 1:
         at = fields[given[1]][0] if len(given) > 1 else body
         raise items.reader.error(

@@ -39,10 +39,9 @@ def digests_reply(
             )
             last = records.last_posted(entry.name, digest.name)
             if last is not None:
-                slot, record = last
-                line += f"; last: {slot.replace('T', ' ')}" + (
-                    ", posted late" if record.late else ""
-                )
+                posted = datetime.fromtimestamp(last[1].at, digest.schedule.zone)
+                late = " (late)" if last[1].late else ""
+                line += f"; last posted {posted:%a %Y-%m-%d %H:%M}{late}"
             lines.append(line + ".")
     if not lines:
         return MessageReply(NONE_DECLARED, title="No digests for you here")

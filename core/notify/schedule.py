@@ -1,6 +1,6 @@
 """When digests are due: one slot per declared day at a local time of day, in a time zone.
 
-A slot is named by its local date and time (``2024-06-03T09:00``), so every replica names the
+A slot is named by its local date and time (``2024-06-03T0900``), so every replica names the
 same slot the same way whatever its own clock's zone. A slot stays postable for
 ``LATE_WINDOW_SECONDS`` after its time: a replica that was down then posts it late, saying so;
 after that it is missed. A local time that a daylight-saving change skips (02:30 on the night
@@ -47,7 +47,7 @@ class Digest:
 @dataclass(frozen=True, slots=True)
 class Slot:
     due_at: float  # Unix seconds
-    key: str  # local date and time, e.g. "2024-06-03T09:00"
+    key: str  # local date and time, e.g. "2024-06-03T0900" (no ":", readable in store keys)
 
 
 def describe_days(days: frozenset[int]) -> str:
@@ -64,7 +64,7 @@ def slot_on(schedule: DigestSchedule, day: date) -> Slot | None:
     if day.weekday() not in schedule.days:
         return None
     local = datetime.combine(day, schedule.at, tzinfo=schedule.zone)
-    return Slot(local.astimezone(UTC).timestamp(), f"{day.isoformat()}T{schedule.at:%H:%M}")
+    return Slot(local.astimezone(UTC).timestamp(), f"{day.isoformat()}T{schedule.at:%H%M}")
 
 
 def _local_day(schedule: DigestSchedule, moment: float) -> date:
