@@ -93,3 +93,18 @@ def test_percentages_and_gpu_counts() -> None:
     for bad in (0, 1.5, "2", True):
         with pytest.raises(NotifyValueError, match="not a whole number of GPUs"):
             values.gpu_count(bad)
+
+
+def test_time_zones_come_from_the_tzdata_package_where_the_os_has_none() -> None:
+    import tomllib
+    import zoneinfo
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert any(d.startswith("tzdata") for d in pyproject["project"]["dependencies"])
+    zoneinfo.reset_tzpath(to=[])  # as on an image without /usr/share/zoneinfo
+    try:
+        assert values.time_zone("Pacific/Chatham").key == "Pacific/Chatham"
+        assert zoneinfo.TZPATH == ()
+    finally:
+        zoneinfo.reset_tzpath()

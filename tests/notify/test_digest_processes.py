@@ -16,7 +16,7 @@ from tests.notify.conftest import OPS, utc_minute
 from tests.replicas.conftest import BotProcess, bot_env
 from tests.slack.test_http_e2e import blocks_text
 from tests.store.collected import CountingExporter
-from tests.support.slack_api import SlackWebApi, running_slack_api
+from tests.support.slack_api import SlackWebApi, StoredMessage, running_slack_api
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +86,7 @@ def test_the_digest_is_posted_once_when_its_lease_holder_is_killed(
         exporter.stop()
 
 
-def _top_level(api: SlackWebApi) -> list[object]:
+def _top_level(api: SlackWebApi) -> list[StoredMessage]:
     with api._lock:
         return [
             m for (channel, _), m in api.messages.items() if channel == OPS and m.thread_ts is None
