@@ -185,3 +185,27 @@ def test_states_survive_json_and_texts_name_rule_and_subjects() -> None:
     done = resolved_text("prod", h100, 700.0, 700.0 + 1500)
     assert done.title == "Resolved: prod / h100-free"
     assert "no longer the case after 25 min" in done.body
+
+
+def test_the_simulated_scheduler_drifts_enough_to_fire_and_resolve() -> None:
+    """What the README's demo promises of ``simulate --nodes 20 --gpus-per-node 4`` (seed 0)."""
+    from core.simulate import drift_cluster, simulate_cluster
+    from tests.core.history_support import snapshot_at
+
+    quota = AlertRule("quota", "namespace_quota_above", "C0OPS", threshold=80)
+    h100 = AlertRule("h100", "free_whole_gpus_below", "C0OPS", threshold=5, model="H100")
+    cluster = simulate_cluster(20, 4, seed=0)
+    states = {"quota": RuleState(), "h100": RuleState()}
+    changes: dict[str, list[tuple[int, bool]]] = {"quota": [], "h100": []}
+    for step in range(21):
+        if step:
+            cluster = drift_cluster(cluster)
+        snap = snapshot_at(cluster, float(step))
+        for check in (quota, h100):
+            before = states[check.name].firing
+            states[check.name] = advance(
+                states[check.name], condition(check, seen(snap)), float(step), 0.0
+            )
+            if states[check.name].firing != before:
+                changes[check.name].append((step, states[check.name].firing))
+    assert changes == {"quota": [(2, True), (17, False)], "h100": [(5, True), (14, False)]}

@@ -218,3 +218,14 @@ def test_a_cluster_cannot_be_named_after_the_digests_command(tmp_path: Path) -> 
     assert _error(tmp_path, text).startswith(
         'FILE:2: clusters[0]: field "name": "digests" is a word of /hami-summary'
     )
+
+
+def test_the_readme_example_is_a_registry_the_bot_accepts(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Digests and alerts", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "clusters.yaml"
+    path.write_text(example, encoding="utf-8")
+    [entry] = load_registry(path).entries
+    assert len(entry.digests) == 1 and len(entry.alerts) == 6
+    assert entry.digests[0].schedule.describe() == "09:00 Europe/Berlin, mon-fri"
