@@ -23,7 +23,8 @@ the line and the field, because the person fixing it has the file open in an edi
       - name: here
         in_cluster: true
 
-``clusters`` may also be a mapping from name to settings. Access is closed by default: a cluster
+An entry may also declare ``digests`` and ``alerts`` for the notifier (read by
+``bot.clusters.notify_fields``, posted by ``bot.notify``). ``clusters`` may also be a mapping from name to settings. Access is closed by default: a cluster
 without ``allowed_*`` entries is visible to nobody (``"*"`` opens a list to everyone).
 """
 

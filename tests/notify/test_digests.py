@@ -185,3 +185,48 @@ def test_digests_list_shows_only_clusters_the_asker_may_query(
         assert exporter.scrapes == 0  # listing collects nothing
     finally:
         stop_notified(n, server)
+
+
+def test_a_cluster_that_cannot_be_collected_gets_a_digest_saying_why(
+    digest_at_now: Notified,
+) -> None:
+    n = digest_at_now
+    n.exporter.stop()
+    assert [o.outcome for o in n.a.loop.digests.tick()] == ["posted"]
+    text = blocks_text(n.posts()[0].json_param("blocks"))
+    assert "Digest* of *demo*" in text
+    assert 'Cannot reach the metrics URL of cluster "demo"' in text
+    assert "HAMi GPU allocation" not in text
+    assert n.posts(thread_ts=n.top_level_ts()[0]) == []
+
+
+def test_no_digest_while_redis_is_degraded(
+    slack_api: SlackWebApi, exporter: MetricsServer, tmp_path: Path
+) -> None:
+    from bot.clusters.registry import load_registry
+    from bot.config import load_config
+    from bot.notify.loop import build_notify_loop
+    from bot.store.redis_store import RedisStore
+    from bot.store.resilient import ResilientStore
+    from tests.notify.conftest import write_registry
+    from tests.support.redis_server import free_port
+
+    now = time.time()
+    declared = f'    digests:\n      - channel: {OPS}\n        at: "{utc_minute(now)}"\n'
+    registry = load_registry(write_registry(tmp_path, exporter.url, declared))
+    config = load_config(
+        {
+            "SLACK_BOT_TOKEN": slack_api.bot_token,
+            "SLACK_SIGNING_SECRET": "s",
+            "SLACK_API_URL": slack_api.base_url,
+        }
+    )
+    away = ResilientStore(
+        RedisStore(f"redis://127.0.0.1:{free_port()}/0", "hs", timeout_seconds=0.2)
+    )
+    loop = build_notify_loop(
+        config, away, registry, slack_api.bot_token, SETTINGS, clock=Clock(now)
+    )
+    loop.tick()
+    assert slack_api.calls_to("chat.postMessage") == []
+    assert exporter.scrapes == 0
