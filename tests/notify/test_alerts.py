@@ -235,3 +235,35 @@ def test_a_button_pressed_in_another_channel_is_refused(alerting: Notified) -> N
     )[-1]
     assert "belongs to an alert of another channel" in blocks_text(refusal.params["blocks"])
     assert n.records.active_silence("demo", "few-free", n.clock.now) is None
+
+
+def test_a_failing_scrape_fires_only_after_its_duration(
+    slack_api: SlackWebApi,
+    exporter: MetricsServer,
+    redis_url: str,
+    redis_key_prefix: str,
+    tmp_path: Path,
+) -> None:
+    declared = f"    alerts:\n      - channel: {OPS}\n        scrape_failing_for: 2m\n"
+    n, server = start_notified(
+        slack_api,
+        exporter,
+        redis_url,
+        redis_key_prefix,
+        tmp_path,
+        declared,
+        Clock(time.time()),
+        SETTINGS,
+    )
+    try:
+        evaluate_on_both(n)
+        exporter.stop()
+        evaluate_on_both(n)  # failing since now
+        evaluate_on_both(n)  # for 1 min
+        assert n.posts() == []
+        evaluate_on_both(n)  # for 2 min
+        [firing] = n.posts()
+        assert "Alert firing: demo / scrape_failing" in firing.params["text"]
+        assert "Cannot reach the metrics URL" in firing.params["text"]
+    finally:
+        stop_notified(n, server)

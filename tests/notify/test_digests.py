@@ -230,3 +230,13 @@ def test_no_digest_while_redis_is_degraded(
     loop.tick()
     assert slack_api.calls_to("chat.postMessage") == []
     assert exporter.scrapes == 0
+
+
+def test_the_digests_list_says_when_it_was_last_posted(digest_at_now: Notified) -> None:
+    n = digest_at_now
+    n.a.loop.digests.tick()
+    url = n.api.response_url("digests-after")
+    assert n.sender.command("digests", response_url=url, user=ALICE, channel=OPS).status == 200
+    n.api.wait_for("response_url", where=lambda c: c.path.endswith("digests-after"))
+    text = blocks_text(n.api.response_posts["digests-after"][-1]["blocks"])
+    assert "; last posted " in text and "(late)" not in text
