@@ -24,7 +24,9 @@ the line and the field, because the person fixing it has the file open in an edi
         in_cluster: true
 
 An entry may also declare ``digests`` and ``alerts`` for the notifier (read by
-``bot.clusters.notify_fields``, posted by ``bot.notify``). ``clusters`` may also be a mapping from name to settings. Access is closed by default: a cluster
+``bot.clusters.notify_fields``, posted by ``bot.notify``).
+
+``clusters`` may also be a mapping from name to settings. Access is closed by default: a cluster
 without ``allowed_*`` entries is visible to nobody (``"*"`` opens a list to everyone).
 """
 
