@@ -53,7 +53,8 @@ ALERT_FIELDS = ("name", "channel", "context", "for", "model", "namespace", *RULE
 
 def _usable_name(text: str) -> str:
     """A default name from declared words (a model such as "NVIDIA H100 80GB")."""
-    return re.sub(r"[^A-Za-z0-9_.:-]+", "-", text).strip("-")[:63]
+    usable = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_.:-") else "-" for ch in text)
+    return usable.strip("-")[:63]
 
 
 class NodeReader(Protocol):

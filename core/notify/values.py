@@ -97,7 +97,7 @@ def weekdays(raw: object) -> frozenset[int]:
             return frozenset(range(7))
         if text == "weekdays":
             return frozenset(range(5))
-        words = [w for w in re.split(r"[,\s]+", text) if w]
+        words = text.replace(",", " ").split()
     elif isinstance(raw, list) and raw and all(isinstance(w, str) for w in raw):
         words = [w.lower() for w in raw]
     else:
