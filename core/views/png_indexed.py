@@ -31,20 +31,19 @@ def figure_png(figure: Any, dpi: float) -> bytes:
 def indexed_png(rgba: np.ndarray) -> bytes:
     """An opaque ``height x width x 4`` uint8 image as a palette PNG (alpha is dropped)."""
     height, width = int(rgba.shape[0]), int(rgba.shape[1])
-    rgb = rgba[..., :3].astype(np.uint32)
-    packed = (rgb[..., 0] << 16 | rgb[..., 1] << 8 | rgb[..., 2]).ravel()
+    # Each pixel as one little-endian integer 0xAABBGGRR, without copying; then alpha dropped.
+    packed = np.ascontiguousarray(rgba, dtype=np.uint8).view("<u4").reshape(-1) & 0xFFFFFF
     colours, inverse, counts = np.unique(packed, return_inverse=True, return_counts=True)
     palette, index_of = _palette(colours, counts)
-    indices = index_of[inverse].astype(np.uint8).reshape(height, width)
     # Each scanline starts with its filter type: 0, none (palette data gains little from more).
     rows = np.zeros((height, width + 1), dtype=np.uint8)
-    rows[:, 1:] = indices
+    rows[:, 1:] = index_of[inverse].reshape(height, width)
     header = struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)
     return b"".join(
         (
             PNG_SIGNATURE,
             _chunk(b"IHDR", header),
-            _chunk(b"PLTE", palette.astype(">u4").view(np.uint8).reshape(-1, 4)[:, 1:].tobytes()),
+            _chunk(b"PLTE", _rgb(palette).astype(np.uint8).tobytes()),
             _chunk(b"IDAT", zlib.compress(rows.tobytes(), ZLIB_LEVEL)),
             _chunk(b"IEND", b""),
         )
@@ -52,23 +51,24 @@ def indexed_png(rgba: np.ndarray) -> bytes:
 
 
 def _palette(colours: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The palette (packed 0xRRGGBB) and, per distinct colour, its palette index."""
+    """The palette (packed 0xBBGGRR) and, per distinct colour, its palette index."""
     if len(colours) <= MAX_COLOURS:
-        return colours, np.arange(len(colours))
+        return colours, np.arange(len(colours), dtype=np.uint8)
     order = np.lexsort((colours, -counts))  # most frequent first, ties by colour: deterministic
     kept, rest = order[:MAX_COLOURS], order[MAX_COLOURS:]
-    index_of = np.empty(len(colours), dtype=np.int64)
+    index_of = np.empty(len(colours), dtype=np.uint8)
     index_of[kept] = np.arange(MAX_COLOURS)
-    kept_rgb = _unpack(colours[kept])
+    kept_rgb = _rgb(colours[kept])
     for start in range(0, len(rest), NEAREST_BATCH):  # bounded memory for many rare colours
         batch = rest[start : start + NEAREST_BATCH]
-        distance = ((_unpack(colours[batch])[:, None, :] - kept_rgb[None, :, :]) ** 2).sum(axis=2)
+        distance = ((_rgb(colours[batch])[:, None, :] - kept_rgb[None, :, :]) ** 2).sum(axis=2)
         index_of[batch] = distance.argmin(axis=1)
     return colours[kept], index_of
 
 
-def _unpack(packed: np.ndarray) -> np.ndarray:
-    return np.stack([(packed >> 16) & 255, (packed >> 8) & 255, packed & 255], axis=1).astype(
+def _rgb(packed: np.ndarray) -> np.ndarray:
+    """Packed 0xBBGGRR colours as rows of (red, green, blue)."""
+    return np.stack([packed & 255, (packed >> 8) & 255, (packed >> 16) & 255], axis=1).astype(
         np.int64
     )
 
