@@ -101,13 +101,19 @@ def test_the_layout_checks_themselves_catch_problems() -> None:
 
 
 @pytest.mark.parametrize(
-    ("gpu_count", "layout"), [(1, "per-gpu"), (PER_GPU_MAX_GPUS, "per-gpu"), (33, "panels")]
-)
-def test_per_gpu_bars_for_small_clusters_panels_above(gpu_count: int, layout: str) -> None:
-    devices = [gpu(f"n-{i // 4:02d}", i % 4, 10, 0) for i in range(gpu_count)]
+    ("gpu_count", "per_node", "layout"),
+    [(1, 1, "per-gpu"), (PER_GPU_MAX_GPUS, 4, "per-gpu"), (PER_GPU_MAX_GPUS, 1, "per-gpu"),
+     (33, 4, "panels")],
+)  # fmt: skip
+def test_per_gpu_bars_for_small_clusters_panels_above(
+    gpu_count: int, per_node: int, layout: str
+) -> None:
+    devices = [gpu(f"gpu-node-{i // per_node:02d}", i % per_node, 10, 0) for i in range(gpu_count)]
     summary = hand_summary(devices, [])
     assert choose_layout(summary) == layout
-    assert layout_problems(build_figure(summary)) == []
+    figure = build_figure(summary)
+    assert layout_problems(figure) == []
+    assert smallest_slack_px(figure)[0] >= MIN_SLACK_PX
 
 
 def test_the_same_summary_gives_the_same_bytes() -> None:
@@ -448,6 +454,20 @@ def test_long_cloud_node_names_are_shortened_and_their_domain_named() -> None:
     texts = texts_of(figure)
     assert any(t.startswith("ip-10-0-0-") and "compute" not in t for t in texts)
     assert layout_problems(figure) == []
+
+
+@pytest.mark.slow  # 8,000 nodes
+def test_eight_thousand_single_gpu_nodes_and_two_hundred_namespaces_stay_legible() -> None:
+    devices = [gpu(f"gpu-node-{i:04d}", 0, (i * 37) % 101, (i * 53) % 40960) for i in range(8000)]
+    summary = hand_summary(
+        devices, [workload(f"tenant-{i % 200:03d}", d, d.core_allocated, 0) for i, d in
+                  enumerate(devices) if d.core_allocated]
+    )  # fmt: skip
+    figure = build_figure(summary)
+    assert layout_problems(figure) == []
+    texts = texts_of(figure)
+    assert "192 other namespaces" in texts
+    assert len(render_chart(summary)) < 1_000_000
 
 
 def test_many_models_share_one_row_beyond_six() -> None:
