@@ -27,6 +27,7 @@ from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.config import BotConfig, ConfigError, load_config
 
 if TYPE_CHECKING:
+    from bot.notify.loop import NotifyLoop
     from bot.web.serving import ServePlan
 
 log = logging.getLogger("hami_summary.serve")
@@ -45,6 +46,9 @@ Run the Slack bot. Settings come from the environment:
   HAMI_SUMMARY_HTTP_THREADS, HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS,
   HAMI_SUMMARY_HTTP_MAX_BODY_BYTES, HAMI_SUMMARY_HTTP_CONNECTION_LIMIT
                         web server limits (default 8 threads, 60 s, 4 MiB, 1000)
+  HAMI_SUMMARY_ALERT_INTERVAL_SECONDS, HAMI_SUMMARY_NOTIFY_LEASE_SECONDS,
+  HAMI_SUMMARY_NOTIFY_TICK_SECONDS
+                        digests and alerts: evaluation interval, lease, tick (180, 60, 15 s)
 
 HTTP mode also serves /healthz, /readyz and /metrics on $PORT. Until Slack accepts the bot token
 (retried with back-off), /readyz answers 503 naming the reason.
@@ -155,6 +159,18 @@ def _prepare(args: argparse.Namespace) -> ServePlan:
     )
 
 
+def _notify_loop(plan: ServePlan) -> NotifyLoop | None:
+    """The digest and alert loop when the registry declares any; ``ConfigError`` says what to
+    fix."""
+    from bot.notify.loop import build_notify_loop, declares_notifications
+    from bot.notify.settings import NotifySettings
+
+    settings = NotifySettings.from_env()
+    if not declares_notifications(plan.registry):
+        return None
+    return build_notify_loop(plan.config, plan.store, plan.registry, plan.bot_token, settings)
+
+
 def run(args: argparse.Namespace) -> int:
     # Imported here: `hami-summary summarize` must not pay for Bolt, waitress and Redis imports.
     from bot.clusters.errors import RegistryError
@@ -174,7 +190,10 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     try:
         plan = _prepare(args)
+        notify = _notify_loop(plan)
     except (ConfigError, RegistryError) as error:
         return _fail(error.message)
+    if notify is not None:
+        notify.start(stop)  # every replica runs it; leases decide who posts
     serve(plan, stop)
     return EXIT_OK

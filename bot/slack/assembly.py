@@ -10,6 +10,7 @@ Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -52,10 +53,12 @@ def assemble_bot(
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
+    extra_listeners: Sequence[Callable[[App], None]] = (),
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
-    (``bot.clusters.collect.collect_metrics`` unless another collector is given)."""
+    (``bot.clusters.collect.collect_metrics`` unless another collector is given);
+    ``extra_listeners`` register features built on the Slack app (``bot.slack.app.build_app``)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -106,5 +109,6 @@ def assemble_bot(
         signing_secret=signing_secret,
         worker_threads=config.worker_threads,
         logger=logger,
+        extra_listeners=extra_listeners,
     )
     return SlackBot(app=app, client=client, services=services, user_groups=user_groups)

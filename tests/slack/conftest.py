@@ -31,6 +31,7 @@ from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.memory import MemoryStore
 from bot.web.server import BotHttpServer
+from bot.web.serving import BOT_FEATURES
 from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
 from tests.support.slack_api import BOT_USER_ID, SlackWebApi, running_slack_api
@@ -305,6 +306,7 @@ def start_bot(
         "SLACK_API_URL": api.base_url,
         **(extra_env or {}),
     }
+    assembly.setdefault("extra_listeners", BOT_FEATURES)
     slack = assemble_bot(load_config(env), store=MemoryStore(), registry=registry, **assembly)
     server = BotHttpServer(
         {SLACK_EVENTS_PATH: SlackEndpoint(slack.app, metrics=metrics)}, host="127.0.0.1", port=0
