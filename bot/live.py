@@ -2,7 +2,7 @@
 
 This is the glue between the conversation (``bot.conversation.clusters.LiveSource``) and the
 cluster access of ``bot.clusters``: who may query which cluster (the registry), how often
-(``bot.store.ratelimit``), how one scrape serves many requests (``bot.store.scrape_cache``),
+(``bot.store.ratelimit``), how one scrape serves many requests (``bot.clusters.scrape_cache``),
 and ``core.api.summarize_text`` on what was collected.
 """
 
@@ -15,6 +15,7 @@ from typing import Protocol
 from bot.clusters.collect import CollectedMetrics, collect_metrics
 from bot.clusters.errors import ClusterError
 from bot.clusters.registry import EVERYONE, ClusterEntry, ClusterRegistry
+from bot.clusters.scrape_cache import ScrapeCache
 from bot.conversation.clusters import (
     REGISTRY_HINT,
     LiveRequest,
@@ -25,7 +26,6 @@ from bot.conversation.replies import ClusterOption
 from bot.store.history import SnapshotHistory
 from bot.store.kv import KeyValueStore
 from bot.store.ratelimit import RateLimiter, check_all, per_user_limiter, rate_limit_message
-from bot.store.scrape_cache import ScrapeCache
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
 from core.errors import InputError
@@ -116,7 +116,7 @@ class RegistryLiveSource:
         self._user_limit = per_user_limiter(kv, limits.per_user_per_minute, RATE_WINDOW_SECONDS)
         self._channel_limit = RateLimiter(
             kv,
-            "hami-summary:rate:channel",
+            "rate:channel",
             limits.per_channel_per_minute,
             RATE_WINDOW_SECONDS,
             scope="this channel",

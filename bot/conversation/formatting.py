@@ -77,7 +77,7 @@ def filter_text(summary: Summary) -> str:
     return " ".join(f"{key}={value}" for key, value in summary.filters)
 
 
-# -- real usage (nvidia-smi, SPEC 11) ------------------------------------------------------------
+# -- real usage (nvidia-smi in the pods) ----------------------------------------------------------
 
 # Most actionable first: idle and over-allocated pods hold GPU memory they do not use.
 USAGE_CLASSES: tuple[UsageClass, ...] = ("idle", "low / over-allocated", "normal", "high")

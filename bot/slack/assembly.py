@@ -2,13 +2,15 @@
 
 Store -> bot state -> live clusters (with Slack user-group lookups for ``allowed_user_groups``)
 -> conversation (with the admins of ``HAMI_SUMMARY_ADMINS``) -> Slack services -> Web API
-client -> Bolt app (instrumented by ``bot.ops``).
+client -> Bolt app. The transports that dispatch to the app count and time its requests
+(``bot.ops.instrument``).
 Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -26,7 +28,6 @@ from bot.live import (
     RegistryLiveSource,
     user_groups_named,
 )
-from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
 from bot.slack.usergroups import SlackUserGroups, lookup_client
@@ -52,10 +53,12 @@ def assemble_bot(
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
+    extra_listeners: Sequence[Callable[[App], None]] = (),
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
-    (``bot.clusters.collect.collect_metrics`` unless another collector is given)."""
+    (``bot.clusters.collect.collect_metrics`` unless another collector is given);
+    ``extra_listeners`` register features built on the Slack app (``bot.slack.app.build_app``)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -106,7 +109,6 @@ def assemble_bot(
         signing_secret=signing_secret,
         worker_threads=config.worker_threads,
         logger=logger,
+        extra_listeners=extra_listeners,
     )
-    # Request ids in every log line, request counts, acknowledgement and reply latencies.
-    instrument_app(app)
     return SlackBot(app=app, client=client, services=services, user_groups=user_groups)

@@ -6,7 +6,7 @@
 * memory of one GPU or one pod in GiB with one decimal, in MiB below 1 GiB: ``40.0 GiB``,
   ``512 MiB``;
 * totals (a cluster, a node, a namespace, a quota) in GiB or TiB with three significant
-  digits: ``77.0 GiB``, ``188 TiB``;
+  digits: ``0.500 GiB``, ``77.0 GiB``, ``188 TiB``;
 * a figure the input does not give is ``not known``, never 0.
 
 Machine formats (JSON, CSV) keep exact MiB and name the unit in their keys and headers; they
@@ -104,11 +104,9 @@ def significant(value: float, digits: int = 3) -> str:
 
 
 def mem_total(mib: float | None) -> str:
-    """A total (cluster, node, namespace, quota): ``77.0 GiB``, ``188 TiB``; MiB below 1 GiB."""
+    """A total (cluster, node, namespace, quota): ``0.500 GiB``, ``77.0 GiB``, ``188 TiB``."""
     if mib is None:
         return NOT_KNOWN
-    if abs(mib) < MIB_PER_GIB:
-        return f"{significant(mib)} MiB"
     gib = mib / MIB_PER_GIB
     if abs(gib) < GIB_PER_TIB:
         return f"{significant(gib)} GiB"

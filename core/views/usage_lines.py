@@ -7,7 +7,8 @@ from core.views.names import pod_name
 
 
 def usage_failures_by_cause(summary: Summary) -> list[tuple[ExecFailure, list[PodRealUsage]]]:
-    """Pods that could not be read, grouped by cause (SPEC 11), largest group first."""
+    """Pods that could not be read, grouped by cause (the fix differs per cause), largest group
+    first."""
     groups: dict[ExecFailure, list[PodRealUsage]] = {}
     for usage in summary.real_usage or ():
         if usage.failure is not None:

@@ -26,8 +26,8 @@ def test_memory_of_one_gpu_or_pod_is_gib_with_one_decimal(mib: float, shown: str
 @pytest.mark.parametrize(
     ("mib", "shown"),
     [
-        (0, "0 MiB"),
-        (500, "500 MiB"),
+        (0, "0 GiB"),
+        (512, "0.500 GiB"),
         (78848, "77.0 GiB"),
         (168960, "165 GiB"),
         (1024 * 9.996, "10.0 GiB"),

@@ -18,7 +18,7 @@ import yaml
 from kubernetes.client import ApiClient
 
 from bot.clusters.registry import load_registry
-from bot.web.settings import HttpSettings
+from bot.config import HttpSettings, http_settings
 
 CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "hami-summary"
 
@@ -441,6 +441,25 @@ def test_the_registry_configmap_is_one_the_bot_accepts(chart: helm.Chart, tmp_pa
     assert sorted(entry.name for entry in registry.entries) == ["eu", "here"]
 
 
+def test_digests_and_alerts_pass_the_schema_into_the_registry(
+    chart: helm.Chart, tmp_path: Path
+) -> None:
+    declared = {
+        **REGISTRY["clusters"][0],
+        "allowed_channels": ["C0GPUOPS"],
+        "digests": [{"channel": "C0GPUOPS", "at": "09:00", "time_zone": "Europe/Berlin",
+                     "weekdays": "mon-fri"}],
+        "alerts": [{"channel": "C0GPUOPS", "free_whole_gpus_below": 2, "model": "H100",
+                    "for": "10m"}],
+    }
+    configmap = one(render(chart, {"registry": {"clusters": [declared]}}), "ConfigMap")
+    registry_file = tmp_path / "clusters.yaml"
+    registry_file.write_text(configmap["data"]["clusters.yaml"])
+    [entry] = load_registry(registry_file).entries
+    assert entry.digests[0].schedule.describe() == "09:00 Europe/Berlin, mon-fri"
+    assert (entry.alerts[0].kind, entry.alerts[0].for_seconds) == ("free_whole_gpus_below", 600)
+
+
 def test_changes_to_the_registry_roll_the_pods(chart: helm.Chart) -> None:
     def checksum(values: dict[str, Any]) -> str:
         deployment = one(render(chart, values), "Deployment")
@@ -672,7 +691,7 @@ def test_every_chart_defined_object_in_the_schema_is_closed() -> None:
 
 def test_web_server_limits_reach_the_bot_as_settings_it_accepts(chart: helm.Chart) -> None:
     defaults = env_of(one(render(chart, {}), "Deployment"))
-    assert HttpSettings.from_env(defaults) == HttpSettings()
+    assert http_settings(defaults) == HttpSettings()
     limits = {
         "threads": 12,
         "idleTimeoutSeconds": 30,
@@ -682,6 +701,6 @@ def test_web_server_limits_reach_the_bot_as_settings_it_accepts(chart: helm.Char
     for mode in ("http", "socket"):
         env = env_of(one(render(chart, {"mode": mode, "http": limits}), "Deployment"))
         assert env["HAMI_SUMMARY_HTTP_MAX_BODY_BYTES"] == "8388608"  # not 8.388608e+06
-        assert HttpSettings.from_env(env) == HttpSettings(
+        assert http_settings(env) == HttpSettings(
             threads=12, idle_timeout_seconds=30, max_body_bytes=8388608, connection_limit=100000
         )

@@ -30,6 +30,15 @@ def _decimals(number: str) -> int:
     return len(number.split(".", 1)[1]) if "." in number else 0
 
 
+def _significant_decimals(number: str) -> int:
+    """Decimals after the leading zeros of a number below 1 (``0.500`` has 2)."""
+    whole, _, decimals = number.partition(".")
+    if whole.replace(",", "") == "0":
+        decimals = decimals.lstrip("0")[1:] if decimals.strip("0") else ""
+        return len(decimals) + 1 if decimals else 0
+    return len(decimals)
+
+
 def number_style_problems(text: str) -> list[str]:
     """Every figure in ``text`` that is not in the one number style, described."""
     problems = [f"no thousands separator: {m.group()}" for m in _PLAIN_COUNT.finditer(text)]
@@ -46,7 +55,7 @@ def number_style_problems(text: str) -> list[str]:
     problems += [
         f"more than three significant digits: {m.group()}"
         for m in _GIB_TIB.finditer(text)
-        if _decimals(m.group(1)) > 2
+        if _significant_decimals(m.group(1)) > 2
     ]
     problems += [
         f"GiB pair without one decimal: {m.group()}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import App
 
+from bot.ops.instrument import answers_later
 from bot.slack.listeners.events.acknowledge import acknowledge_event
 from bot.slack.listeners.events.app_mention import answer_mention
 from bot.slack.listeners.events.direct_message import (
@@ -15,9 +16,9 @@ from bot.slack.listeners.events.user_groups import update_group, update_group_me
 
 
 def register(app: App) -> None:
-    app.event("app_mention")(ack=acknowledge_event, lazy=[answer_mention])
+    app.event("app_mention")(ack=acknowledge_event, lazy=[answers_later(answer_mention)])
     app.event("message", matchers=[is_direct_message])(
-        ack=acknowledge_event, lazy=[answer_direct_message]
+        ack=acknowledge_event, lazy=[answers_later(answer_direct_message)]
     )
     # Every other message event (edits, deletions, channel messages if subscribed) is
     # acknowledged and dropped: an unhandled event would be answered 404 and retried by Slack.
