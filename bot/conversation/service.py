@@ -203,7 +203,7 @@ def tables_attachment(summary: Summary) -> Attachment:
     """The whole report with every row, as fixed-width text (nodes, namespaces, findings and
     checks too, which the CSV lacks)."""
     name = "hami-summary-tables.txt"
-    what = "The whole report, every row: nodes, GPUs, namespaces, workloads, findings, checks"
+    what = "The whole report, every row: findings, checks, nodes, GPUs, namespaces, workloads"
     if summary.runtime is not None:
         what += ", runtime"
     if summary.real_usage is not None:

@@ -84,6 +84,15 @@ def _largest_job(summary: Summary) -> Fact:
             )
     if summary.cluster.free_cores > 0 or summary.cluster.free_mem_mib > 0:
         return Fact("slivers", " of cores or memory", "what fits now: only ")
+    incomplete = sum(1 for g in summary.gpus if "incomplete" in g.flags)
+    if incomplete and incomplete >= len(summary.gpus):
+        return Fact(numbers.NOT_KNOWN, ": no GPU has every series", "what fits now: ")
+    if incomplete:
+        return Fact(
+            "nothing",
+            f" on the {numbers.counted(len(summary.gpus) - incomplete, 'GPU')} with every series",
+            "what fits now: ",
+        )
     return Fact("nothing", ": every GPU is fully allocated", "what fits now: ")
 
 
@@ -91,7 +100,8 @@ def _allocated(what: str, percent: float, amounts: str, incomplete: int) -> Fact
     """``cores 45.8% allocated (275 / 600 cores)``; with GPUs that lack a series, the share is
     not known (their missing figures would count as 0)."""
     if incomplete:
-        lacking = f" ({numbers.counted(incomplete, 'GPU')} lack a limit or allocation series)"
+        verb = "lacks" if incomplete == 1 else "lack"
+        lacking = f" ({numbers.counted(incomplete, 'GPU')} {verb} a limit or allocation series)"
         return Fact(numbers.NOT_KNOWN, lacking, f"{what} allocated: ")
     return Fact(numbers.percent(percent), f" allocated ({amounts})", f"{what} ")
 

@@ -25,7 +25,7 @@ from core.model import (
 from core.summary.workloads import is_core_resource, is_memory_resource
 from core.views import numbers
 from core.views import table_spec as col
-from core.views.names import gpu_name, short_type
+from core.views.names import gpu_name, pod_name, short_type
 from core.views.table_spec import Table, TableSpec
 
 __all__ = ["Table", "short_type"]
@@ -541,11 +541,12 @@ def _usage_or_failure(u: PodRealUsage, shown: str) -> str:
 
 REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
     (
-        col.text("namespace", "namespace", lambda u: u.namespace, name=True),
-        col.text("pod", "pod", lambda u: u.pod, name=True),
-        col.text("container", "container", lambda u: u.container or "-", name=True),
+        col.text("pod", "pod", lambda u: pod_name(u.namespace, u.pod), name=True),
         col.Column(
-            "utilisation",
+            "container", "container", lambda u: u.container or "-", width="name", optional=1
+        ),
+        col.Column(
+            "util",
             "utilization_percent",
             lambda u: _usage_or_failure(u, numbers.percent(u.utilization_percent)),
             lambda u: u.utilization_percent,
@@ -555,7 +556,7 @@ REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
             "memory used",
             "mem_used_mib",
             lambda u: _usage_or_failure(
-                u, f"{numbers.mem_each(u.mem_used_mib)} of {numbers.mem_each(u.allocated_mem_mib)}"
+                u, numbers.mem_each_pair(u.mem_used_mib, u.allocated_mem_mib)
             ),
             lambda u: u.mem_used_mib,
             "right",

@@ -253,7 +253,7 @@ def test_follow_ups_after_a_real_usage_summary_keep_it_from_the_same_reading(
     # The workloads table carries every pod's real usage after it; the chart says it too.
     workloads = out[out.index("workload allocations"):]
     assert "with real usage per pod" in workloads.splitlines()[0]
-    assert re.search(r"team-a\s+train-full-0\s+trainer\s+97\.0%", workloads)
+    assert re.search(r"team-a/train-full-0\s+trainer\s+97\.0%", workloads)
     assert "Real usage (nvidia-smi, point in time): 4 of 5 pods read" in workloads
     # One nvidia-smi per pod for the whole conversation: follow-ups use the cached reading.
     assert execs_before_refresh == 5

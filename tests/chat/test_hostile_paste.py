@@ -33,7 +33,8 @@ def test_a_paste_with_nan_is_summarised_with_the_warning(tmp_path: Path) -> None
     # The report wraps long lines anywhere, so compare without white space.
     assert "".join(warning.split()) in "".join(result.stdout.split())
     out = " ".join(result.stdout.split())
-    assert "cores 37.5% allocated (225 / 600 cores)" in out
+    # The NaN was left out: that GPU's cores are not known, so neither is the cluster's share.
+    assert "cores allocated: not known (1 GPU lacks a limit or allocation series)" in out
     assert "All 6 GPUs" in out  # the follow-up still works on the same metrics
 
 

@@ -126,9 +126,13 @@ def test_a_fragment_without_limit_series_never_claims_every_gpu_is_allocated() -
         "offered for jobs: "
     )
     text_report = render(summary, "text")
-    assert "Free: 0 whole GPUs, 0 cores, 0 MiB (not counting 6 incomplete GPUs)" in text_report
+    assert "Free: 0 whole GPUs, 0 cores, 0 GiB (not counting 6 incomplete GPUs)" in text_report
     # The first page says the same: free capacity of those GPUs is not known, never 0.
-    assert "0 whole GPUs free, 6 GPUs not known" in text_report
+    page = " ".join(text_report.split("\nDetails\n")[0].split())
+    assert "0 whole GPUs free, 6 GPUs not known" in page
+    assert "cores allocated: not known (6 GPUs lack a limit or allocation series)" in page
+    assert "what fits now: not known: no GPU has every series" in page
+    assert "fully allocated" not in page
 
 
 def test_some_incomplete_gpus_leave_the_rest_judged() -> None:

@@ -70,6 +70,7 @@ def test_a_file_with_a_four_megabyte_label_is_summarised_without_that_line(
     file = bot.api.add_private_file("huge-label.prom", metrics.encode())
     _, ts = bot.sender.mention("", files=[file])
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
-    assert "225 / 600 cores" in text  # the GPU's 50 cores allocated were left out with the line
+    # The GPU's cores allocated were left out with the line: the cluster's share is not known.
+    assert "cores allocated: *not known* (1 GPU lacks a limit or allocation series)" in text
     assert "1 line(s) over the size limits were left out: line 6" in text
     assert "it is 4,000,161 characters long, over the limit of 16,384" in text

@@ -309,13 +309,13 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
     lab.bot.sender.mention("gpus", thread_ts=root.ts)
     gpus = blocks_text(final_message(api, has("All 6 GPUs"), thread_ts=root.ts).blocks)
     assert "with real usage per pod" in gpus
-    assert re.search(r"team-b\s+embed-svc-0\s+embed\s+2\.0%\s+300 MiB of 8\.0 GiB", gpus)
+    assert re.search(r"team-b/embed-svc-0\s+2\.0%\s+300 MiB/8\.0 GiB", gpus)
 
     lab.bot.sender.mention("workloads", thread_ts=root.ts)
     workloads = blocks_text(final_message(api, has("workload allocations"),
                                           thread_ts=root.ts).blocks)
     assert "with real usage per pod" in workloads
-    assert re.search(r"team-a\s+train-full-0\s+trainer\s+97\.0%", workloads)
+    assert re.search(r"team-a/train-full-0\s+97\.0%", workloads)
 
     lab.bot.sender.mention("csv", thread_ts=root.ts)
     csv_answer = blocks_text(final_message(api, has("Full tables of"), thread_ts=root.ts).blocks)
