@@ -117,7 +117,7 @@ def _context(text: str) -> ContextBlock:
 
 
 def _when_text(summary: Summary, age_seconds: float | None) -> str:
-    """The time of scrape and its age (SPEC 12.1), worded like the text report."""
+    """The time of scrape and its age, worded like the text report."""
     src = summary.source
     if src.kind == "cluster":
         fetched = src.fetched_at
