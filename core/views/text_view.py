@@ -67,37 +67,8 @@ def render(
     ):
         out.extend(format_table(table, width))
         out.append("")
-    out += ["Findings", "-" * 8]
-    if summary.findings:
-        for f in summary.findings:
-            out.extend(_wrap(f.message, width, indent=f"  [{f.severity}] "))
-    else:
-        out.append("  (none: nothing stands out)")
-    out.append("")
-    out += ["Consistency checks", "-" * 18]
-    for c in summary.checks:
-        out.extend(_wrap(f"{c.name}: {c.message}", width, indent=f"  [{c.status}] "))
-    out.append("")
-    runtime = tables.runtime_tables(summary, top)
-    if runtime:
-        for table in runtime:
-            out.extend(format_table(table, width))
-            out.append("")
-        if summary.runtime and summary.runtime.missing_monitors:
-            out.extend(
-                _wrap(
-                    "vGPU monitors not reached: " + ", ".join(summary.runtime.missing_monitors),
-                    width,
-                )
-            )
-            out.append("")
-    else:
-        out += [
-            "Runtime usage",
-            "-" * 13,
-            "(none: no vGPU monitor metrics in the input; allocation is not utilisation)",
-            "",
-        ]
+    out += _judgement_lines(summary, width)
+    out += _runtime_lines(summary, top, width)
     usage = tables.real_usage_table(summary, top)
     if usage is not None:
         out.extend(format_table(usage, width))
@@ -110,6 +81,39 @@ def render(
         for note in other_notes:
             out.extend(_wrap(note, width, indent="  - "))
     return "\n".join(out).rstrip() + "\n"
+
+
+def _judgement_lines(summary: Summary, width: int) -> list[str]:
+    """Findings and consistency checks."""
+    out = ["Findings", "-" * 8]
+    if summary.findings:
+        for f in summary.findings:
+            out.extend(_wrap(f.message, width, indent=f"  [{f.severity}] "))
+    else:
+        out.append("  (none: nothing stands out)")
+    out += ["", "Consistency checks", "-" * 18]
+    for c in summary.checks:
+        out.extend(_wrap(f"{c.name}: {c.message}", width, indent=f"  [{c.status}] "))
+    return [*out, ""]
+
+
+def _runtime_lines(summary: Summary, top: int, width: int) -> list[str]:
+    """The vGPU monitor's host GPUs and containers, and the monitors not reached."""
+    runtime = tables.runtime_tables(summary, top)
+    if not runtime:
+        return [
+            "Runtime usage",
+            "-" * 13,
+            "(none: no vGPU monitor metrics in the input; allocation is not utilisation)",
+            "",
+        ]
+    out: list[str] = []
+    for table in runtime:
+        out += [*format_table(table, width), ""]
+    if summary.runtime and summary.runtime.missing_monitors:
+        missing = ", ".join(summary.runtime.missing_monitors)
+        out += [*_wrap(f"vGPU monitors not reached: {missing}", width), ""]
+    return out
 
 
 # -- the first page ------------------------------------------------------------------------
