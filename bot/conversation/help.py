@@ -9,9 +9,7 @@ from bot.conversation.parsing import ADMIN_USAGE, COMMAND_USAGE, FOLLOW_UP_USAGE
 from bot.conversation.replies import MessageReply
 from bot.store.state import ClusterTarget, ThreadSubject
 
-ALLOCATION_NOTE = (
-    "*Allocation* (what HAMi handed out), not live utilisation; 100 cores = one GPU."
-)
+ALLOCATION_NOTE = "*Allocation*, not live utilisation; 100 cores = one GPU."
 
 
 REAL_USAGE_NOTE = (

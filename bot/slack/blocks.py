@@ -69,6 +69,7 @@ SLACK_HINTS = Hints(
     runtime="CSV button",
     everything="CSV button",
     fit="`fit 4xH100` in this thread",
+    more="Every list in full: the GPUs, Workloads and CSV buttons.",
 )
 # The same when the message has no buttons: the files attached in the thread.
 FILES_HINTS = Hints(
@@ -79,6 +80,7 @@ FILES_HINTS = Hints(
     runtime="files in this thread",
     everything="files in this thread",
     fit="`fit 4xH100` in this thread",
+    more="Every list in full: the files in this thread.",
 )
 
 

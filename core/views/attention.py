@@ -29,6 +29,8 @@ class Hints:
     runtime: str
     everything: str
     fit: str
+    # The page's last line, where every list is; by default built from the ones above.
+    more: str = ""
 
 
 @dataclass(frozen=True, slots=True)

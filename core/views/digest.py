@@ -405,7 +405,8 @@ def build_digest(summary: Summary, hints: Hints) -> Digest:
         basis=ALLOCATION_ONLY_NOTE if ALLOCATION_ONLY_NOTE in summary.headline else None,
         headline=tuple(headline),
         sections=tuple(sections),
-        more=(
+        more=hints.more
+        or (
             f"Every GPU: {hints.gpus} · every pod: {hints.workloads} · every table: "
             f"{hints.everything}."
         ),

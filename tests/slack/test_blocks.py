@@ -226,7 +226,7 @@ def test_large_summary_says_where_the_rest_is_and_its_buttons_bring_it(
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert "*By GPU model*" in text and "more: CSV button" in text
-    assert "Every GPU: GPUs button" in text
+    assert "Every list in full: the GPUs, Workloads and CSV buttons." in text
     assert not built.needs_files
     # With its buttons, the message needs no files; without them every table goes with it.
     message = slack_message(SummaryReply(summaries["large"], SummaryRef(), None))

@@ -536,7 +536,7 @@ def test_a_large_reply_stays_one_screen_and_its_csv_button_brings_every_table(
             assert len(block["text"]["text"]) <= 3000
     assert rendered_lines(answer.blocks) <= 45
     text_shown = blocks_text(answer.blocks)
-    assert "more: CSV button" in text_shown and "every table: CSV button" in text_shown
+    assert "more: CSV button" in text_shown and "the GPUs, Workloads and CSV buttons" in text_shown
     bot.api.wait_for("files.completeUploadExternal")
     # The first reply brings only its chart; the buttons bring the tables.
     assert [f.filename for f in bot.api.uploaded_files()] == ["hami-allocation.png"]
