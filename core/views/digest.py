@@ -29,7 +29,9 @@ from core.views.usage_lines import usage_failure_lines
 ALL_GPUS_UP_TO = 16
 TOP_NAMESPACES = 8
 TOP_MODELS = 8
-TOP_RUNTIME_ROWS = 8
+TOP_RUNTIME_ROWS = 5
+# Real usage was asked for by name (`usage`): more of its pods are shown.
+TOP_USAGE_ROWS = 8
 # Real-usage classes, the most actionable first: idle and over-allocated pods hold memory they
 # do not use.
 _USAGE_RANK = {"idle": 0, "low / over-allocated": 1, "normal": 2, "high": 3}
@@ -301,7 +303,7 @@ def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
             u.pod,
         ),
     )
-    shown = read[:TOP_RUNTIME_ROWS]
+    shown = read[:TOP_USAGE_ROWS]
     classes = " · ".join(
         f"{name} {sum(1 for u in read if u.usage_class == name):,}" for name in _USAGE_RANK
     )

@@ -305,9 +305,12 @@ def test_runtime_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert f"{len(runtime.containers):,} containers, 40 monitors not reached" in text
-    assert "2,392 more host GPUs: CSV button" in text
-    assert f"{len(runtime.containers) - 8:,} more containers: CSV button" in text
+    assert "2,395 more host GPUs: CSV button" in text
+    assert f"{len(runtime.containers) - 5:,} more containers: CSV button" in text
     assert "*40 vGPU monitors not reached*" in text
+    # Allocations the monitors measured as idle are counted among what needs attention.
+    assert summary.idle_allocations
+    assert f"*{len(summary.idle_allocations)} idle allocations* (by vGPU monitor)" in text
     assert built.needs_files
     message = slack_message(SummaryReply(summary, SummaryRef(), None))
     files = {a.filename: a for a in message.attachments}

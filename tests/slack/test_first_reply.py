@@ -224,3 +224,29 @@ def test_summarize_format_blocks_prints_the_message_the_bot_posts(
     assert [e["action_id"] for e in actions["elements"]] == [
         "summary_refresh", "summary_gpus", "summary_workloads", "summary_csv"]
     assert_valid(preview["blocks"])
+
+
+def test_namespaces_over_and_near_quota_come_first_and_need_attention() -> None:
+    from tests.core.exposition_builder import Scheduler
+
+    s = Scheduler()
+    uuids = [s.device(f"n{i // 4}", i % 4, cores=0, mem_mib=0) for i in range(12)]
+    for i, (name, cores) in enumerate([("big", 100), ("over", 30), ("near", 20), ("calm", 10)]):
+        s.pod(name, "p", f"n{i}", uuids[i * 3], cores=cores, mem_mib=4096)
+    s.quota("over", "nvidia.com/gpucores", 30, limit=20)  # 150 %
+    s.quota("near", "nvidia.com/gpumem", 4096, limit=4300)  # 95.3 %
+    s.quota("calm", "nvidia.com/gpucores", 10, limit=100)
+    text = (
+        s.text()
+        .replace("hami_gpu_core_allocated_ratio", "ignored_core")
+        .replace("hami_gpu_memory_allocated_bytes", "ignored_mem")
+    )
+    summary = summarize_text(text, SourceInfo("paste", "p"))
+    blocks = first_reply(summary)["blocks"]
+    namespaces = section(blocks, "Namespaces")
+    rows = [line.split()[0] for line in namespaces.split("```")[1].splitlines()[1:]]
+    assert rows == ["over", "near", "big", "calm"]
+    assert re.search(r"over\s.*150\.0% !", namespaces) and re.search(r"near\s.*95\.3% !", namespaces)
+    assert re.search(r"calm\s.*10\.0%\s", namespaces)
+    attention = section(blocks, "Needs attention")
+    assert "*1 namespace over quota*: over 150.0% · *1 near quota*: near 95.3%" in attention

@@ -122,7 +122,7 @@ def test_runtime_too_large_for_a_message_goes_into_the_files(bot: RunningBot) ->
     assert_valid(answer.blocks)
     shown = blocks_text(answer.blocks)
     assert "480 host GPUs" in shown
-    assert "472 more host GPUs: CSV button" in shown
+    assert "475 more host GPUs: CSV button" in shown
     assert re.search(r"[\d,]+ more containers: CSV button", shown)
     bot.api.wait_for("files.completeUploadExternal")
     files = {f.filename: f for f in bot.api.uploaded_files()}
