@@ -304,8 +304,3 @@ def markdown_lines(table: Table) -> list[str]:
         "|" + "|".join(rule) + "|",
         *("| " + " | ".join(_escape_markdown(v) for v in row) + " |" for row in table.rows),
     ]
-
-
-def top_rows(rows: Sequence[R], top: int) -> tuple[Sequence[R], int]:
-    """The first ``top`` rows and how many were left out."""
-    return rows[:top], max(len(rows) - top, 0)
