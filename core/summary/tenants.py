@@ -9,7 +9,8 @@
 * **Shape**: *whole GPUs*, *fractions* of GPUs or *memory only* when that kind is at least
   ``shape_majority_percent`` of its allocations; otherwise *mixed*.
 * **Spread**: the nodes its pods run on.
-* **Quota**: its highest use of a quota limit, in percent (None without a limit).
+* **Quota**: its highest use of a quota limit, in percent (None without a limit): over it,
+  near it (from ``near_quota_percent``), within it.
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ class TenantClass:
 
     @property
     def label(self) -> str:
-        """``major tenant, fractions``: what the tables show as the class."""
-        return f"{SIZE_LABELS[self.size]}, {self.shape}"
+        """``major tenant, fractions`` (``, over quota`` / ``, near quota`` when so): what the
+        tables show as the class."""
+        quota = f", {self.quota_state} quota" if self.quota_state in ("over", "near") else ""
+        return f"{SIZE_LABELS[self.size]}, {self.shape}{quota}"
 
 
 def _share(part: float, whole: float) -> float:

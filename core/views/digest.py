@@ -3,7 +3,8 @@
 In this order: the headline (GPUs, nodes, cores and memory allocated, free whole GPUs, the
 largest job that fits now and on how many nodes); capacity by GPU model; every GPU when there
 are only a few; the top namespaces with their share and quota use, over quota and near it
-first; what needs attention, counted, with a few examples; the capacity outlook per model.
+first; runtime and real usage when they were collected; what needs attention, counted, with a
+few examples; the capacity outlook per model.
 Input with only runtime (vGPU monitor) metrics is answered runtime first: what was measured,
 and that allocation is not known.
 
@@ -114,7 +115,7 @@ def _allocation_headline(summary: Summary) -> list[Line]:
     unknown = f", {numbers.counted(incomplete, 'GPU')} not known" if incomplete else ""
     cores = numbers.cores_pair(c.core_allocated, c.core_limit)
     memory = numbers.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)
-    free = numbers.counted(c.free_whole_gpus, "whole GPU")
+    noun = "whole GPU" if c.free_whole_gpus == 1 else "whole GPUs"
     return [
         (
             Fact(numbers.counted(c.gpus, "GPU"), f" on {numbers.counted(c.nodes, 'node')}"),
@@ -122,7 +123,7 @@ def _allocation_headline(summary: Summary) -> list[Line]:
         ),
         (
             _allocated("memory", c.mem_allocated_percent, memory, incomplete),
-            Fact(free.split(" ", 1)[0], f" {free.split(' ', 1)[1]} free{unknown}"),
+            Fact(numbers.count(c.free_whole_gpus), f" {noun} free{unknown}"),
         ),
         (_largest_job(summary),),
     ]

@@ -109,6 +109,7 @@ def test_namespace_footprint_spread_and_quota_use() -> None:
     assert ns.footprint_percent == pytest.approx(25.0)  # 10 of 40 GPUs
     assert ns.quota_use_percent == pytest.approx(125.0)  # the higher of 125 % and 50 %
     assert (ns.size_class, ns.shape) == ("dominant", "fractions")
+    assert (ns.quota_state, ns.usage_class) == ("over", "dominant tenant, fractions, over quota")
 
 
 def test_class_thresholds_come_from_the_settings() -> None:

@@ -246,7 +246,8 @@ def test_namespaces_over_and_near_quota_come_first_and_need_attention() -> None:
     namespaces = section(blocks, "Namespaces")
     rows = [line.split()[0] for line in namespaces.split("```")[1].splitlines()[1:]]
     assert rows == ["over", "near", "big", "calm"]
-    assert re.search(r"over\s.*150\.0% !", namespaces) and re.search(r"near\s.*95\.3% !", namespaces)
+    assert re.search(r"over\s.*150\.0% !", namespaces)
+    assert re.search(r"near\s.*95\.3% !", namespaces)
     assert re.search(r"calm\s.*10\.0%\s", namespaces)
     attention = section(blocks, "Needs attention")
     assert "*1 namespace over quota*: over 150.0% · *1 near quota*: near 95.3%" in attention
