@@ -88,11 +88,12 @@ def url_secrets(url: str) -> tuple[str, ...]:
         password = parts.password
     except ValueError:
         return ()
-    found = []
+    found: list[str] = []
     if parts.username is not None or password is not None:
-        user, secret = unquote(parts.username or ""), unquote(password or "")
+        raw_user, raw_secret = parts.username or "", password or ""
+        user, secret = unquote(raw_user), unquote(raw_secret)
         # A user name alone (``https://TOKEN@host``) is a token; a password is the secret.
-        found += [password, secret] if password else [parts.username, user]
+        found += [raw_secret, secret] if password else [raw_user, user]
         found.append(base64.b64encode(f"{user}:{secret}".encode()).decode())
     for text in (parts.query, parts.fragment):
         for separator in _SEPARATORS:
@@ -101,4 +102,4 @@ def url_secrets(url: str) -> tuple[str, ...]:
             name, equals, value = pair.partition("=")
             if equals and value and is_secret_parameter(name):
                 found += [value, unquote_plus(value)]
-    return tuple(dict.fromkeys(found))
+    return tuple(dict.fromkeys(s for s in found if s))
