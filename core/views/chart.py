@@ -24,11 +24,13 @@ import math
 import threading
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from core.model import GpuSummary, NodeSummary, Summary
+from core.views.visible_text import visible
 
 Layout = Literal["per-gpu", "per-node", "heatmap", "empty"]
 
@@ -67,6 +69,17 @@ UNATTRIBUTED_LABEL: Final = "allocated, no pod series"
 _DRAW_LOCK = threading.Lock()
 
 
+@contextmanager
+def drawing() -> Iterator[None]:
+    """Held while a chart is built and written: one at a time (matplotlib's settings are
+    shared by the process), with mathtext off, so a name such as ``$x^$`` in a label is drawn
+    as written instead of parsed as a formula (a malformed one raised and lost the chart)."""
+    import matplotlib
+
+    with _DRAW_LOCK, matplotlib.rc_context({"text.parse_math": False}):
+        yield
+
+
 def namespace_colour(namespace: str) -> str:
     """The palette colour of ``namespace``: CRC-32 of the name, the same in every run."""
     return PALETTE[zlib.crc32(namespace.encode("utf-8")) % len(PALETTE)]
@@ -87,7 +100,7 @@ def render_chart(summary: Summary, *, title: str | None = None) -> bytes:
     """The allocation chart of ``summary`` as PNG bytes, under 1 MB."""
     data = b""
     for dpi in DPI_STEPS:  # lower resolutions only if a rendering were ever too large
-        with _DRAW_LOCK:
+        with drawing():
             data = _png_bytes(build_figure(summary, title=title), dpi)
         if len(data) < MAX_PNG_BYTES:
             break
@@ -193,7 +206,7 @@ def _title(summary: Summary, title: str | None) -> str:
     when = "scrape time unknown"
     if source.fetched_at is not None:
         when = source.fetched_at.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
-    return f"{title or 'HAMi GPU allocation'} \u2014 {where} \u2014 {when}"
+    return f"{title or 'HAMi GPU allocation'} \u2014 {visible(where)} \u2014 {when}"
 
 
 def _subtitle(summary: Summary, layout: Layout) -> str:
@@ -206,7 +219,7 @@ def _subtitle(summary: Summary, layout: Layout) -> str:
     }[layout]
     scope = ""
     if summary.filters:
-        scope = " \u00b7 filtered: " + ", ".join(f"{k}={v}" for k, v in summary.filters)
+        scope = " \u00b7 filtered: " + ", ".join(f"{k}={visible(v)}" for k, v in summary.filters)
     if not summary.gpus and not summary.filters:
         # Zeros would read as facts: the input simply has no allocation series.
         return "no scheduler allocation series in this input (vGPU monitor metrics only?)"
@@ -235,7 +248,7 @@ def _node_labels(names: Sequence[str]) -> tuple[dict[str, str], str]:
             suffix = tails[0]
     labels: dict[str, str] = {}
     for name in names:
-        short = name[: len(name) - len(suffix)] if suffix else name
+        short = visible(name[: len(name) - len(suffix)] if suffix else name)
         if len(short) > MAX_LABEL_CHARS:
             keep = (MAX_LABEL_CHARS - 1) // 2
             short = f"{short[:keep]}\u2026{short[-keep:]}"
@@ -287,7 +300,7 @@ def _legend_for(summary: Summary) -> _Legend:
     for names in by_colour.values():
         for i, ns in enumerate(names):  # colours collide: first by name plain, then hatched
             hatch_of[ns] = HATCHES[i % len(HATCHES)]
-    styles = {ns: _Style(namespace_colour(ns), hatch_of[ns], ns) for ns in shown}
+    styles = {ns: _Style(namespace_colour(ns), hatch_of[ns], visible(ns)) for ns in shown}
     others = len(ranked) - len(shown)
     if others:
         styles[OTHER_KEY] = _Style(
