@@ -84,3 +84,4 @@ def test_a_chart_draws_names_that_look_like_formulas_as_written(
     assert code == 0, err
     assert err == f"chart written to {chart}\n"
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
