@@ -85,3 +85,19 @@ def test_a_chart_draws_names_that_look_like_formulas_as_written(
     assert err == f"chart written to {chart}\n"
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_summarize_keeps_each_table_row_on_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    path = tmp_path / "metrics.prom"
+    path.write_text(hostile(read_fixture("scheduler-small.prom")), encoding="utf-8")
+    code, out, err = run(capsys, "summarize", str(path), "--format", fmt)
+    assert (code, err) == (0, "")
+    assert_no_control_characters(out)
+    name = "ev\\x1b[31mil\\nx"
+    sep = "|" if fmt == "markdown" else "  "
+    firsts = [line.strip("| ").split(sep)[0].strip() for line in out.splitlines()]
+    assert firsts.count(name) == 1  # the Nodes row, whole, with the name in its first cell
+    assert firsts.count(name + "/0") == 1 and firsts.count(name + "/1") == 1  # GPU rows
