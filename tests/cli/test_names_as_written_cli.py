@@ -8,6 +8,7 @@ A pod named ``te\\x1b[2Jam`` must not clear the screen of whoever runs ``hami-su
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -101,3 +102,26 @@ def test_summarize_keeps_each_table_row_on_one_line(
     firsts = [line.strip("| ").split(sep)[0].strip() for line in out.splitlines()]
     assert firsts.count(name) == 1  # the Nodes row, whole, with the name in its first cell
     assert firsts.count(name + "/0") == 1 and firsts.count(name + "/1") == 1  # GPU rows
+
+
+def test_clusters_prints_kubeconfig_names_escaped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    context, cluster = "c\x1b]0;retitled\x07", "k\x1b[2J"
+    (tmp_path / "lab.yaml").write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": context,
+                "clusters": [{"name": cluster, "cluster": {"server": "https://127.0.0.1:9"}}],
+                "users": [{"name": "u", "user": {"token": "t0k3n-value"}}],
+                "contexts": [{"name": context, "context": {"cluster": cluster, "user": "u"}}],
+            }
+        )
+    )
+    code, out, err = run(capsys, "clusters", "--kubeconfig-dir", str(tmp_path))
+    assert (code, err) == (0, "")
+    assert_no_control_characters(out)
+    assert "  lab.yaml (current context: c\\x1b]0;retitled\\x07)" in out
+    assert "c\\x1b]0;retitled\\x07: cluster k\\x1b[2J (https://127.0.0.1:9), user u (token)" in out
