@@ -28,6 +28,7 @@ from bot.clusters.registry import ClusterRegistry, empty_registry, load_registry
 from bot.config import load_config
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
+from bot.store.kv import KeyValueStore
 from bot.store.memory import MemoryStore
 from bot.web.server import BotHttpServer, slack_route
 from tests.conftest import read_fixture
@@ -293,15 +294,19 @@ def start_bot(
     api: SlackWebApi,
     registry: ClusterRegistry,
     extra_env: dict[str, str] | None = None,
+    store: KeyValueStore | None = None,
     **assembly: Any,
 ) -> tuple[RunningBot, BotHttpServer]:
+    """The bot on a loopback port; its state in ``store`` (a Redis store where a test checks
+    what is kept), else in process memory."""
     env = {
         "SLACK_BOT_TOKEN": api.bot_token,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": api.base_url,
         **(extra_env or {}),
     }
-    slack = assemble_bot(load_config(env), store=MemoryStore(), registry=registry, **assembly)
+    kv = store if store is not None else MemoryStore()
+    slack = assemble_bot(load_config(env), store=kv, registry=registry, **assembly)
     server = BotHttpServer(slack_route(slack.app), host="127.0.0.1", port=0).start()
     url = f"http://127.0.0.1:{server.port}/slack/events"
     return RunningBot(api, SlackSender(url), slack, url), server
