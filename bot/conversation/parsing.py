@@ -111,6 +111,11 @@ class ClustersCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class FleetCommand:
+    """``fleet``: one line per cluster the asker may query, collected in parallel."""
+
+
+@dataclass(frozen=True, slots=True)
 class AdminCommand:
     """``admin [check]``: kubeconfig discovery and cluster access, for the bot's admins.
     ``check`` also asks each context's API server (``GET /version``)."""
@@ -135,7 +140,9 @@ class ClusterCommand:
     since_seconds: float | None = None
 
 
-Command = HelpCommand | PickerCommand | ClustersCommand | AdminCommand | ClusterCommand
+Command = (
+    HelpCommand | PickerCommand | ClustersCommand | FleetCommand | AdminCommand | ClusterCommand
+)
 
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
@@ -178,6 +185,13 @@ def parse_command(text: str) -> Command:
         if len(words) > 1:
             raise InputError(f"'clusters' takes no arguments (got '{' '.join(words[1:])}').")
         return ClustersCommand()
+    if head == "fleet":
+        if len(words) > 1:
+            raise InputError(
+                f"'fleet' takes no arguments (got '{' '.join(words[1:])}'); it shows every "
+                "cluster you may query here, one line each."
+            )
+        return FleetCommand()
     if head == "admin":
         rest = [word.lower() for word in words[1:]]
         if rest not in ([], ["check"]):

@@ -18,6 +18,7 @@ from bot.clusters.collect import collect_metrics
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
+from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.service import Conversation
 from bot.live import (
     RATE_WINDOW_SECONDS,
@@ -52,10 +53,12 @@ def assemble_bot(
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
+    firing_alerts: FiringAlerts = no_firing_alerts,
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
-    (``bot.clusters.collect.collect_metrics`` unless another collector is given)."""
+    (``bot.clusters.collect.collect_metrics`` unless another collector is given);
+    ``firing_alerts`` says which alerts of a cluster fire (none until rules are evaluated)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -93,6 +96,8 @@ def assemble_bot(
             paste_limit=per_user_limiter(
                 store, config.live_requests_per_minute, RATE_WINDOW_SECONDS
             ),
+            firing_alerts=firing_alerts,
+            fleet_wait_seconds=config.fleet_wait_seconds,
         ),
         state=state,
         max_file_bytes=config.max_file_bytes,

@@ -205,11 +205,13 @@ class RunningBot:
 
 
 class MetricsServer:
-    """A HAMi scheduler stand-in: serves one exposition at /metrics and counts scrapes."""
+    """A HAMi scheduler stand-in: serves one exposition at /metrics and counts scrapes
+    (each answered after ``delay_seconds``: a slow cluster)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, delay_seconds: float = 0.0) -> None:
         self.text = text
         self.scrapes = 0
+        self.delay_seconds = delay_seconds
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -218,6 +220,7 @@ class MetricsServer:
 
             def do_GET(self) -> None:
                 server.scrapes += 1
+                time.sleep(server.delay_seconds)
                 body = server.text.encode()
                 self.send_response(200)
                 self.send_header(
