@@ -206,11 +206,12 @@ class RunningBot:
 
 class MetricsServer:
     """A HAMi scheduler stand-in: serves one exposition at /metrics and counts scrapes
-    (each answered after ``delay_seconds``: a slow cluster)."""
+    (each answered after ``delay_seconds``: a slow cluster) and the answers it finished."""
 
     def __init__(self, text: str, delay_seconds: float = 0.0) -> None:
         self.text = text
         self.scrapes = 0
+        self.served = 0
         self.delay_seconds = delay_seconds
         server = self
 
@@ -229,6 +230,7 @@ class MetricsServer:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+                server.served += 1
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

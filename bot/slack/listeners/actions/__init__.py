@@ -1,4 +1,4 @@
-"""Block actions: the cluster picker and the buttons under a summary."""
+"""Block actions: the cluster picker, the buttons under a summary and those of the Home tab."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import re
 from slack_bolt import App
 
 from bot.slack.blocks import SUMMARY_BUTTONS, USAGE_BUTTON
+from bot.slack.home_view import HOME_ACTIONS
+from bot.slack.listeners.actions.home_buttons import press_home_button
 from bot.slack.listeners.actions.picker import (
     acknowledge_action,
     cancel_picker,
@@ -31,6 +33,7 @@ SUMMARY_ACTION_IDS = re.compile(
     + "|".join(re.escape(action_id) for action_id, _ in (*SUMMARY_BUTTONS, USAGE_BUTTON))
     + ")$"
 )
+HOME_ACTION_IDS = re.compile("^(" + "|".join(re.escape(a) for a in HOME_ACTIONS) + ")$")
 
 
 def register(app: App) -> None:
@@ -43,3 +46,4 @@ def register(app: App) -> None:
     app.action(PICKER_CONFIRM)(ack=acknowledge_action, lazy=[confirm_picker])
     app.action(PICKER_CANCEL)(ack=acknowledge_action, lazy=[cancel_picker])
     app.action(SUMMARY_ACTION_IDS)(ack=acknowledge_action, lazy=[press_summary_button])
+    app.action(HOME_ACTION_IDS)(ack=acknowledge_action, lazy=[press_home_button])
