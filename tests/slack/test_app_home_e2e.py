@@ -92,14 +92,22 @@ def _cluster_names(view: dict[str, Any]) -> list[str]:
 
 
 def _press(bot: RunningBot, action_id: str, value: str, user: str = USER) -> None:
-    bot.sender.interaction({
-        "type": "block_actions",
-        "user": {"id": user},
-        "container": {"type": "view", "view_id": "V00000001"},
-        "view": {"id": "V00000001", "type": "home"},
-        "actions": [{"type": "button", "action_id": action_id, "value": value,
-                     "action_ts": f"1710000002.{bot.sender.next_id()}"}],
-    })
+    bot.sender.interaction(
+        {
+            "type": "block_actions",
+            "user": {"id": user},
+            "container": {"type": "view", "view_id": "V00000001"},
+            "view": {"id": "V00000001", "type": "home"},
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": action_id,
+                    "value": value,
+                    "action_ts": f"1710000002.{bot.sender.next_id()}",
+                }
+            ],
+        }
+    )
 
 
 def _dm_text(bot: RunningBot, words: str) -> str:
@@ -185,15 +193,19 @@ def test_the_fit_button_asks_for_a_shape_and_places_it(
     assert "in *mine* now?" in blocks_text(modal["blocks"])
 
     def submit(shape: str) -> Any:
-        return bot.sender.interaction({
-            "type": "view_submission",
-            "user": {"id": USER},
-            "view": {
-                "id": "VM0000001", "type": "modal", "callback_id": modal["callback_id"],
-                "private_metadata": modal["private_metadata"],
-                "state": {"values": {"fit_shape": {"fit_shape_input": {"value": shape}}}},
-            },
-        })
+        return bot.sender.interaction(
+            {
+                "type": "view_submission",
+                "user": {"id": USER},
+                "view": {
+                    "id": "VM0000001",
+                    "type": "modal",
+                    "callback_id": modal["callback_id"],
+                    "private_metadata": modal["private_metadata"],
+                    "state": {"values": {"fit_shape": {"fit_shape_input": {"value": shape}}}},
+                },
+            }
+        )
 
     refused = submit("eight gpus please")
     assert refused.status == 200
