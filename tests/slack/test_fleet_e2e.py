@@ -23,7 +23,15 @@ from core.simulate import SimulatedCluster, render_exposition, simulate_cluster
 from core.views.tables import short_type
 from tests.core.history_support import inconsistent_uuids
 from tests.kube.fake_http import HttpState, http_server
-from tests.slack.conftest import CHANNEL, USER, MetricsServer, RunningBot, start_bot, stop_bot
+from tests.slack.conftest import (
+    CHANNEL,
+    USER,
+    MetricsServer,
+    RunningBot,
+    start_bot,
+    stop_bot,
+    write_kubeconfig,
+)
 from tests.slack.test_http_e2e import blocks_text
 from tests.support.slack_api import SlackWebApi, StoredMessage
 
@@ -88,7 +96,12 @@ def fleet(
             "  - name: hidden\n"
             f"    metrics_url: {good.url}\n"
             "    allowed_channels: [C0OTHER99]\n"
+            "  - name: prod\n"
+            "    kubeconfig: prod.kubeconfig\n"
+            "    contexts: [prod-admin, prod-readonly]\n"
+            f"    allowed_channels: [{CHANNEL}]\n"
         )
+        write_kubeconfig(tmp_path / "prod.kubeconfig", ["prod-admin", "prod-readonly"])
         env = {
             "HAMI_SUMMARY_FLEET_WAIT_SECONDS": str(WAIT_SECONDS),
             # The whole fleet counts as one request against this limit.
@@ -132,7 +145,12 @@ def test_a_slow_and_a_failing_cluster_each_get_their_own_line(
     _, text = _fleet_message(bot, USER, 0)
     # The slow cluster did not hold the others: the answer came before its scrape ended.
     assert slow.scrapes == 1 and slow.served == 0
-    assert text.startswith("Fleet: 4 clusters you may query here")
+    assert text.startswith("Fleet: 5 clusters you may query here")
+    # Several contexts: never one picked by the bot, so not collected; the line says how.
+    assert _line(text, "prod") == (
+        ":grey_question: *prod*: several contexts (`prod-admin`, `prod-readonly`); not "
+        "collected here: ask `/hami-summary prod context=NAME`"
+    )
     assert _line(text, "good") == (
         f":rotating_light: *good* (Good cluster): {expected_figures(GOOD)} · scraped 0 s ago"
         " · 1 alert firing: free-l4 (0 of 4 L4 GPUs free, below 1)"
@@ -158,7 +176,7 @@ def test_a_slow_and_a_failing_cluster_each_get_their_own_line(
     _, again = _fleet_message(bot, BOB, 1)
     assert _line(again, "slow").startswith("• *slow*: 4 GPUs on 2 nodes · ")
     assert "alice-lab" not in again  # Bob may not query it
-    assert again.startswith("Fleet: 3 clusters you may query here")
+    assert again.startswith("Fleet: 4 clusters you may query here")
     # One scrape per cluster however often asked (good and alice-lab share the one exporter).
     assert good.scrapes == 2 and slow.scrapes == 1
 
