@@ -127,6 +127,14 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.fit_shape:_MEMORY": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_shape:_PERCENT": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_slices:model_matches": UserTextPattern("split", "GPU models typed in Slack"),
+    "bot.clusters.notify_fields:_CHANNEL": UserTextPattern("match", "registry fields"),
+    "bot.clusters.notify_fields:_RULE_NAME": UserTextPattern("match", "registry fields"),
+    "bot.clusters.notify_fields:_NAMESPACE": UserTextPattern("match", "registry fields"),
+    "core.notify.values:_CLOCK": UserTextPattern("fullmatch", "registry fields"),
+    "core.notify.values:_DURATION": UserTextPattern("fullmatch", "registry fields"),
+    "bot.notify.listeners:ALERT_ACTION_IDS": UserTextPattern(
+        "match", "action ids of button presses"
+    ),
     "core.views.spreadsheet:_CELL_STARTING_A_FORMULA": UserTextPattern(
         "search", "CSV text holding label values"
     ),
