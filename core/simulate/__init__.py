@@ -5,8 +5,8 @@ generated first (``simulate_cluster``: devices, per-pod allocations, quota limit
 ground truth; ``render_exposition`` then writes it exactly as the HAMi scheduler and the Go
 Prometheus client would. Everything is deterministic for a given ``seed``; ``t`` applies ``t``
 drift steps in which a few pods finish and new ones arrive (more in busy spells, fewer in quiet
-ones) while one namespace keeps growing until its quota stops it, so a demo exporter changes
-over time the way a shared cluster does.
+ones) while one namespace grows until its quota stops it and then lets go again, so a demo
+exporter changes over time the way a shared cluster does.
 """
 
 from __future__ import annotations

@@ -311,8 +311,11 @@ def _set_quota_limits(rng: random.Random, state: _State, nodes: int) -> None:
 TARGET_CORE_SHARE: Final = 0.55
 WAVE_AMPLITUDE: Final = 0.10
 WAVE_STEPS: Final = 96
-# One namespace grows: a new pod every this many steps, until its quota or the GPUs say no.
-GROWTH_EVERY_STEPS: Final = 2
+# One namespace runs campaigns (a training push, a launch): for GROWTH_STEPS steps it gains a
+# pod each step, until its quota or the GPUs say no; for the next RELEASE_STEPS its pods end,
+# one a step; then it grows again.
+GROWTH_STEPS: Final = 30
+RELEASE_STEPS: Final = 18
 
 
 # A growing namespace without a core quota stops at this share of the cluster's cores.
@@ -340,8 +343,22 @@ def _core_share(state: _State) -> float:
     return sum(state.used_cores.values()) / total if total else 0.0
 
 
+def _campaign(
+    rng: random.Random, state: _State, namer: _Namer, nodes: int, grower: str, step: int
+) -> None:
+    """The growing namespace's step: one pod more while it grows, one fewer while it lets go."""
+    if (step - 1) % (GROWTH_STEPS + RELEASE_STEPS) < GROWTH_STEPS:
+        total_cores = sum(d.core_limit for d in state.devices)
+        if state.ns_cores.get(grower, 0) < GROWTH_MAX_SHARE * total_cores:
+            _schedule_new(rng, state, namer, nodes, namespace=grower)
+        return
+    held = sorted(k for k in state.pods if k[0] == grower)
+    if held:
+        state.remove(held[rng.randrange(len(held))])
+
+
 def _drift_once(state: _State, namer: _Namer, seed: int, step: int, nodes: int) -> None:
-    """A few pods finish and new ones arrive; one namespace keeps growing.
+    """A few pods finish and new ones arrive; one namespace grows in campaigns (``_campaign``).
 
     Pods that end are mostly replaced by pods of the same shapes where they fit, which keeps
     the mix (whole, shared, multi-GPU, memory-only); fewer are replaced while the cluster is
@@ -369,12 +386,7 @@ def _drift_once(state: _State, namer: _Namer, seed: int, step: int, nodes: int) 
             _reschedule(rng, state, namer, pod)
     if _core_share(state) < target - 0.02:
         _schedule_new(rng, state, namer, nodes)  # a busy spell: one more arrives
-    total_cores = sum(d.core_limit for d in state.devices)
-    if (
-        step % GROWTH_EVERY_STEPS == 0
-        and state.ns_cores.get(grower, 0) < GROWTH_MAX_SHARE * total_cores
-    ):
-        _schedule_new(rng, state, namer, nodes, namespace=grower)
+    _campaign(rng, state, namer, nodes, grower, step)
 
 
 def _schedule_new(

@@ -7,6 +7,7 @@ consistency checks read the simulator's text back with the reference parser
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter, defaultdict
 
@@ -349,8 +350,8 @@ def test_drift_rises_and_falls_and_pods_come_and_go() -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_one_namespace_grows_until_its_quota_stops_it(seed: int) -> None:
-    from core.simulate.generate import growing_namespace
+def test_one_namespace_grows_until_its_quota_stops_it_then_lets_go(seed: int) -> None:
+    from core.simulate.generate import GROWTH_STEPS, RELEASE_STEPS, growing_namespace
 
     cluster = simulate_cluster(20, 4, seed=seed)
     grower = growing_namespace(cluster)
@@ -360,22 +361,34 @@ def test_one_namespace_grows_until_its_quota_stops_it(seed: int) -> None:
         lim for (_, res), lim in limits.items() if res == GPUCORES_RESOURCE
     )
 
+    def held(state: SimulatedCluster) -> tuple[int, int]:
+        return (
+            sum(a.cores for a in state.allocations if a.namespace == grower),
+            sum(a.mem_mib for a in state.allocations if a.namespace == grower),
+        )
+
     def fullest_quota(state: SimulatedCluster) -> float:
         """The grower's use of its tighter quota (cores or memory), from its allocations."""
-        cores = sum(a.cores for a in state.allocations if a.namespace == grower)
-        mem = sum(a.mem_mib for a in state.allocations if a.namespace == grower)
+        cores, mem = held(state)
         uses = [cores / limits[(grower, GPUCORES_RESOURCE)]]
         if (grower, GPUMEM_RESOURCE) in limits:
             uses.append(mem / limits[(grower, GPUMEM_RESOURCE)])
         return max(uses)
 
-    used = [sum(a.cores for a in cluster.allocations if a.namespace == grower)]
     start = fullest_quota(cluster)
-    for _ in range(8):
-        cluster = drift_cluster(cluster, steps=10)
-        used.append(sum(a.cores for a in cluster.allocations if a.namespace == grower))
-    assert used[-1] > used[0] and used == sorted(used)  # it only grows
+    growing = [held(cluster)[0]]
+    for _ in range(GROWTH_STEPS):
+        cluster = drift_cluster(cluster)
+        growing.append(held(cluster)[0])
+    assert growing[-1] > growing[0] and growing == sorted(growing)  # it only grows
     assert start < 0.9 <= fullest_quota(cluster) <= 1.0  # until its quota is nearly used up
+    shrinking = [held(cluster)[0]]
+    for _ in range(RELEASE_STEPS):
+        cluster = drift_cluster(cluster)
+        shrinking.append(held(cluster)[0])
+    # Its pods end one a step (now and then a new one of its own arrives among the others').
+    assert shrinking[-1] < 0.85 * shrinking[0]
+    assert sum(b < a for a, b in itertools.pairwise(shrinking)) >= RELEASE_STEPS // 2
 
 
 def test_invalid_sizes_are_refused_with_the_reason() -> None:
