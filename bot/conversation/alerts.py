@@ -1,9 +1,10 @@
 """The firing alerts of a cluster, as the fleet view and App Home show them.
 
-Alert rules are evaluated elsewhere; what those surfaces need is only "which alerts of this
-cluster fire now". ``FiringAlerts`` is that question as a function, handed to the
-``Conversation`` (``bot.slack.assembly`` chooses it). Until rules are evaluated,
-``no_firing_alerts`` answers for every cluster: nothing fires.
+Alert rules are evaluated elsewhere (``bot.notify.alerts``); what those surfaces need is only
+"which alerts of this cluster fire now". ``FiringAlerts`` is that question as a function,
+handed to the ``Conversation``: ``bot.slack.assembly`` gives it the alert runner's records
+(``bot.notify.firing``); where no rules are evaluated (the terminal chat), ``no_firing_alerts``
+answers for every cluster: nothing fires.
 """
 
 from __future__ import annotations
@@ -26,5 +27,5 @@ FiringAlerts = Callable[[str], Sequence[FiringAlert]]
 
 
 def no_firing_alerts(cluster: str) -> tuple[FiringAlert, ...]:
-    """No alert fires: the answer while no alert rules are evaluated."""
+    """No alert fires: the answer where no alert rules are evaluated."""
     return ()

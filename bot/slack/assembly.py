@@ -18,7 +18,7 @@ from bot.clusters.collect import collect_metrics
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
-from bot.conversation.alerts import FiringAlerts, no_firing_alerts
+from bot.conversation.alerts import FiringAlerts
 from bot.conversation.service import Conversation
 from bot.live import (
     RATE_WINDOW_SECONDS,
@@ -27,6 +27,8 @@ from bot.live import (
     RegistryLiveSource,
     user_groups_named,
 )
+from bot.notify.firing import recorded_firing_alerts
+from bot.notify.records import NotifyRecords
 from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
@@ -53,12 +55,13 @@ def assemble_bot(
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
-    firing_alerts: FiringAlerts = no_firing_alerts,
+    firing_alerts: FiringAlerts | None = None,
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
     (``bot.clusters.collect.collect_metrics`` unless another collector is given);
-    ``firing_alerts`` says which alerts of a cluster fire (none until rules are evaluated)."""
+    ``firing_alerts`` says which alerts of a cluster fire (by default what the alert runner
+    recorded in ``store``, ``bot.notify.firing``)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -96,7 +99,9 @@ def assemble_bot(
             paste_limit=per_user_limiter(
                 store, config.live_requests_per_minute, RATE_WINDOW_SECONDS
             ),
-            firing_alerts=firing_alerts,
+            firing_alerts=firing_alerts
+            if firing_alerts is not None
+            else recorded_firing_alerts(NotifyRecords(store), registry),
             fleet_wait_seconds=config.fleet_wait_seconds,
         ),
         state=state,
