@@ -2,7 +2,7 @@
 
 This is the glue between the conversation (``bot.conversation.clusters.LiveSource``) and the
 cluster access of ``bot.clusters``: who may query which cluster (the registry), how often
-(``bot.store.ratelimit``), how one scrape serves many requests (``bot.store.scrape_cache``),
+(``bot.store.ratelimit``), how one scrape serves many requests (``bot.clusters.scrape_cache``),
 and ``core.api.summarize_text`` on what was collected.
 """
 
@@ -18,6 +18,7 @@ from bot.clusters.collect import CollectedMetrics, collect_metrics
 from bot.clusters.errors import ClusterError
 from bot.clusters.prometheus_history import PrometheusHistory
 from bot.clusters.registry import EVERYONE, ClusterEntry, ClusterRegistry
+from bot.clusters.scrape_cache import ScrapeCache
 from bot.conversation.clusters import (
     REGISTRY_HINT,
     LiveOutcome,
@@ -36,7 +37,6 @@ from bot.store.ratelimit import (
     per_user_limiter,
     rate_limit_message,
 )
-from bot.store.scrape_cache import ScrapeCache
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
 from core.errors import InputError
@@ -147,7 +147,7 @@ class RegistryLiveSource:
         self._user_limit = per_user_limiter(kv, limits.per_user_per_minute, RATE_WINDOW_SECONDS)
         self._channel_limit = RateLimiter(
             kv,
-            "hami-summary:rate:channel",
+            "rate:channel",
             limits.per_channel_per_minute,
             RATE_WINDOW_SECONDS,
             scope="this channel",

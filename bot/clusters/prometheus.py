@@ -38,7 +38,8 @@ _TARGET_LABELS = frozenset(
 )
 # Added by the scrape too, but also real HAMi labels of some families.
 _AMBIGUOUS_TARGET_LABELS = frozenset({"namespace", "pod", "container", "node"})
-# HAMi labels spelled like target labels (reference section 2.1; legacy names have none).
+# HAMi labels spelled like target labels, per family: the current families say node, namespace
+# and pod; the legacy ones (nodeid, podnamespace, podname) clash with none.
 _DEVICE = frozenset({"node"})
 _HAMI_LABELS_LIKE_TARGET_LABELS: dict[str, frozenset[str]] = {
     "hami_gpu_memory_limit_bytes": _DEVICE,

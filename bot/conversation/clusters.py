@@ -1,7 +1,7 @@
 """What the conversation needs from live clusters, as a small interface.
 
 ``bot.live.RegistryLiveSource`` implements it on top of the cluster registry, the scrape
-cache and the rate limiter; ``NoClusters`` stands in when no registry is configured.
+cache and the rate limiter (with an empty registry when none is configured).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class LiveRequest:
     node: str | None = None
     runtime: bool = False
     fresh: bool = False
-    usage: bool = False  # also exec nvidia-smi in the pods (real usage, SPEC 11)
+    usage: bool = False  # also exec nvidia-smi in the pods (real usage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,37 +106,3 @@ def runtime_refusal(cluster: str, defined_at: str) -> str:
         runtime_not_allowed(cluster, defined_at)
         + " Ask without `runtime` for the allocation summary."
     )
-
-
-class NoClusters:
-    """The live source of an install without a cluster registry."""
-
-    def clusters_for(self, user: str | None, channel: str | None) -> list[ClusterOption]:
-        return []
-
-    def summarize(self, request: LiveRequest) -> LiveResult:
-        from core.errors import InputError
-
-        raise InputError(
-            f"There is no registered cluster named '{request.cluster}'. {REGISTRY_HINT}"
-        )
-
-    def summarize_many(
-        self, requests: Sequence[LiveRequest], *, wait_seconds: float
-    ) -> list[LiveOutcome]:
-        return [
-            LiveOutcome(r, problem=f"There is no registered cluster named '{r.cluster}'.")
-            for r in requests
-        ]
-
-    def setup_hint(self) -> str:
-        return REGISTRY_HINT
-
-    def access_notes(self, user: str | None, channel: str | None) -> tuple[str, ...]:
-        return ()
-
-    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
-        return None
-
-    def kept_snapshots(self, request: LiveRequest, series_hint: int = 0) -> list[Snapshot]:
-        return []

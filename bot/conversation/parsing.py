@@ -131,7 +131,7 @@ class ClusterCommand:
     node: str | None = None
     runtime: bool = False
     fresh: bool = False
-    # Real usage: exec nvidia-smi in the pods with allocations (SPEC 11); only where the
+    # Real usage: exec nvidia-smi in the pods with allocations; only where the
     # registry sets nvidia_smi_allowed for the cluster.
     usage: bool = False
     fit: Shape | None = None  # ``fit SHAPE``: where a job of that shape would be placed now

@@ -348,7 +348,7 @@ class Conversation:
         if context is None and len(option.contexts) == 1:
             context = option.contexts[0]
         if context is None and len(option.contexts) > 1:
-            # SPEC 2: collection only after the user has picked the context; never guess one.
+            # Collect only from the context the user picked: never guess which one they meant.
             raise InputError(
                 f"Cluster '{option.name}' has several contexts ("
                 + ", ".join(f"`{c}`" for c in option.contexts)
@@ -520,7 +520,8 @@ class Conversation:
         if isinstance(pasted, PastedMetrics):
             return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
         if from_bot:
-            # Other bots are answered only when they bring metrics (issue 3).
+            # Other bots are answered only when they bring metrics: two bots must not keep
+            # each other talking.
             return None
         if pasted is not None:
             return pasted

@@ -2,13 +2,15 @@
 
 Store -> bot state -> live clusters (with Slack user-group lookups for ``allowed_user_groups``)
 -> conversation (with the admins of ``HAMI_SUMMARY_ADMINS``) -> Slack services -> Web API
-client -> Bolt app (instrumented by ``bot.ops``).
+client -> Bolt app. The transports that dispatch to the app count and time its requests
+(``bot.ops.instrument``).
 Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -18,7 +20,7 @@ from bot.clusters.collect import collect_metrics
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
-from bot.conversation.alerts import FiringAlerts
+from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.service import Conversation
 from bot.live import (
     RATE_WINDOW_SECONDS,
@@ -27,9 +29,6 @@ from bot.live import (
     RegistryLiveSource,
     user_groups_named,
 )
-from bot.notify.firing import recorded_firing_alerts
-from bot.notify.records import NotifyRecords
-from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
 from bot.slack.usergroups import SlackUserGroups, lookup_client
@@ -55,13 +54,15 @@ def assemble_bot(
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
-    firing_alerts: FiringAlerts | None = None,
+    extra_listeners: Sequence[Callable[[App], None]] = (),
+    firing_alerts: FiringAlerts = no_firing_alerts,
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
     (``bot.clusters.collect.collect_metrics`` unless another collector is given);
-    ``firing_alerts`` says which alerts of a cluster fire (by default what the alert runner
-    recorded in ``store``, ``bot.notify.firing``)."""
+    ``extra_listeners`` register features built on the Slack app (``bot.slack.app.build_app``);
+    ``firing_alerts`` says which alerts of a cluster fire, for the fleet view and App Home
+    (``serve`` hands in what the alert runner records, ``bot.notify.firing``)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -99,9 +100,7 @@ def assemble_bot(
             paste_limit=per_user_limiter(
                 store, config.live_requests_per_minute, RATE_WINDOW_SECONDS
             ),
-            firing_alerts=firing_alerts
-            if firing_alerts is not None
-            else recorded_firing_alerts(NotifyRecords(store), registry),
+            firing_alerts=firing_alerts,
             fleet_wait_seconds=config.fleet_wait_seconds,
         ),
         state=state,
@@ -116,7 +115,6 @@ def assemble_bot(
         signing_secret=signing_secret,
         worker_threads=config.worker_threads,
         logger=logger,
+        extra_listeners=extra_listeners,
     )
-    # Request ids in every log line, request counts, acknowledgement and reply latencies.
-    instrument_app(app)
     return SlackBot(app=app, client=client, services=services, user_groups=user_groups)

@@ -26,11 +26,14 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.clusters.registry import ClusterRegistry, empty_registry, load_registry
 from bot.config import load_config
+from bot.ops.metrics import METRICS, OpsMetrics
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.kv import KeyValueStore
 from bot.store.memory import MemoryStore
-from bot.web.server import BotHttpServer, slack_route
+from bot.web.server import BotHttpServer
+from bot.web.serving import BOT_FEATURES
+from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
 from tests.support.slack_api import BOT_USER_ID, SlackWebApi, running_slack_api
 
@@ -300,6 +303,8 @@ def start_bot(
     registry: ClusterRegistry,
     extra_env: dict[str, str] | None = None,
     store: KeyValueStore | None = None,
+    *,
+    metrics: OpsMetrics = METRICS,
     **assembly: Any,
 ) -> tuple[RunningBot, BotHttpServer]:
     """The bot on a loopback port; its state in ``store`` (a Redis store where a test checks
@@ -310,9 +315,12 @@ def start_bot(
         "SLACK_API_URL": api.base_url,
         **(extra_env or {}),
     }
+    assembly.setdefault("extra_listeners", BOT_FEATURES)
     kv = store if store is not None else MemoryStore()
     slack = assemble_bot(load_config(env), store=kv, registry=registry, **assembly)
-    server = BotHttpServer(slack_route(slack.app), host="127.0.0.1", port=0).start()
+    server = BotHttpServer(
+        {SLACK_EVENTS_PATH: SlackEndpoint(slack.app, metrics=metrics)}, host="127.0.0.1", port=0
+    ).start()
     url = f"http://127.0.0.1:{server.port}/slack/events"
     return RunningBot(api, SlackSender(url), slack, url), server
 

@@ -156,7 +156,7 @@ def test_changes_of_two_drifted_collections_kept_in_redis(
     assert "the oldest snapshot kept, you asked for 60 min" in answer
     client = redis.Redis.from_url(redis_url)
     try:  # both collections were kept, as compressed snapshots with a TTL
-        keys = list(client.scan_iter(match=f"{redis_key_prefix}:hami-summary:history:demo:*"))
+        keys = list(client.scan_iter(match=f"{redis_key_prefix}:history:demo:*"))
         assert len(keys) == 2 and all(client.ttl(key) > 0 for key in keys)
     finally:
         client.close()

@@ -14,6 +14,7 @@ from bot.notify.alerts import AlertRunner
 from bot.notify.records import NotifyRecords
 from bot.slack.app import build_web_client
 from bot.store.redis_store import RedisStore
+from bot.web.serving import firing_alerts_of
 from core.simulate import render_exposition, simulate_cluster
 from tests.slack.conftest import CHANNEL, MetricsServer, start_bot, stop_bot
 from tests.slack.test_http_e2e import blocks_text
@@ -41,7 +42,10 @@ def test_a_firing_alert_is_named_on_its_cluster_line(
     )
     registry = load_registry(registry_file)
     store = RedisStore(redis_url, redis_key_prefix)
-    bot, server = start_bot(slack_api, registry, store=store)
+    # Wired as ``hami-summary serve`` wires it.
+    bot, server = start_bot(
+        slack_api, registry, store=store, firing_alerts=firing_alerts_of(store, registry)
+    )
     try:
         runner = AlertRunner(
             registry,
