@@ -46,6 +46,27 @@ class SlackBot:
     user_groups: SlackUserGroups
 
 
+def _conversation(
+    config: BotConfig,
+    state: BotState,
+    live: RegistryLiveSource,
+    registry: ClusterRegistry,
+    store: KeyValueStore,
+    firing_alerts: FiringAlerts,
+) -> Conversation:
+    return Conversation(
+        state,
+        live,
+        admin=AdminAccess(
+            admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
+        ),
+        settings=config.summary_settings,
+        paste_limit=per_user_limiter(store, config.live_requests_per_minute, RATE_WINDOW_SECONDS),
+        firing_alerts=firing_alerts,
+        fleet_wait_seconds=config.fleet_wait_seconds,
+    )
+
+
 def assemble_bot(
     config: BotConfig,
     *,
@@ -90,19 +111,7 @@ def assemble_bot(
         settings=config.summary_settings,
     )
     services = SlackServices(
-        conversation=Conversation(
-            state,
-            live,
-            admin=AdminAccess(
-                admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
-            ),
-            settings=config.summary_settings,
-            paste_limit=per_user_limiter(
-                store, config.live_requests_per_minute, RATE_WINDOW_SECONDS
-            ),
-            firing_alerts=firing_alerts,
-            fleet_wait_seconds=config.fleet_wait_seconds,
-        ),
+        conversation=_conversation(config, state, live, registry, store, firing_alerts),
         state=state,
         max_file_bytes=config.max_file_bytes,
         api_base_url=config.slack_api_url,
