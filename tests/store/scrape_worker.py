@@ -16,9 +16,9 @@ import threading
 import time
 
 from bot.clusters.collect import CollectedMetrics
+from bot.clusters.scrape_cache import ScrapeCache
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
-from bot.store.scrape_cache import ScrapeCache
 from tests.store.collected import collect_from
 
 

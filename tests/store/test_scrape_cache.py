@@ -1,4 +1,5 @@
-"""ScrapeCache on a real Redis: hits, expiry, versions, single-flight, dead lock holders."""
+"""ScrapeCache (cluster collections in the store's single-flight cache) on a real Redis: hits,
+expiry, versions, single-flight, dead lock holders."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ import pytest
 
 from bot.clusters.collect import CollectedMetrics
 from bot.clusters.errors import ClusterError, CollectionError
+from bot.clusters.scrape_cache import ScrapeCache, ScrapeFailedError
 from bot.ops.metrics import METRICS
 from bot.store import codec
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
-from bot.store.scrape_cache import ScrapeCache, ScrapeFailedError
 from tests.store.collected import CountingExporter, collect_from, collected, counting_exporter
 from tests.support.redis_server import RedisServerProcess
 
@@ -108,9 +109,9 @@ def test_contexts_and_clusters_are_cached_apart(kv: RedisStore, exporter: Counti
     "stored",
     [
         b"hs\x02\x06scrapez" + b"\x78\x9c" + b"from a future release",  # unknown version
-        codec.encode("thread", {"stored_at": time.time(), "metrics": {}, "error": None}),
+        codec.encode("thread", {"stored_at": time.time(), "value": {}, "error": None}),
         b"pickle\x80\x04 or any other old format",
-        codec.encode("scrape", {"stored_at": "yesterday", "metrics": {"x": 1}}),
+        codec.encode("scrape", {"stored_at": "yesterday", "value": {"x": 1}}),
     ],
     ids=["future-version", "other-kind", "foreign-bytes", "bad-fields"],
 )
@@ -452,7 +453,7 @@ def test_metrics_of_another_release_are_a_miss(kv: RedisStore, exporter: Countin
     cache = _cache(kv)
     future = collected("hami_vgpu_count 1\n").to_json() | {"version": 99}
     stored = codec.encode(
-        "scrape", {"stored_at": time.time(), "metrics": future, "error": None}, compress=True
+        "scrape", {"stored_at": time.time(), "value": future, "error": None}, compress=True
     )
     kv.put(cache.entry_key("gpu-prod", "ctx-a"), stored, 30)
     metrics, age = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)
