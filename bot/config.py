@@ -145,6 +145,9 @@ class BotConfig:
     # one user to keep a cluster's API server busy.
     live_requests_per_minute: int = 10
     scrape_timeout_seconds: float = 10.0
+    # The fleet view and App Home wait this long for all clusters together; a cluster still
+    # collecting then is named as such (its result lands in the cache for the next ask).
+    fleet_wait_seconds: float = 8.0
     # Threads that compute and post the answers (Bolt's lazy listeners) in one process; the
     # acknowledgements run on the threads of the web server or the Socket Mode handler.
     worker_threads: int = 16
@@ -394,6 +397,13 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
             "HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS",
             10.0,
             minimum=0.1,
+            maximum=MAX_SCRAPE_TIMEOUT_SECONDS,
+        ),
+        fleet_wait_seconds=_number(
+            env,
+            "HAMI_SUMMARY_FLEET_WAIT_SECONDS",
+            8.0,
+            minimum=0.5,
             maximum=MAX_SCRAPE_TIMEOUT_SECONDS,
         ),
         worker_threads=_integer(env, "HAMI_SUMMARY_WORKER_THREADS", 16, minimum=1, maximum=256),

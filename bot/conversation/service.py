@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
+from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.changes import (
     NO_PREVIOUS_PASTE,
     changes_headline,
@@ -28,6 +29,7 @@ from bot.conversation.clusters import (
 )
 from bot.conversation.fit import fit_reply
 from bot.conversation.fit_words import fit_follow_up
+from bot.conversation.fleet import DEFAULT_WAIT_SECONDS, fleet_reply
 from bot.conversation.formatting import (
     CODE_BLOCK_WIDTH,
     WIDE,
@@ -50,6 +52,7 @@ from bot.conversation.parsing import (
     ClusterCommand,
     ClustersCommand,
     Command,
+    FleetCommand,
     FollowUp,
     FollowUpAction,
     HelpCommand,
@@ -66,6 +69,7 @@ from bot.conversation.replies import (
     ClusterOption,
     ClustersReply,
     FilesReply,
+    FleetReply,
     MessageReply,
     PickerReply,
     Reply,
@@ -233,10 +237,16 @@ class Conversation:
         settings: Settings = DEFAULT_SETTINGS,
         admin: AdminAccess | None = None,
         paste_limit: RateLimiter | None = None,
+        firing_alerts: FiringAlerts = no_firing_alerts,
+        fleet_wait_seconds: float = DEFAULT_WAIT_SECONDS,
     ) -> None:
         self.state = state
         self.live = live
         self.settings = settings
+        # Which alerts of a cluster fire now, for the fleet view and App Home.
+        self.firing_alerts = firing_alerts
+        # How long the fleet view waits for all clusters together.
+        self.fleet_wait_seconds = fleet_wait_seconds
         # Each user's allowance for summaries that cost work (``per_user_limiter``); a new paste
         # or file counts like a live scrape. None: not limited (the chat's operator).
         self.paste_limit = paste_limit
@@ -276,6 +286,8 @@ class Conversation:
             return self.picker(user=user, channel=channel)
         if isinstance(command, AdminCommand):
             return self.admin_report(command, user=user, channel=channel)
+        if isinstance(command, FleetCommand):
+            return self.fleet(user=user, channel=channel)
         if isinstance(command, ClustersCommand):
             options = tuple(self.live.clusters_for(user, channel))
             return ClustersReply(
@@ -295,6 +307,17 @@ class Conversation:
             return self._cluster_summary(command, user=user, channel=channel)
         except InputError as error:
             return _problem(error)
+
+    def fleet(self, *, user: str | None, channel: str | None) -> FleetReply:
+        """Every cluster ``user`` may query in ``channel`` in one line each (parallel,
+        through the scrape cache, within ``fleet_wait_seconds``)."""
+        return fleet_reply(
+            self.live,
+            user=user,
+            channel=channel,
+            alerts=self.firing_alerts,
+            wait_seconds=self.fleet_wait_seconds,
+        )
 
     def is_admin(self, user: str | None) -> bool:
         return self.admin.allows(user)

@@ -20,6 +20,7 @@ from bot.clusters.collect import collect_metrics
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
+from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.service import Conversation
 from bot.live import (
     RATE_WINDOW_SECONDS,
@@ -45,6 +46,27 @@ class SlackBot:
     user_groups: SlackUserGroups
 
 
+def _conversation(
+    config: BotConfig,
+    state: BotState,
+    live: RegistryLiveSource,
+    registry: ClusterRegistry,
+    store: KeyValueStore,
+    firing_alerts: FiringAlerts,
+) -> Conversation:
+    return Conversation(
+        state,
+        live,
+        admin=AdminAccess(
+            admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
+        ),
+        settings=config.summary_settings,
+        paste_limit=per_user_limiter(store, config.live_requests_per_minute, RATE_WINDOW_SECONDS),
+        firing_alerts=firing_alerts,
+        fleet_wait_seconds=config.fleet_wait_seconds,
+    )
+
+
 def assemble_bot(
     config: BotConfig,
     *,
@@ -54,11 +76,14 @@ def assemble_bot(
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
     extra_listeners: Sequence[Callable[[App], None]] = (),
+    firing_alerts: FiringAlerts = no_firing_alerts,
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
     (``bot.clusters.collect.collect_metrics`` unless another collector is given);
-    ``extra_listeners`` register features built on the Slack app (``bot.slack.app.build_app``)."""
+    ``extra_listeners`` register features built on the Slack app (``bot.slack.app.build_app``);
+    ``firing_alerts`` says which alerts of a cluster fire, for the fleet view and App Home
+    (``serve`` hands in what the alert runner records, ``bot.notify.firing``)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -86,17 +111,7 @@ def assemble_bot(
         settings=config.summary_settings,
     )
     services = SlackServices(
-        conversation=Conversation(
-            state,
-            live,
-            admin=AdminAccess(
-                admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
-            ),
-            settings=config.summary_settings,
-            paste_limit=per_user_limiter(
-                store, config.live_requests_per_minute, RATE_WINDOW_SECONDS
-            ),
-        ),
+        conversation=_conversation(config, state, live, registry, store, firing_alerts),
         state=state,
         max_file_bytes=config.max_file_bytes,
         api_base_url=config.slack_api_url,

@@ -258,12 +258,14 @@ class SingleFlightCache(Generic[T]):
         time they were asked so that they only take part in a collection that ends later.
         Raises ``SharedFailure`` for a shared failure.
         """
+        meta = self._read(keys.meta, self._meta_kind)
+        # The clock is read after what it is compared with: read before, a result stored while
+        # the read was on its way would look younger than it is (an age below zero).
         now = self._clock()
 
         def usable(stored_at: float) -> bool:
             return stored_at >= not_before and now - stored_at <= ttl_seconds
 
-        meta = self._read(keys.meta, self._meta_kind)
         current_id, current_age = None, 0.0
         if meta is not None and meta.collection_id is not None and usable(meta.stored_at):
             current_id, current_age = meta.collection_id, max(0.0, now - meta.stored_at)
@@ -276,6 +278,7 @@ class SingleFlightCache(Generic[T]):
             if current_id is not None and (known := self._recall(current_id)) is not None:
                 return known, current_age
             entry = self._read(keys.entry, self._entry_kind)
+            now = self._clock()
             if entry is not None and entry.value is not None and usable(entry.stored_at):
                 try:
                     value = self._decode(entry.value)
@@ -288,6 +291,7 @@ class SingleFlightCache(Generic[T]):
                     self._remember(entry.collection_id, value)
                     return value, max(0.0, now - entry.stored_at)
         failure = self._read(keys.failure, self._entry_kind)
+        now = self._clock()
         if (
             failure is not None
             and failure.error is not None

@@ -18,6 +18,7 @@ from core.history.snapshot import PodFigures
 from core.views.names import short_type
 from core.views.spreadsheet import spreadsheet_cell
 from core.views.tables import gib, num, pct, quota_unit
+from core.views.visible_text import visible
 
 TOP_ROWS = 5
 WIDTH = 100
@@ -25,7 +26,7 @@ WIDTH = 100
 
 def _wrap(text: str) -> list[str]:
     # Node names such as gpu-node-01 must not be split at their hyphens.
-    return textwrap.wrap(text, width=WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    return textwrap.wrap(visible(text), width=WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def stamp(unix_seconds: float) -> str:
@@ -78,7 +79,8 @@ def header_lines(changes: Changes, subject: str | None = None) -> list[str]:
 
 def _columns(rows: list[tuple[str, ...]]) -> list[str]:
     """Rows as aligned columns indented by two; the first column is cut with "…" when the
-    row would not fit the width."""
+    row would not fit the width. Names are shown with control characters escaped."""
+    rows = [tuple(map(visible, row)) for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     room = WIDTH - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
     widths[0] = max(min(widths[0], room), 12)
@@ -157,11 +159,20 @@ def _nodes_section(changes: Changes, top: int) -> list[str]:
     return _wrap("Nodes: " + "; ".join(parts)) if parts else []
 
 
+# Models listed at most (a cluster with more keeps the text on one screen): those whose
+# figures changed first, then the others, and a count of what was left out.
+MAX_MODEL_ROWS = 8
+
+
 def _models_section(changes: Changes) -> list[str]:
     if not changes.models:
         return []
+    ordered = sorted(
+        changes.models,
+        key=lambda m: (m.free_after == m.free_before and m.gpus_after == m.gpus_before, m.model),
+    )
     rows: list[tuple[str, ...]] = [("model", "free whole GPUs", "GPUs")]
-    for m in changes.models:
+    for m in ordered[:MAX_MODEL_ROWS]:
         free = f"{m.free_before} -> {m.free_after}"
         if m.free_after != m.free_before:
             free += f" ({signed(m.free_after - m.free_before)})"
@@ -171,7 +182,12 @@ def _models_section(changes: Changes) -> list[str]:
             else str(m.gpus_after)
         )
         rows.append((short_type(m.model), free, gpus))
-    return ["Free whole GPUs per model, then -> now:", *_columns(rows)]
+    left_out = len(ordered) - MAX_MODEL_ROWS
+    more = [f"  ... and {left_out:,} more models, unchanged"] if left_out > 0 and all(
+        m.free_after == m.free_before and m.gpus_after == m.gpus_before
+        for m in ordered[MAX_MODEL_ROWS:]
+    ) else _more(len(ordered), min(len(ordered), MAX_MODEL_ROWS))
+    return ["Free whole GPUs per model, then -> now:", *_columns(rows), *more]
 
 
 def _inconsistent_section(changes: Changes, top: int) -> list[str]:
@@ -221,7 +237,8 @@ def render_text(changes: Changes, top: int = TOP_ROWS, *, subject: str | None = 
     out += _quota_lines(changes.quota_crossings, top)
     if not changes.allocation_changed:
         out.append("Nothing changed in the allocation between the two.")
-    return "\n".join(out) + "\n"
+    # Every line is one line: a newline or escape sequence in a name is shown, not obeyed.
+    return "\n".join(map(visible, out)) + "\n"
 
 
 def changes_to_json(changes: Changes) -> dict[str, Any]:

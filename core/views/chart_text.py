@@ -14,6 +14,7 @@ from typing import Final
 
 from core.views import numbers
 from core.views.text_fit import shorten_middle
+from core.views.visible_text import visible
 
 NOT_KNOWN: Final = numbers.NOT_KNOWN
 MAX_NAME_CHARS: Final = 22
@@ -54,8 +55,9 @@ def memory_each(mib: float | None) -> str:
 
 
 def short_name(name: str, limit: int = MAX_NAME_CHARS) -> str:
-    """``name`` cut in the middle with an ellipsis, so a node's number at the end stays."""
-    return shorten_middle(name, limit)
+    """``name`` cut in the middle with an ellipsis, so a node's number at the end stays; its
+    control characters shown as escapes (a newline would split the label)."""
+    return shorten_middle(visible(name), limit)
 
 
 def common_suffix(names: Sequence[str]) -> str:
@@ -81,6 +83,7 @@ _VENDOR_WORDS: Final = ("NVIDIA", "Tesla")
 
 def model_name(device_type: str) -> str:
     """``NVIDIA-Tesla T4`` -> ``T4``, ``NVIDIA A100-PCIE-40GB`` -> ``A100-PCIE-40GB``."""
+    device_type = visible(device_type)
     name = device_type
     stripped = True
     while stripped:

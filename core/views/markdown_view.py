@@ -38,7 +38,7 @@ def first_page_lines(digest: Digest) -> list[str]:
     if digest.scope:
         out += ["", f"_{visible(digest.scope)}_"]
     for section in digest.sections:
-        out += ["", f"## {section.title}", ""]
+        out += ["", f"## {visible(section.title)}", ""]
         if section.note:
             out += [f"_{visible(section.note)}_", ""]
         if section.table is not None:

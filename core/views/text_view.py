@@ -144,20 +144,21 @@ def first_page_lines(digest: Digest, width: int = WIDTH) -> list[str]:
     """The one-screen answer as plain text lines of at most ``width`` characters."""
     out: list[str] = []
     for line in digest.headline:
-        out.extend(wrap_words(plain(line), width))
+        out.extend(_wrap(plain(line), width))
     if digest.scope:
-        out.extend(wrap_words(digest.scope, width))
+        out.extend(_wrap(digest.scope, width))
     for section in digest.sections:
-        out += ["", section.title, "-" * min(len(section.title), width)]
+        title = visible(section.title)
+        out += ["", title, "-" * min(len(title), width)]
         if section.note:
-            out.extend(wrap_words(f"({section.note})", width))
+            out.extend(_wrap(f"({section.note})", width))
         if section.table is not None:
             out.extend(fixed_width(section.table, width))
         if section.after:
-            out.extend(wrap_words(section.after, width))
+            out.extend(_wrap(section.after, width))
         if section.lines_title:
-            out.extend(wrap_words(section.lines_title, width))
+            out.extend(_wrap(section.lines_title, width))
         for item in section.lines:
-            out.extend(wrap_words(plain(item), width, indent="  - "))
-    out += ["", *wrap_words(digest.more, width)]
+            out.extend(_wrap(plain(item), width, indent="  - "))
+    out += ["", *_wrap(digest.more, width)]
     return out

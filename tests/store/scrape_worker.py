@@ -23,7 +23,9 @@ from tests.store.collected import collect_from
 
 
 def burst(redis_url: str, prefix: str, exporter_url: str, threads: int, start_at: float) -> None:
-    cache = ScrapeCache(ResilientStore(RedisStore(redis_url, prefix)))
+    # Generous Redis timeouts: on a loaded machine a 200 ms one can expire, and the store then
+    # rightly falls back to memory, which is not what this burst is about.
+    cache = ScrapeCache(ResilientStore(RedisStore(redis_url, prefix, timeout_seconds=5.0)))
     lock = threading.Lock()
 
     def ask() -> None:

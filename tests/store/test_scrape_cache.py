@@ -183,12 +183,14 @@ def test_fifty_requests_from_two_processes_cause_one_scrape(
             _start_burst(redis_url, redis_key_prefix, slow.url, 25, start_at) for _ in range(2)
         ]
         answers = []
+        errors = []
         for worker in workers:
             out, err = worker.communicate(timeout=60)
             assert worker.returncode == 0, err
             answers += [json.loads(line) for line in out.splitlines()]
+            errors.append(err)
         assert len(answers) == 50
-        assert slow.scrapes == 1
+        assert slow.scrapes == 1, errors
         assert {a["text"] for a in answers} == {answers[0]["text"]}
         assert "# scrape 1" in answers[0]["text"]
         # Exactly one request collected (age 0); the other 49 reused its result.

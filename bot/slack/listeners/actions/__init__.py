@@ -1,4 +1,4 @@
-"""Block actions: the cluster picker and the buttons under a summary."""
+"""Block actions: the cluster picker, the buttons under a summary and those of the Home tab."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from slack_bolt import App
 
 from bot.ops.instrument import answers_later
 from bot.slack.blocks import SUMMARY_BUTTONS, USAGE_BUTTON
+from bot.slack.home_view import HOME_ACTIONS
+from bot.slack.listeners.actions.home_buttons import press_home_button
 from bot.slack.listeners.actions.picker import (
     acknowledge_action,
     cancel_picker,
@@ -32,6 +34,7 @@ SUMMARY_ACTION_IDS = re.compile(
     + "|".join(re.escape(action_id) for action_id, _ in (*SUMMARY_BUTTONS, USAGE_BUTTON))
     + ")$"
 )
+HOME_ACTION_IDS = re.compile("^(" + "|".join(re.escape(a) for a in HOME_ACTIONS) + ")$")
 
 
 def register(app: App) -> None:
@@ -46,3 +49,4 @@ def register(app: App) -> None:
     app.action(SUMMARY_ACTION_IDS)(
         ack=acknowledge_action, lazy=[answers_later(press_summary_button)]
     )
+    app.action(HOME_ACTION_IDS)(ack=acknowledge_action, lazy=[answers_later(press_home_button)])

@@ -1,5 +1,5 @@
-"""``/hami-summary [help | clusters | admin [check] | <cluster> [ns=..] [node=..] [runtime]
-[usage] [fresh]]``."""
+"""``/hami-summary [help | clusters | fleet | admin [check] | <cluster> [ns=..] [node=..]
+[runtime] [usage] [fresh]]``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ from typing import Any
 from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
-from bot.conversation.parsing import AdminCommand, ClusterCommand, Command, parse_command
+from bot.conversation.parsing import (
+    AdminCommand,
+    ClusterCommand,
+    Command,
+    FleetCommand,
+    parse_command,
+)
 from bot.conversation.replies import MessageReply, internal_error_reply, new_error_id
 from bot.slack.answer import (
     answer_in_thread,
@@ -18,6 +24,7 @@ from bot.slack.answer import (
     respond_ephemeral,
     run_guarded,
 )
+from bot.slack.markup import mention_user
 from bot.slack.messages import slack_message
 from bot.slack.services import SlackServices, services_from
 from bot.slack.usergroups import ACK_WAIT_SECONDS, MembershipPending, wait_at_most
@@ -101,6 +108,12 @@ def _acknowledge(ack: Ack, command: dict[str, Any], services: SlackServices) -> 
             ),
         )
         return
+    if isinstance(parsed, FleetCommand):
+        if conversation.live.clusters_for(user, channel):
+            ack()  # collected and answered by the lazy listener (``answer_fleet``)
+        else:
+            _ack_reply(ack, conversation.fleet(user=user, channel=channel))
+        return
     if isinstance(parsed, ClusterCommand):
         problem = conversation.check_cluster_command(parsed, user=user, channel=channel)
         if problem is not None:
@@ -128,7 +141,10 @@ def answer_command(
     services = services_from(context)
     user, channel = command["user_id"], command["channel_id"]
     deferred = _was_deferred(services, deferral_id(command))
-    if isinstance(parsed, ClusterCommand):
+    if isinstance(parsed, FleetCommand):
+        answer_fleet(services, client, respond, logger, user=user, channel=channel,
+                     deferred=deferred)
+    elif isinstance(parsed, ClusterCommand):
         _summarize_cluster(parsed, command, services, client, respond, logger, deferred=deferred)
     elif deferred:
         _answer_deferred(parsed, services, respond, logger, user=user, channel=channel)
@@ -180,6 +196,47 @@ def _summarize_cluster(
     run_guarded(
         logger,
         f"answering /hami-summary {parsed.cluster} for {user} in {channel}",
+        answer,
+        on_error=lambda message: respond_ephemeral(respond, message),
+    )
+
+
+def answer_fleet(
+    services: SlackServices,
+    client: WebClient,
+    respond: Respond,
+    logger: Logger,
+    *,
+    user: str,
+    channel: str,
+    deferred: bool,
+) -> None:
+    """``fleet``: a "working on it" message, then one line per cluster the asker may query.
+    Without any cluster the acknowledgement has answered, unless it was deferred."""
+    conversation = services.conversation
+
+    def answer() -> None:
+        if not conversation.live.clusters_for(user, channel):
+            if deferred:
+                reply = conversation.fleet(user=user, channel=channel)
+                respond_ephemeral(respond, slack_message(reply))
+            return
+        answer_in_thread(
+            services=services,
+            client=client,
+            logger=logger,
+            channel=channel,
+            thread_ts=None,
+            user=user,
+            what=f"collecting every cluster you may query here for {mention_user(user)}",
+            compute=lambda: conversation.fleet(user=user, channel=channel),
+            respond=respond,
+            problems_private=True,
+        )
+
+    run_guarded(
+        logger,
+        f"answering /hami-summary fleet for {user} in {channel}",
         answer,
         on_error=lambda message: respond_ephemeral(respond, message),
     )
