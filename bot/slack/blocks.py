@@ -30,13 +30,14 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.conversation.formatting import filter_text, given_text
+from bot.conversation.formatting import code_block, filter_text, given_text
 from bot.conversation.help import ALLOCATION_NOTE
 from core.model import Summary
 from core.views.attention import Hints, Line
 from core.views.digest import Digest, Section, build_digest, plain
 from core.views.table_spec import fixed_width
 from core.views.tables import age_text
+from core.views.visible_text import visible
 
 MAX_BLOCKS = 50
 SECTION_TEXT_MAX = 3000
@@ -153,24 +154,27 @@ def _source_line(summary: Summary, age_seconds: float | None) -> str:
     filters = filter_text(summary)
     if filters:
         parts.append(f"filter `{filters}`")
-    return " · ".join(parts)
+    return visible(" · ".join(parts))
 
 
 def _mrkdwn(line: Line) -> str:
+    """Facts with their strong part in bold; names in them shown with control characters
+    escaped, so a line stays one line."""
     return " · ".join(
-        f"{f.before}*{f.strong}*{f.after}" if f.strong else f.before + f.after for f in line
+        visible(f"{f.before}*{f.strong}*{f.after}" if f.strong else f.before + f.after)
+        for f in line
     )
 
 
 def _section_text(section: Section) -> str:
-    parts = [f"*{section.title}*" + (f"  _{section.note}_" if section.note else "")]
+    note = f"  _{visible(section.note)}_" if section.note else ""
+    parts = [f"*{visible(section.title)}*{note}"]
     if section.table is not None:
-        body = "\n".join(fixed_width(section.table, CODE_BLOCK_WIDTH))
-        parts.append(f"```{body}```")
+        parts.append(code_block("\n".join(fixed_width(section.table, CODE_BLOCK_WIDTH))))
     if section.after:
-        parts.append(section.after)
+        parts.append(visible(section.after))
     if section.lines_title:
-        parts.append(f"*{section.lines_title}*")
+        parts.append(f"*{visible(section.lines_title)}*")
     parts.extend(f"• {_mrkdwn(item)}" for item in section.lines)
     return "\n".join(parts)
 
@@ -178,9 +182,9 @@ def _section_text(section: Section) -> str:
 def _digest_blocks(digest: Digest) -> list[Block]:
     blocks: list[Block] = []
     if digest.warnings:
-        blocks.append(_section(":warning: " + " ".join(digest.warnings)))
+        blocks.append(_section(":warning: " + visible(" ".join(digest.warnings))))
     if digest.scope:
-        blocks.append(_context(digest.scope))
+        blocks.append(_context(visible(digest.scope)))
     blocks.append(_section("\n".join(_mrkdwn(line) for line in digest.headline)))
     blocks.extend(_section(_section_text(section)) for section in digest.sections)
     return blocks
@@ -210,7 +214,7 @@ def _fallback_text(summary: Summary, digest: Digest) -> str:
             f" Real usage: {count(len(summary.real_usage) - unread, 'pod')} read by nvidia-smi, "
             f"{unread:,} could not be read."
         )
-    return clip(text, FALLBACK_TEXT_MAX)
+    return clip(visible(text), FALLBACK_TEXT_MAX)
 
 
 def summary_message(
@@ -232,7 +236,7 @@ def summary_message(
     hints = SLACK_HINTS if buttons or not files_possible else FILES_HINTS
     digest = build_digest(summary, hints)
     what = "allocation and real usage" if summary.real_usage is not None else "allocation"
-    title = f"HAMi GPU {what}: {digest.title}"
+    title = visible(f"HAMi GPU {what}: {digest.title}")
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=clip(title, HEADER_TEXT_MAX))),
         _context(_source_line(summary, age_seconds)),
@@ -241,7 +245,7 @@ def summary_message(
     footer = [digest.more, *notes]
     if digest.basis is not None:
         footer.append(ALLOCATION_NOTE)
-    blocks.append(_context(" ".join(footer)))
+    blocks.append(_context(visible(" ".join(footer))))
     if buttons and button_value is not None:
         labels = [*SUMMARY_BUTTONS, *([USAGE_BUTTON] if usage_button else [])]
         blocks.append(

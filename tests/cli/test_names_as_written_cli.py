@@ -101,7 +101,8 @@ def test_summarize_keeps_each_table_row_on_one_line(
     sep = "|" if fmt == "markdown" else "  "
     firsts = [line.strip("| ").split(sep)[0].strip() for line in out.splitlines()]
     assert firsts.count(name) == 1  # the Nodes row, whole, with the name in its first cell
-    assert firsts.count(name + "/0") == 1 and firsts.count(name + "/1") == 1  # GPU rows
+    # GPU rows, whole: in the first page's every-GPU table and in the GPUs table.
+    assert firsts.count(name + "/0") == 2 and firsts.count(name + "/1") == 2
 
 
 def test_clusters_prints_kubeconfig_names_escaped(

@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.cli.main import main
-from bot.slack.blocks import summary_blocks
+from bot.conversation.replies import SummaryRef, SummaryReply
+from bot.slack.messages import slack_message
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo
@@ -140,7 +141,8 @@ def test_mutated_expositions_summarise_or_raise_input_error(
     for fmt in ("text", "markdown", "csv"):
         assert render(summary, fmt)
     # The Slack message of the same summary is strict JSON too.
-    assert isinstance(strict_json(json.dumps(summary_blocks(summary), allow_nan=False)), list)
+    message = slack_message(SummaryReply(summary, SummaryRef(), None))
+    assert isinstance(strict_json(json.dumps(message.blocks, allow_nan=False)), list)
 
 
 @settings(FUZZ, max_examples=4)

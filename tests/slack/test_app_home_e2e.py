@@ -169,7 +169,7 @@ def test_home_buttons_answer_in_the_dm_and_check_access_again(
     bot, _, others = home
     _press(bot, "home_summary", '{"cl":"mine"}')
     summary = _dm_text(bot, "HAMi GPU allocation: mine")
-    assert "Cores allocated" in summary
+    assert "*By GPU model*" in summary
     opened = bot.api.calls_to("conversations.open")
     assert opened and opened[0].params["users"] == USER
 

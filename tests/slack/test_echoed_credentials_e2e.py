@@ -110,7 +110,7 @@ def ask(bot: RunningBot, cluster: str) -> str:
 def test_the_url_password_is_sent_as_basic_authentication(bot: RunningBot) -> None:
     bot.sender.command("guarded fresh", response_url=bot.api.response_url("guarded"))
     answer = answer_in(bot.api, CHANNEL, None)
-    assert "275 / 600 cores (45.8%)" in blocks_text(answer.blocks)
+    assert "cores *45.8%* allocated (275 / 600 cores)" in blocks_text(answer.blocks)
 
 
 def test_a_page_echoing_the_request_is_quoted_without_its_credentials(bot: RunningBot) -> None:
