@@ -69,8 +69,13 @@ NO_ALLOCATION_NOTE = (
 )
 # Families whose values make a GPU's four figures (limits and allocations of cores and memory).
 DEVICE_FIGURE_ROLES = frozenset(
-    {"core_limit", "core_allocated", "mem_limit_bytes", "mem_allocated_bytes",
-     "overview_mem_allocated_bytes"}
+    {
+        "core_limit",
+        "core_allocated",
+        "mem_limit_bytes",
+        "mem_allocated_bytes",
+        "overview_mem_allocated_bytes",
+    }
 )
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -180,7 +185,7 @@ def _overview(
         full_gpus=sum(n.full_gpus for n in nodes),
         inconsistent_gpus=sum(n.inconsistent_gpus for n in nodes),
         shared_gpus=sum(n.shared_gpus for n in nodes),
-        exclusive_gpus=int((cols.shared_count == 1).sum()),
+        exclusive_gpus=sum(1 for count in cols.shared_count if count == 1),
         free_whole_gpus=sum(n.free_whole_gpus for n in nodes),
         free_cores=sum(n.free_cores for n in nodes),
         free_mem_mib=sum(n.free_mem_mib for n in nodes),
@@ -463,7 +468,7 @@ def summarize_readings(
             free_cores,
             free_mem,
             gpus=len(gpus),
-            incomplete_gpus=int(cols.incomplete.sum()),
+            incomplete_gpus=sum(cols.incomplete),
         )
         if gpus
         else NO_DEVICES_ANSWER
@@ -475,7 +480,13 @@ def summarize_readings(
         FAMILIES[p.family].role in DEVICE_FIGURE_ROLES for p in readings.problems
     )
     checks = build_checks(
-        gpus, cols, workloads, workload_devices, namespaces, missing_series, t,
+        gpus,
+        cols,
+        workloads,
+        workload_devices,
+        namespaces,
+        missing_series,
+        t,
         values_left_out=device_values_left_out,
     )
     findings = build_findings(gpus, cols, workloads, namespaces, t)

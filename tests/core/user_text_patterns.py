@@ -124,6 +124,10 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.fit_shape:_MEMORY": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_shape:_PERCENT": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_slices:model_matches": UserTextPattern("split", "GPU models typed in Slack"),
+    "core.json_text:_FIXED_SMALL_FLOAT": UserTextPattern("search", "JSON holding label values"),
+    "core.json_text:_SHORT_NEGATIVE_EXPONENT": UserTextPattern(
+        "search", "JSON holding label values"
+    ),
     "core.views.spreadsheet:_CELL_STARTING_A_FORMULA": UserTextPattern(
         "search", "CSV text holding label values"
     ),
