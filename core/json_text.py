@@ -18,10 +18,10 @@ import re
 import orjson
 
 # orjson's spellings of the floats it writes differently: "0.00001" (Python: "1e-05") and a
-# one-digit exponent, "1e-6" (Python: "1e-06"). A string holding one of them only costs the
-# slower encoder.
+# one-digit exponent, "1e-6" (Python: "1e-06"), which ends a number, so a delimiter follows (a
+# UUID's "7e-6" does not). A string holding one of them only costs the slower encoder.
 _FIXED_SMALL_FLOAT = re.compile(r"0\.0000[1-9]")
-_SHORT_NEGATIVE_EXPONENT = re.compile(r"e-[6-9](?![0-9])")
+_SHORT_NEGATIVE_EXPONENT = re.compile(r"e-[6-9](?=[,\]}\n]|\Z)")
 # Types orjson would write but the standard library refuses: leave them to raise there.
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
