@@ -151,7 +151,8 @@ def _block_rows(
             fields = list(map(itemgetter(*positions), rows))
         tokens = list(map(itemgetter(len(labels) + 1), rows))
         if labels:
-            read_before.setdefault(key, (list(map(itemgetter(0), rows)), fields))
+            # A copy: the rows of a family met twice are extended in place (``add_family``).
+            read_before.setdefault(key, (list(map(itemgetter(0), rows)), list(fields)))
     # float() also takes "1_000", which the exposition format does not; a timestamp or any
     # other trailing token makes float() fail, and the general parser takes over.
     if "_" in "".join(tokens):

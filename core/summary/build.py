@@ -10,10 +10,9 @@ import functools
 import gc
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from core.errors import InputError
-from core.exposition import RejectedLine, parse_exposition
 from core.families import FAMILIES
 from core.fast_reader import read_go_exposition
 from core.line_limits import OverLimitLine, over_limit_note, screen_lines
@@ -30,7 +29,6 @@ from core.model import (
     Surface,
     Workload,
 )
-from core.paste import clean_paste
 from core.readings import (
     AllocationReading,
     DeviceKey,
@@ -49,6 +47,9 @@ from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
 from core.summary.workloads import build_namespaces, build_workloads
 from core.text_decoding import looks_like_utf16_read_as_utf8
+
+if TYPE_CHECKING:
+    from core.exposition import RejectedLine
 
 ALLOCATION_ONLY_NOTE = (
     "This report reflects scheduler allocation state for vGPU share and GPU memory, not "
@@ -291,6 +292,9 @@ def summarize_text(
     if direct is not None:
         rows = direct
     else:
+        # Imported here: text the bulk reader takes needs neither (nor their start-up cost).
+        from core.paste import clean_paste
+
         cleaned = clean_paste(text)
         rows, rejected_lines = _family_rows(cleaned.text)
         paste_notes = cleaned.notes
@@ -375,6 +379,8 @@ def _family_rows(text: str) -> tuple[FamilyRows, list[RejectedLine]]:
     fast = read_go_exposition(text)
     if fast is not None:
         return fast, []
+    from core.exposition import parse_exposition
+
     exposition = parse_exposition(text)
     return rows_from_samples(exposition.samples), list(exposition.rejected)
 

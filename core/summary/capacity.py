@@ -34,20 +34,26 @@ def _whole_slices(free: float, size: float) -> float:
     return float(math.floor(fitting)) if fitting < math.inf else fitting
 
 
-def _slices(cols: GpuColumns, fraction: float) -> list[float]:
-    """Per GPU, how many slices of ``fraction`` of its cores and memory fit in its free space."""
-    slices = []
-    for core_limit, mem_limit, free_cores, free_mem in zip(
-        cols.core_limit, cols.mem_limit_mib, cols.free_cores, cols.free_mem_mib, strict=True
-    ):
-        if core_limit <= 0:
-            slices.append(0.0)
-            continue
-        by_cores = _whole_slices(free_cores, core_limit * fraction)
-        slice_mem = mem_limit * fraction
-        by_mem = _whole_slices(free_mem, slice_mem) if slice_mem > 0 else by_cores
-        slices.append(max(min(by_cores, by_mem), 0.0))
-    return slices
+# (core limit, memory limit, free cores, free memory) of one GPU.
+_Figures = tuple[float, float, float, float]
+
+
+def _gpu_slices(figures: _Figures, fraction: float) -> float:
+    """How many slices of ``fraction`` of its cores and memory fit in one GPU's free space."""
+    core_limit, mem_limit, free_cores, free_mem = figures
+    if core_limit <= 0:
+        return 0.0
+    by_cores = _whole_slices(free_cores, core_limit * fraction)
+    slice_mem = mem_limit * fraction
+    by_mem = _whole_slices(free_mem, slice_mem) if slice_mem > 0 else by_cores
+    return max(min(by_cores, by_mem), 0.0)
+
+
+def _slices(figures: Sequence[_Figures], fraction: float) -> list[float]:
+    """Per GPU, how many slices of ``fraction`` fit; worked out once per distinct set of
+    figures (a cluster has a few models, and many GPUs idle or full)."""
+    counts = {one: _gpu_slices(one, fraction) for one in set(figures)}
+    return list(map(counts.__getitem__, figures))
 
 
 def _shape(
@@ -71,12 +77,13 @@ def _shape(
 
 def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
     names = cols.node_names
+    figures = list(
+        zip(cols.core_limit, cols.mem_limit_mib, cols.free_cores, cols.free_mem_mib, strict=True)
+    )
     # A whole GPU means all of its cores and all of its memory are free.
     whole = [
         core_limit > 0 and free_cores >= core_limit and free_mem >= mem_limit
-        for core_limit, mem_limit, free_cores, free_mem in zip(
-            cols.core_limit, cols.mem_limit_mib, cols.free_cores, cols.free_mem_mib, strict=True
-        )
+        for core_limit, mem_limit, free_cores, free_mem in figures
     ]
     whole_per_node = cols.per_node(whole)
     shapes: list[ShapeFit] = []
@@ -92,7 +99,7 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
             )
         )
     for name, fraction in (("half GPU", 0.5), ("quarter GPU", 0.25)):
-        per_node = cols.per_node(_slices(cols, fraction))
+        per_node = cols.per_node(_slices(figures, fraction))
         shapes.append(_shape(name, 1, 100.0 * fraction, None, names, per_node))
     largest_mem = max(cols.free_mem_mib) if len(cols) else 0.0
     holding = [free >= largest_mem if largest_mem > 0 else False for free in cols.free_mem_mib]

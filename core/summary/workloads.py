@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from operator import attrgetter, itemgetter
 
 from core.model import NamespaceSummary, QuotaFigure, Workload
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
@@ -13,6 +14,10 @@ from core.summary.devices import percent
 
 _MEMORY_RESOURCE = re.compile(r"mem", re.IGNORECASE)
 _CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
+
+
+_SORT_KEY = attrgetter("namespace", "pod", "device_uuid", "container_index")
+_POD = attrgetter("namespace", "pod")
 
 
 def build_workloads(
@@ -27,16 +32,16 @@ def build_workloads(
     ``allocations[i]``: the position of its GPU in the GPU list, or a number past the end for a
     device the device series do not list. Returns the rows and their device numbers, in order.
     """
-    count = len(allocations)
-    devices_per_pod: dict[tuple[str, str], set[int]] = defaultdict(set)
-    pods_per_device: dict[int, set[tuple[str, str]]] = defaultdict(set)
-    for a, device in zip(allocations, device_ids, strict=True):
-        devices_per_pod[(a.namespace, a.pod)].add(device)
-        pods_per_device[device].add((a.namespace, a.pod))
-    multi_gpu_pods = {pod for pod, devices in devices_per_pod.items() if len(devices) > 1}
-    shared_devices = {device for device, pods in pods_per_device.items() if len(pods) > 1}
-    sort_keys = [(a.namespace, a.pod, a.device_uuid, a.container_index) for a in allocations]
-    order = sorted(range(count), key=sort_keys.__getitem__)
+    pods = list(map(_POD, allocations))
+    # Each (pod, device) pair once: a pod on more than one device is multi-GPU, a device with
+    # more than one pod is shared. (Counted in C: a large cluster has tens of thousands.)
+    pairs = set(zip(pods, device_ids, strict=True))
+    multi_gpu_pods = {pod for pod, count in Counter(map(itemgetter(0), pairs)).items() if count > 1}
+    shared_devices = {
+        device for device, count in Counter(map(itemgetter(1), pairs)).items() if count > 1
+    }
+    sort_keys = list(map(_SORT_KEY, allocations))
+    order = sorted(range(len(allocations)), key=sort_keys.__getitem__)
     known = len(core_limits)
     workloads: list[Workload] = []
     append = workloads.append
@@ -57,11 +62,11 @@ def build_workloads(
                 cores,
                 mem,
                 core_limit > 0 and cores >= core_limit,
-                (a.namespace, a.pod) in multi_gpu_pods,
+                pods[i] in multi_gpu_pods,
                 device in shared_devices,
             )
         )
-    return workloads, [device_ids[i] for i in order]
+    return workloads, list(map(device_ids.__getitem__, order))
 
 
 def is_memory_resource(resource: str) -> bool:

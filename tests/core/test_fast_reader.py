@@ -172,3 +172,12 @@ def test_a_family_like_one_read_before_takes_the_bulk_route() -> None:
     assert readings == general(SIMULATED)
     limits = {key: dev.core_limit for key, dev in readings.devices.items()}
     assert len(limits) == 24 and None not in limits.values()
+
+
+def test_families_met_twice_are_read_as_the_general_parser_reads_them() -> None:
+    text = SIMULATED + SIMULATED  # a text pasted twice: every family block comes again
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert all(p.reason.startswith("a repeat") for p in readings.problems)
+    assert len(readings.problems) > len(readings.devices)
