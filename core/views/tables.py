@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from heapq import nsmallest
 
 from core.model import GpuSummary, Summary
 from core.summary.workloads import is_core_resource, is_memory_resource
@@ -146,7 +147,7 @@ def nodes_table(summary: Summary, top: int) -> Table:
     ordered = (
         nodes
         if len(nodes) <= top
-        else sorted(nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node))
+        else nsmallest(top, nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node))
     )
     rows: list[tuple[str, ...]] = [
         (
@@ -162,7 +163,7 @@ def nodes_table(summary: Summary, top: int) -> Table:
         )
         for n in ordered[:top]  # only the rows shown are formatted
     ]
-    shown, omitted = tuple(rows), max(len(ordered) - top, 0)
+    shown, omitted = tuple(rows), max(len(nodes) - top, 0)
     title = "Nodes" if not omitted else f"Nodes ({len(shown)} of {len(nodes)}, most free first)"
     return Table(
         title,
@@ -191,7 +192,8 @@ def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:
 
 def gpus_table(summary: Summary, top: int) -> Table:
     gpus = list(summary.gpus)
-    ordered = gpus if len(gpus) <= top else sorted(gpus, key=_gpu_order)
+    # nsmallest is sorted(...)[:top] without sorting the rows that are not shown.
+    ordered = gpus if len(gpus) <= top else nsmallest(top, gpus, key=_gpu_order)
     rows: list[tuple[str, ...]] = [
         (
             f"{g.node}/{g.device_index}",
@@ -204,7 +206,7 @@ def gpus_table(summary: Summary, top: int) -> Table:
         )
         for g in ordered[:top]  # only the rows shown are formatted
     ]
-    shown, omitted = tuple(rows), max(len(ordered) - top, 0)
+    shown, omitted = tuple(rows), max(len(gpus) - top, 0)
     title = (
         "GPUs"
         if not omitted
@@ -222,11 +224,13 @@ def gpus_table(summary: Summary, top: int) -> Table:
 
 
 def workloads_table(summary: Summary, top: int) -> Table:
-    workloads = sorted(summary.workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod))
+    workloads = summary.workloads
+    largest = nsmallest(top, workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod))
     # A GPU is easier to find by node and index than by its 40-character UUID.
-    index_of = {g.device_uuid: g.device_index for g in summary.gpus}
+    shown_uuids = {w.device_uuid for w in largest}
+    index_of = {g.device_uuid: g.device_index for g in summary.gpus if g.device_uuid in shown_uuids}
     rows: list[tuple[str, ...]] = []
-    for w in workloads[:top]:
+    for w in largest:
         marks = ["whole" if w.whole_gpu else "fraction"]
         if w.multi_gpu:
             marks.append("multi-GPU")
