@@ -10,6 +10,7 @@ import functools
 import gc
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from core.errors import InputError
@@ -404,6 +405,9 @@ def allocation_device_keys(
     """The (node, UUID) of the device each allocation sits on (SPEC 3: devices are identified by
     both). An allocation whose node label is missing or differs still joins a device by a UUID
     that only one node reports."""
+    as_labelled = list(map(_NODE_AND_UUID, allocations))
+    if all(map(devices.__contains__, as_labelled)):  # the usual case, checked in C
+        return as_labelled
     by_uuid: dict[str, list[DeviceKey]] = defaultdict(list)
     for key in devices:
         by_uuid[key[1]].append(key)
@@ -416,6 +420,43 @@ def allocation_device_keys(
                 key = same_uuid[0]
         keys.append(key)
     return keys
+
+
+_NODE_AND_UUID = attrgetter("node", "device_uuid")
+_NAMESPACE = attrgetter("namespace")
+_POD = attrgetter("pod")
+
+
+def namespaces_per_device(
+    device_keys: Sequence[DeviceKey], namespaces: Sequence[str]
+) -> dict[DeviceKey, tuple[str, ...]]:
+    """The namespaces of each device's allocations, sorted: ``namespaces[i]`` is that of the
+    allocation on ``device_keys[i]``."""
+    pairs = set(zip(device_keys, namespaces, strict=True))
+    # Most devices hold one namespace: their 1-tuples are built in C, the others sorted after.
+    one_each = dict(pairs)
+    result: dict[DeviceKey, tuple[str, ...]] = dict(
+        zip(one_each, zip(one_each.values()), strict=True)
+    )
+    if len(one_each) < len(pairs):
+        shared = {key for key, count in Counter(map(itemgetter(0), pairs)).items() if count > 1}
+        several: dict[DeviceKey, list[str]] = defaultdict(list)
+        for key, namespace in pairs:
+            if key in shared:
+                several[key].append(namespace)
+        for key, listed in several.items():
+            result[key] = tuple(sorted(listed))
+    return result
+
+
+def pods_per_node(
+    allocations: Sequence[AllocationReading], device_keys: Sequence[DeviceKey]
+) -> Counter[str]:
+    """How many distinct pods have allocations on each node (the device's node for an
+    allocation without a node label)."""
+    nodes = [a.node or key[0] for a, key in zip(allocations, device_keys, strict=True)]
+    pods = zip(map(_NAMESPACE, allocations), map(_POD, allocations), strict=True)
+    return Counter(map(itemgetter(0), set(zip(nodes, pods, strict=True))))
 
 
 def summarize_readings(
@@ -437,15 +478,10 @@ def summarize_readings(
     # Allocation keys are unique per (namespace, pod, container index, device): the number of
     # allocations on a device is its number of distinct containers.
     containers_per_device = Counter(device_keys)
-    ns_per_device: dict[DeviceKey, set[str]] = defaultdict(set)
-    pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for a, key in zip(allocations, device_keys, strict=True):
-        ns_per_device[key].add(a.namespace)
-        pods_per_node[a.node or key[0]].add((a.namespace, a.pod))
     gpus, missing_series = build_gpus(
         readings.devices.values(),
         containers_per_device,
-        {key: tuple(sorted(ns)) for key, ns in ns_per_device.items()},
+        namespaces_per_device(device_keys, list(map(_NAMESPACE, allocations))),
         t,
     )
     # Devices by number: a GPU's position in ``gpus``; devices only allocations name get numbers
@@ -455,7 +491,7 @@ def summarize_readings(
     core_limits = [g.core_limit for g in gpus]
     workloads, workload_devices = build_workloads(allocations, device_keys, device_ids, core_limits)
     cols = GpuColumns.of(gpus)
-    nodes = build_nodes(gpus, cols, {n: len(p) for n, p in pods_per_node.items()})
+    nodes = build_nodes(gpus, cols, pods_per_node(allocations, device_keys))
     namespaces = build_namespaces(
         workloads,
         workload_devices,

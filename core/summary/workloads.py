@@ -135,32 +135,11 @@ def build_namespaces(
     slice_share = t.fragmented_slice_cores / 100.0
     # Half a GPU of each device's own core limit, by device number (100 for unknown devices).
     half_gpu = [slice_share * (limit if limit > 0 else 100.0) for limit in core_limits]
-    known = len(half_gpu)
 
-    # One pass over the workloads: per namespace, per pod totals and the devices touched.
-    per_ns: dict[str, _NamespaceTally] = {}
-    namespaces_per_device: dict[int, set[str]] = defaultdict(set)
-    # (Inlined rather than a method per workload: a large cluster has tens of thousands.)
-    for w, device in zip(workloads, device_ids, strict=True):
-        tally = per_ns.get(w.namespace)
-        if tally is None:
-            tally = per_ns[w.namespace] = _NamespaceTally()
-        tally.cores += w.cores
-        tally.mem_mib += w.mem_mib
-        tally.allocations += 1
-        if w.whole_gpu:
-            tally.whole += 1
-        pod = tally.pods.get(w.pod)
-        if pod is None:
-            tally.pods[w.pod] = [w.cores, w.mem_mib]
-        else:
-            pod[0] += w.cores
-            pod[1] += w.mem_mib
-        tally.devices.add(device)
-        if w.cores < (half_gpu[device] if device < known else slice_share * 100.0):
-            tally.small_slices += 1
-            tally.small_slice_devices.add(device)
-        namespaces_per_device[device].add(w.namespace)
+    per_ns = _tallies(workloads, device_ids, half_gpu, slice_share * 100.0)
+    # Devices that workloads of more than one namespace sit on: no namespace has them alone.
+    pairs = set(zip(device_ids, map(itemgetter(0), workloads), strict=True))
+    mixed = {device for device, count in Counter(map(itemgetter(0), pairs)).items() if count > 1}
 
     from_quota = not workloads
     totals: dict[str, tuple[float, float]] = {}
@@ -181,9 +160,7 @@ def build_namespaces(
         cores, mem = totals.get(ns, (0.0, 0.0))
         tally = per_ns.get(ns, empty)
         top = sorted(tally.pods.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
-        dedicated = bool(tally.devices) and all(
-            namespaces_per_device[u] == {ns} for u in tally.devices
-        )
+        dedicated = bool(tally.devices) and tally.devices.isdisjoint(mixed)
         core_share = percent(cores, total_cores)
         mem_share = percent(mem, total_mem)
         usage_class = (
@@ -220,7 +197,7 @@ def build_namespaces(
 
 
 class _NamespaceTally:
-    """Running totals of one namespace's workloads."""
+    """Totals of one namespace's workloads."""
 
     __slots__ = (
         "allocations",
@@ -242,3 +219,50 @@ class _NamespaceTally:
         self.pods: dict[str, list[float]] = {}
         self.devices: set[int] = set()
         self.small_slice_devices: set[int] = set()
+
+
+def _tallies(
+    workloads: Sequence[Workload],
+    device_ids: Sequence[int],
+    half_gpu: Sequence[float],
+    unknown_half_gpu: float,
+) -> dict[str, _NamespaceTally]:
+    """Per namespace: totals, per-pod totals, devices touched and slices below half a GPU
+    (``half_gpu[device]``, or ``unknown_half_gpu`` for a device the device series do not list).
+
+    Sums and sets are taken over each namespace's column slices in C; only the per-pod totals
+    and the half-GPU test look at one workload at a time (a large cluster has tens of
+    thousands).
+    """
+    if not workloads:
+        return {}
+    namespaces, pods, _, _, _, cores, mems, whole, _, _ = zip(*workloads, strict=True)
+    rows_of: dict[str, list[int]] = {}
+    for row, namespace in enumerate(namespaces):
+        rows_of.setdefault(namespace, []).append(row)
+    known = len(half_gpu)
+    tallies: dict[str, _NamespaceTally] = {}
+    for namespace, rows in rows_of.items():
+        tally = tallies[namespace] = _NamespaceTally()
+        pick = itemgetter(*rows) if len(rows) > 1 else lambda column, row=rows[0]: (column[row],)
+        ns_cores, ns_mems, ns_devices = pick(cores), pick(mems), pick(device_ids)
+        tally.cores = sum(ns_cores, 0.0)
+        tally.mem_mib = sum(ns_mems, 0.0)
+        tally.allocations = len(rows)
+        tally.whole = sum(pick(whole))
+        tally.devices = set(ns_devices)
+        for pod, pod_cores, pod_mem in zip(pick(pods), ns_cores, ns_mems, strict=True):
+            totals = tally.pods.get(pod)
+            if totals is None:
+                tally.pods[pod] = [pod_cores, pod_mem]
+            else:
+                totals[0] += pod_cores
+                totals[1] += pod_mem
+        small = [
+            device
+            for device, slice_cores in zip(ns_devices, ns_cores, strict=True)
+            if slice_cores < (half_gpu[device] if device < known else unknown_half_gpu)
+        ]
+        tally.small_slices = len(small)
+        tally.small_slice_devices = set(small)
+    return tallies
