@@ -265,7 +265,7 @@ SIZES = [
     (2, 3, "per-gpu", (1100, 1000)),
     (8, 8, "per-gpu", (1600, 1000)),
     (125, 8, "per-node", (1600, 1000)),
-    (1000, 8, "heatmap", (1600, 1000)),
+    pytest.param(1000, 8, "heatmap", (1600, 1000), marks=pytest.mark.slow),
 ]
 
 
@@ -286,6 +286,7 @@ def test_png_is_valid_non_blank_and_small(
     assert len(colours) > 20
 
 
+@pytest.mark.slow
 def test_eight_thousand_single_gpu_nodes_stay_legible() -> None:
     summary = hand_summary(
         [gpu(f"gpu-node-{i:04d}", 0, (i * 37) % 101, (i * 53) % 40960) for i in range(8000)], []
@@ -296,7 +297,10 @@ def test_eight_thousand_single_gpu_nodes_stay_legible() -> None:
     assert layout_problems(build_figure(summary)) == []
 
 
-@pytest.mark.parametrize(("nodes", "gpus_per_node"), [(1, 1), (8, 8), (64, 1), (125, 8), (1000, 8)])
+@pytest.mark.parametrize(
+    ("nodes", "gpus_per_node"),
+    [(1, 1), (8, 8), (64, 1), (125, 8), pytest.param(1000, 8, marks=pytest.mark.slow)],
+)
 def test_no_label_overlaps_or_leaves_the_image(nodes: int, gpus_per_node: int) -> None:
     assert layout_problems(build_figure(simulated(nodes, gpus_per_node))) == []
 

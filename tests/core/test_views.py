@@ -63,6 +63,7 @@ def test_text_report_follows_spec_order_and_says_what_it_is_based_on(small: Summ
     assert "(none: no vGPU monitor metrics in the input" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
 def test_reports_fit_100_columns_and_stay_short_on_1000_nodes(large: Summary, fmt: str) -> None:
     report = render(large, fmt)
@@ -157,6 +158,7 @@ def test_json_contract(small: Summary) -> None:
     }
 
 
+@pytest.mark.slow
 def test_csv_tables_are_complete(large: Summary) -> None:
     gpus = list(csv.DictReader(io.StringIO(table_csv(large, "gpus"))))
     assert len(gpus) == len(large.gpus) == 8000
@@ -186,6 +188,7 @@ def test_unknown_format_is_refused(small: Summary) -> None:
         render(small, "yaml")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
 def test_the_hint_for_cut_tables_can_name_another_command(large: Summary, fmt: str) -> None:
     from core.views import markdown_view, text_view
