@@ -81,6 +81,10 @@ DEVICE_FIGURE_ROLES = frozenset(
 )
 P = ParamSpec("P")
 R = TypeVar("R")
+_NODE_AND_UUID = attrgetter("node", "device_uuid")
+_NAMESPACE_AND_POD = attrgetter("namespace", "pod")
+_NAMESPACE = attrgetter("namespace")
+_POD = attrgetter("pod")
 
 NO_DEVICES_ANSWER = (
     "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
@@ -172,7 +176,7 @@ def _overview(
     mem_limit = sum(n.mem_limit_mib for n in nodes)
     mem = sum(n.mem_allocated_mib for n in nodes)
     idle = sum(n.idle_gpus for n in nodes)
-    pods = {(w.namespace, w.pod) for w in workloads}
+    pods = set(map(_NAMESPACE_AND_POD, workloads))
     return ClusterOverview(
         nodes=len(nodes),
         gpus=len(cols),
@@ -422,31 +426,15 @@ def allocation_device_keys(
     return keys
 
 
-_NODE_AND_UUID = attrgetter("node", "device_uuid")
-_NAMESPACE = attrgetter("namespace")
-_POD = attrgetter("pod")
-
-
 def namespaces_per_device(
     device_keys: Sequence[DeviceKey], namespaces: Sequence[str]
 ) -> dict[DeviceKey, tuple[str, ...]]:
     """The namespaces of each device's allocations, sorted: ``namespaces[i]`` is that of the
     allocation on ``device_keys[i]``."""
-    pairs = set(zip(device_keys, namespaces, strict=True))
-    # Most devices hold one namespace: their 1-tuples are built in C, the others sorted after.
-    one_each = dict(pairs)
-    result: dict[DeviceKey, tuple[str, ...]] = dict(
-        zip(one_each, zip(one_each.values()), strict=True)
-    )
-    if len(one_each) < len(pairs):
-        shared = {key for key, count in Counter(map(itemgetter(0), pairs)).items() if count > 1}
-        several: dict[DeviceKey, list[str]] = defaultdict(list)
-        for key, namespace in pairs:
-            if key in shared:
-                several[key].append(namespace)
-        for key, listed in several.items():
-            result[key] = tuple(sorted(listed))
-    return result
+    listed: dict[DeviceKey, list[str]] = {}
+    for key, namespace in set(zip(device_keys, namespaces, strict=True)):
+        listed.setdefault(key, []).append(namespace)
+    return {key: tuple(sorted(names)) for key, names in listed.items()}
 
 
 def pods_per_node(

@@ -38,22 +38,26 @@ def _whole_slices(free: float, size: float) -> float:
 _Figures = tuple[float, float, float, float]
 
 
-def _gpu_slices(figures: _Figures, fraction: float) -> float:
-    """How many slices of ``fraction`` of its cores and memory fit in one GPU's free space."""
+def _gpu_slices(figures: _Figures, fractions: Sequence[float]) -> tuple[float, ...]:
+    """How many slices of each of ``fractions`` of its cores and memory fit in one GPU's free
+    space."""
     core_limit, mem_limit, free_cores, free_mem = figures
-    if core_limit <= 0:
-        return 0.0
-    by_cores = _whole_slices(free_cores, core_limit * fraction)
-    slice_mem = mem_limit * fraction
-    by_mem = _whole_slices(free_mem, slice_mem) if slice_mem > 0 else by_cores
-    return max(min(by_cores, by_mem), 0.0)
+    if core_limit <= 0 or free_cores <= 0:
+        return (0.0,) * len(fractions)
+    counts = []
+    for fraction in fractions:
+        by_cores = _whole_slices(free_cores, core_limit * fraction)
+        slice_mem = mem_limit * fraction
+        by_mem = _whole_slices(free_mem, slice_mem) if slice_mem > 0 else by_cores
+        counts.append(max(min(by_cores, by_mem), 0.0))
+    return tuple(counts)
 
 
-def _slices(figures: Sequence[_Figures], fraction: float) -> list[float]:
-    """Per GPU, how many slices of ``fraction`` fit; worked out once per distinct set of
+def _slices(figures: Sequence[_Figures], fractions: Sequence[float]) -> list[tuple[float, ...]]:
+    """Per fraction, how many slices fit on each GPU; worked out once per distinct set of
     figures (a cluster has a few models, and many GPUs idle or full)."""
-    counts = {one: _gpu_slices(one, fraction) for one in set(figures)}
-    return list(map(counts.__getitem__, figures))
+    counts = {one: _gpu_slices(one, fractions) for one in set(figures)}
+    return list(zip(*map(counts.__getitem__, figures), strict=True))
 
 
 def _shape(
@@ -98,9 +102,10 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
                 [whole // count for whole in whole_per_node],
             )
         )
-    for name, fraction in (("half GPU", 0.5), ("quarter GPU", 0.25)):
-        per_node = cols.per_node(_slices(figures, fraction))
-        shapes.append(_shape(name, 1, 100.0 * fraction, None, names, per_node))
+    fractions = {"half GPU": 0.5, "quarter GPU": 0.25}
+    per_gpu = _slices(figures, list(fractions.values())) if figures else [(), ()]
+    for (name, fraction), slices in zip(fractions.items(), per_gpu, strict=True):
+        shapes.append(_shape(name, 1, 100.0 * fraction, None, names, cols.per_node(slices)))
     largest_mem = max(cols.free_mem_mib) if len(cols) else 0.0
     holding = [free >= largest_mem if largest_mem > 0 else False for free in cols.free_mem_mib]
     shapes.append(

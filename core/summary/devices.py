@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 
-from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict
+from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict, new_row
 from core.readings import BYTES_PER_MIB, DeviceKey, DeviceReading
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns
@@ -134,25 +134,28 @@ def build_gpus(
             if state == "full":
                 state = "partial"
         append(
-            GpuSummary(
-                dev.node,
-                _index(dev.device_index),
-                uuid,
-                dev.device_type or "unknown",
-                core_limit,
-                cores,
-                core_pct,
-                mem_limit,
-                mem,
-                mem_pct,
-                shared,
-                containers,
-                state,
-                flags,
-                free_cores,
-                free_mem,
-                namespaces_per_device.get(key, no_namespaces),
-                dev.mem_ratio,
+            new_row(
+                GpuSummary,
+                (
+                    dev.node,
+                    _index(dev.device_index),
+                    uuid,
+                    dev.device_type or "unknown",
+                    core_limit,
+                    cores,
+                    core_pct,
+                    mem_limit,
+                    mem,
+                    mem_pct,
+                    shared,
+                    containers,
+                    state,
+                    flags,
+                    free_cores,
+                    free_mem,
+                    namespaces_per_device.get(key, no_namespaces),
+                    dev.mem_ratio,
+                ),
             )
         )
     gpus.sort(key=attrgetter("node", "device_index", "device_uuid"))

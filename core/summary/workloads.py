@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from operator import attrgetter, itemgetter
 
-from core.model import NamespaceSummary, QuotaFigure, Workload
+from core.model import NamespaceSummary, QuotaFigure, Workload, new_row
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
 from core.settings import Thresholds
 from core.summary.devices import percent
@@ -53,17 +53,20 @@ def build_workloads(
         # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
         core_limit = core_limits[device] if device < known else 100.0
         append(
-            Workload(
-                a.namespace,
-                a.pod,
-                a.container_index,
-                a.node or device_keys[i][0],
-                a.device_uuid,
-                cores,
-                mem,
-                core_limit > 0 and cores >= core_limit,
-                pods[i] in multi_gpu_pods,
-                device in shared_devices,
+            new_row(
+                Workload,
+                (
+                    a.namespace,
+                    a.pod,
+                    a.container_index,
+                    a.node or device_keys[i][0],
+                    a.device_uuid,
+                    cores,
+                    mem,
+                    core_limit > 0 and cores >= core_limit,
+                    pods[i] in multi_gpu_pods,
+                    device in shared_devices,
+                ),
             )
         )
     return workloads, list(map(device_ids.__getitem__, order))
