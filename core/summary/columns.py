@@ -16,7 +16,7 @@ from itertools import compress
 from core.model import GpuState, GpuSummary
 
 # Positions of the fields in a GpuSummary row (asserted against its field names below).
-_CORE_LIMIT, _CORES, _MEM_LIMIT, _MEM = 4, 5, 7, 8
+_DEVICE_TYPE, _CORE_LIMIT, _CORES, _MEM_LIMIT, _MEM = 3, 4, 5, 7, 8
 _SHARED, _CONTAINERS, _STATE, _FLAGS, _FREE_CORES, _FREE_MEM, _MEM_RATIO = (
     10,
     11,
@@ -26,7 +26,8 @@ _SHARED, _CONTAINERS, _STATE, _FLAGS, _FREE_CORES, _FREE_MEM, _MEM_RATIO = (
     15,
     17,
 )
-assert [GpuSummary._fields[i] for i in (_CORE_LIMIT, _CORES, _MEM_LIMIT, _MEM)] == [
+assert [GpuSummary._fields[i] for i in (_DEVICE_TYPE, _CORE_LIMIT, _CORES, _MEM_LIMIT, _MEM)] == [
+    "device_type",
     "core_limit",
     "core_allocated",
     "mem_limit_mib",
@@ -48,6 +49,7 @@ assert [
 
 @dataclass(frozen=True, slots=True)
 class GpuColumns:
+    device_type: Sequence[str]
     core_limit: Sequence[float]
     cores: Sequence[float]
     mem_limit_mib: Sequence[float]
@@ -67,7 +69,7 @@ class GpuColumns:
     def of(cls, gpus: Sequence[GpuSummary]) -> GpuColumns:
         """Columns of ``gpus``, which must be sorted by node (``build_gpus`` sorts them)."""
         if not gpus:
-            return cls((), (), (), (), (), (), (), (), (), (), (), (), (), ())
+            return cls((), (), (), (), (), (), (), (), (), (), (), (), (), (), ())
         columns = list(zip(*gpus, strict=True))
         flags = columns[_FLAGS]
         names: list[str] = []
@@ -80,6 +82,7 @@ class GpuColumns:
                 previous = node
         ends = [*starts[1:], len(gpus)]
         return cls(
+            device_type=columns[_DEVICE_TYPE],
             core_limit=columns[_CORE_LIMIT],
             cores=columns[_CORES],
             mem_limit_mib=columns[_MEM_LIMIT],

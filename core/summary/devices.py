@@ -197,7 +197,7 @@ def build_nodes(
             NodeSummary(
                 name,
                 end - start,
-                tuple(sorted({g.device_type for g in gpus[start:end]})),
+                tuple(sorted(set(cols.device_type[start:end]))),
                 float(core_limit),
                 float(cores),
                 percent(cores, core_limit),
