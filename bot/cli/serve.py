@@ -27,6 +27,7 @@ from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.config import BotConfig, ConfigError, load_config
 
 if TYPE_CHECKING:
+    from bot.notify.loop import NotifyLoop
     from bot.web.serving import ServePlan
 
 log = logging.getLogger("hami_summary.serve")
@@ -47,6 +48,9 @@ Run the Slack bot. Settings come from the environment:
   HAMI_SUMMARY_HTTP_THREADS, HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS,
   HAMI_SUMMARY_HTTP_MAX_BODY_BYTES, HAMI_SUMMARY_HTTP_CONNECTION_LIMIT
                         web server limits (default 8 threads, 60 s, 4 MiB, 1000)
+  HAMI_SUMMARY_ALERT_INTERVAL_SECONDS, HAMI_SUMMARY_NOTIFY_LEASE_SECONDS,
+  HAMI_SUMMARY_NOTIFY_TICK_SECONDS
+                        digests and alerts: evaluation interval, lease, tick (180, 60, 15 s)
 
 HTTP mode also serves /healthz, /readyz and /metrics on $PORT. Until Slack accepts the bot token
 (retried with back-off), /readyz answers 503 naming the reason.
@@ -189,6 +193,20 @@ def _prepare(args: argparse.Namespace) -> ServePlan | str:
     )
 
 
+def _notify_loop(plan: ServePlan) -> NotifyLoop | str | None:
+    """The digest and alert loop when the registry declares any; or what to fix."""
+    from bot.notify.loop import build_notify_loop, declares_notifications
+    from bot.notify.settings import NotifySettings
+
+    try:
+        settings = NotifySettings.from_env()
+    except ConfigError as error:
+        return error.message
+    if not declares_notifications(plan.registry):
+        return None
+    return build_notify_loop(plan.config, plan.store, plan.registry, plan.bot_token, settings)
+
+
 def run(args: argparse.Namespace) -> int:
     # Imported here: `hami-summary summarize` must not pay for Bolt, waitress and Redis imports.
     from bot.ops.logging import configure_logging
@@ -208,5 +226,10 @@ def run(args: argparse.Namespace) -> int:
     plan = _prepare(args)
     if isinstance(plan, str):
         return _fail(plan)
+    notify = _notify_loop(plan)
+    if isinstance(notify, str):
+        return _fail(notify)
+    if notify is not None:
+        notify.start(stop)  # every replica runs it; leases decide who posts
     serve(plan, stop)
     return EXIT_OK

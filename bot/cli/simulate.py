@@ -126,13 +126,14 @@ def _serve(args: argparse.Namespace) -> int:
             "--serve port (0 picks a free one) or another --host."
         ) from err
     drift = f", one drift step every {args.drift_seconds:g} s" if args.drift_seconds else ", static"
-    print(
-        f"serving a simulated HAMi scheduler ({args.nodes} nodes x {args.gpus_per_node} GPUs, "
-        f"seed {args.seed}{drift}) at {exporter.url}; Ctrl-C stops it",
-        file=sys.stderr,
-        flush=True,
-    )
+    # The banner is printed inside the try: Ctrl-C may come as soon as it is read.
     try:
+        print(
+            f"serving a simulated HAMi scheduler ({args.nodes} nodes x {args.gpus_per_node} GPUs, "
+            f"seed {args.seed}{drift}) at {exporter.url}; Ctrl-C stops it",
+            file=sys.stderr,
+            flush=True,
+        )
         exporter.wait()
     except KeyboardInterrupt:
         pass

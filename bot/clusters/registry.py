@@ -23,6 +23,9 @@ the line and the field, because the person fixing it has the file open in an edi
       - name: here
         in_cluster: true
 
+An entry may also declare ``digests`` and ``alerts`` for the notifier (read by
+``bot.clusters.notify_fields``, posted by ``bot.notify``).
+
 ``clusters`` may also be a mapping from name to settings. Access is closed by default: a cluster
 without ``allowed_*`` entries is visible to nobody (``"*"`` opens a list to everyone).
 """
@@ -42,7 +45,10 @@ import yaml
 
 from bot.clusters.errors import KubeconfigError, RegistryError
 from bot.clusters.kubeconfig_file import NotAKubeconfig, read_kubeconfig
+from bot.clusters.notify_fields import read_alerts, read_digests
 from bot.clusters.url_display import display_url
+from core.notify.rules import AlertRule
+from core.notify.schedule import Digest
 
 SourceKind = Literal["kubeconfig", "in-cluster", "metrics-url", "prometheus"]
 
@@ -75,7 +81,11 @@ _FIELDS = (
     "timeout_seconds",
     "runtime_allowed",
     "nvidia_smi_allowed",
+    "digests",
+    "alerts",
 )
+# Words of ``/hami-summary`` that a cluster name would be shadowed by.
+_RESERVED_NAMES = frozenset({"digests"})
 _SOURCE_FIELDS = ("kubeconfig", "in_cluster", "metrics_url", "prometheus_url")
 
 # field name -> (key node, value node)
@@ -103,6 +113,9 @@ class ClusterEntry:
     runtime_allowed: bool = False
     nvidia_smi_allowed: bool = False
     defined_at: str = ""  # "file:line", for messages that send an admin to the entry
+    # Posted by the bot unasked (``bot.notify``): scheduled summaries and alert rules.
+    digests: tuple[Digest, ...] = ()
+    alerts: tuple[AlertRule, ...] = ()
 
     def allows(self, user_id: str, channel_id: str | None, user_groups: Iterable[str] = ()) -> bool:
         """True when the user is listed (directly or by a user group) or asks from a listed
@@ -212,6 +225,7 @@ class _Parser:
         seen: dict[str, int] = {}
         for name_node, name, body, label in items:
             entry = self.entry(name_node, name, body, label)
+            entry = self.notifications(entry, body, label)
             if entry.name in seen:
                 raise self.error(
                     name_node,
@@ -221,6 +235,18 @@ class _Parser:
             seen[entry.name] = name_node.start_mark.line + 1 if name_node else 0
             entries.append(entry)
         return ClusterRegistry(entries=tuple(entries), path=self.file)
+
+    def notifications(
+        self, entry: ClusterEntry, body: yaml.MappingNode, label: str
+    ) -> ClusterEntry:
+        """The entry with its ``digests`` and ``alerts`` (``bot.clusters.notify_fields``)."""
+        fields = self.mapping(body, label)
+        label = f'{label} ("{entry.name}")'
+        return replace(
+            entry,
+            digests=read_digests(self, fields, label, entry.contexts),
+            alerts=read_alerts(self, fields, label, entry.contexts, entry.runtime_allowed),
+        )
 
     def mapping(self, node: yaml.MappingNode, where: str) -> Fields:
         """key -> (key node, value node); duplicate keys are an error (YAML would keep the last)."""
@@ -276,6 +302,12 @@ class _Parser:
                 name_at,
                 f'{label}: field "name": "{name}" is not a valid cluster name; use lower-case '
                 "letters, digits, '.', '_' and '-' (up to 63 characters), e.g. prod-eu",
+            )
+        if name in _RESERVED_NAMES:
+            raise self.error(
+                name_at,
+                f'{label}: field "name": "{name}" is a word of /hami-summary '
+                f"(/hami-summary {name}); give the cluster another name",
             )
         label = f'{label} ("{name}")'
         for key, (key_node, _) in fields.items():

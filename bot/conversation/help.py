@@ -39,6 +39,8 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
             "`usage` real usage from nvidia-smi, `fresh` skips the cache, `fit 8xH100` (or "
             "`fit 2x50c/20GiB`) says where a job of that shape would be placed now.",
             "• `/hami-summary clusters` — the clusters you may query in this channel.",
+            "• `/hami-summary digests` — in Slack: the scheduled digests of those clusters, "
+            "with their next and last post.",
             "• `/hami-summary help` — this text.",
             f"• `{ADMIN_USAGE}` — for the bot's admins (Slack user ids in "
             "`HAMI_SUMMARY_ADMINS`): the kubeconfig files the bot can see (`KUBECONFIG_DIR`, "

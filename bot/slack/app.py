@@ -21,6 +21,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
 )
 
+from bot.notify.listeners import register as register_notify_listeners
 from bot.slack.listeners import register_listeners
 from bot.slack.services import CONTEXT_KEY, SlackServices
 
@@ -139,6 +140,8 @@ def build_app(
     )
     app.use(attach_services(services))
     app.use(skip_redeliveries)
+    # First: ``/hami-summary digests`` would otherwise reach the command's general listener.
+    register_notify_listeners(app)
     register_listeners(app)
     app.error(report_unhandled_error)
     return app

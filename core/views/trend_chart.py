@@ -6,7 +6,7 @@ kept at uneven intervals (recent ones 10 minutes apart, older ones one a day), s
 real time and every snapshot is marked: a long straight segment is a gap, not a steady state.
 
 Drawn like ``core.views.chart`` (matplotlib's object API on Agg, under its drawing lock), with
-the same colour for a namespace as in the allocation chart.
+namespace colours assigned as in the allocation chart (``core.views.palette``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from core.history.snapshot import Snapshot
-from core.views.chart import _DRAW_LOCK, OTHER_COLOUR, PALETTE, namespace_colour
+from core.views.chart import _DRAW_LOCK
+from core.views.palette import OTHER_COLOUR, PALETTE, assign_colours
 from core.views.tables import short_type
 
 TOP_NAMESPACES: Final = 8
@@ -127,18 +128,10 @@ def _draw_namespaces(ax: Any, series: TrendSeries) -> None:
 
 
 def _distinct_colours(names: Sequence[str]) -> list[str]:
-    """Each namespace its allocation-chart colour, unless an earlier one in the stack has it:
-    then the next free palette colour (nine areas must be told apart without hatching)."""
-    used: set[str] = set()
-    colours = []
-    for name in names:
-        colour = OTHER_COLOUR if name == OTHER_LABEL else namespace_colour(name)
-        if colour in used:
-            start = PALETTE.index(colour)
-            colour = next((c for c in PALETTE[start:] + PALETTE[:start] if c not in used), colour)
-        used.add(colour)
-        colours.append(colour)
-    return colours
+    """Each namespace the colour the allocation chart gives it for this ranking (largest
+    first); "other" in grey. Nine areas are told apart without hatching."""
+    colours = assign_colours([name for name in names if name != OTHER_LABEL], len(names))
+    return [OTHER_COLOUR if name == OTHER_LABEL else colours[name] for name in names]
 
 
 def _draw_free_gpus(ax: Any, series: TrendSeries) -> None:

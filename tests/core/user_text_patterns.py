@@ -137,6 +137,14 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.json_text:_SHORT_NEGATIVE_EXPONENT": UserTextPattern(
         "search", "JSON holding label values"
     ),
+    "bot.clusters.notify_fields:_CHANNEL": UserTextPattern("match", "registry fields"),
+    "bot.clusters.notify_fields:_RULE_NAME": UserTextPattern("match", "registry fields"),
+    "bot.clusters.notify_fields:_NAMESPACE": UserTextPattern("match", "registry fields"),
+    "core.notify.values:_CLOCK": UserTextPattern("fullmatch", "registry fields"),
+    "core.notify.values:_DURATION": UserTextPattern("fullmatch", "registry fields"),
+    "bot.notify.listeners:ALERT_ACTION_IDS": UserTextPattern(
+        "match", "action ids of button presses"
+    ),
     "core.views.spreadsheet:_CELL_STARTING_A_FORMULA": UserTextPattern(
         "search", "CSV text holding label values"
     ),

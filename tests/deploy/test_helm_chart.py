@@ -441,6 +441,25 @@ def test_the_registry_configmap_is_one_the_bot_accepts(chart: helm.Chart, tmp_pa
     assert sorted(entry.name for entry in registry.entries) == ["eu", "here"]
 
 
+def test_digests_and_alerts_pass_the_schema_into_the_registry(
+    chart: helm.Chart, tmp_path: Path
+) -> None:
+    declared = {
+        **REGISTRY["clusters"][0],
+        "allowed_channels": ["C0GPUOPS"],
+        "digests": [{"channel": "C0GPUOPS", "at": "09:00", "time_zone": "Europe/Berlin",
+                     "weekdays": "mon-fri"}],
+        "alerts": [{"channel": "C0GPUOPS", "free_whole_gpus_below": 2, "model": "H100",
+                    "for": "10m"}],
+    }
+    configmap = one(render(chart, {"registry": {"clusters": [declared]}}), "ConfigMap")
+    registry_file = tmp_path / "clusters.yaml"
+    registry_file.write_text(configmap["data"]["clusters.yaml"])
+    [entry] = load_registry(registry_file).entries
+    assert entry.digests[0].schedule.describe() == "09:00 Europe/Berlin, mon-fri"
+    assert (entry.alerts[0].kind, entry.alerts[0].for_seconds) == ("free_whole_gpus_below", 600)
+
+
 def test_changes_to_the_registry_roll_the_pods(chart: helm.Chart) -> None:
     def checksum(values: dict[str, Any]) -> str:
         deployment = one(render(chart, values), "Deployment")

@@ -156,7 +156,7 @@ def test_mapping_form_and_empty_files(folder: Path) -> None:
             '"allowed_users"?). Known fields: name, display_name, kubeconfig, context, contexts, '
             "in_cluster, metrics_url, prometheus_url, prometheus_selector, hami_namespace, "
             "allowed_channels, allowed_users, allowed_user_groups, cache_ttl_seconds, "
-            "timeout_seconds, runtime_allowed, nvidia_smi_allowed",
+            "timeout_seconds, runtime_allowed, nvidia_smi_allowed, digests, alerts",
         ),
         (
             "clusters:\n  - name: a\n    display_name: X\n",

@@ -1,0 +1,167 @@
+"""Evaluating each cluster's alert rules every interval, by one replica, on the shared cache.
+
+Every replica calls ``AlertRunner.tick``. For a cluster whose rules are due (last evaluated an
+interval ago, on any replica), the replica that takes the cluster's lease collects it through
+the scrape cache (a cached collection serves; otherwise one scrape, shared with any answer in
+flight), advances each rule (``core.notify.rule_state``) and posts only what changed since the
+last post: the firing message, then the resolution in its thread. A silenced rule posts
+nothing until the silence ends; then whatever differs from the last post is posted. Each tick
+also puts the shared states on ``/metrics``, on every replica.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from slack_sdk import WebClient
+
+from bot.clusters.registry import ClusterEntry, ClusterRegistry
+from bot.conversation.clusters import LiveRequest, LiveSource
+from bot.notify.alert_messages import firing_message, resolved_message
+from bot.notify.lease import Lease
+from bot.notify.metrics import show_alert
+from bot.notify.records import ClusterAlerts, NotifyRecords, RuleRecord
+from bot.slack.delivery import Delivery
+from core.errors import InputError
+from core.history.snapshot import snapshot_of, summary_time
+from core.notify.alert_text import firing_text, resolved_text
+from core.notify.rule_state import advance
+from core.notify.rules import AlertRule, Observation, condition
+
+log = logging.getLogger("hami_summary.notify")
+
+
+class AlertRunner:
+    def __init__(
+        self,
+        registry: ClusterRegistry,
+        records: NotifyRecords,
+        live: LiveSource,
+        client: WebClient,
+        *,
+        interval_seconds: float,
+        lease_seconds: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.registry = registry
+        self.records = records
+        self.live = live
+        self.interval_seconds = interval_seconds
+        self.lease_seconds = lease_seconds
+        self.clock = clock
+        self.delivery = Delivery(client, log)
+
+    def tick(self) -> list[str]:
+        """The clusters evaluated by this replica in this tick."""
+        evaluated = []
+        for entry in self.registry.entries:
+            if not entry.alerts:
+                continue
+            try:
+                if self._due(entry) and self._evaluate_with_lease(entry):
+                    evaluated.append(entry.name)
+                self.show(entry)
+            except Exception:  # a bug must not stop the other clusters
+                log.exception("evaluating the alert rules of %s failed", entry.name)
+        return evaluated
+
+    def _due(self, entry: ClusterEntry) -> bool:
+        last = self.records.alerts(entry.name).evaluated_at
+        return last is None or self.clock() - last >= self.interval_seconds
+
+    def _evaluate_with_lease(self, entry: ClusterEntry) -> bool:
+        lease = Lease(self.records.kv, self.records.alert_lease_key(entry.name), self.lease_seconds)
+        if not lease.acquire():
+            return False
+        with lease:
+            if not self._due(entry):  # another replica evaluated between our look and lease
+                return False
+            self.evaluate(entry)
+            return True
+
+    def show(self, entry: ClusterEntry) -> None:
+        """Put the shared state of ``entry``'s rules on ``/metrics``."""
+        alerts = self.records.alerts(entry.name)
+        now = self.clock()
+        for rule in entry.alerts:
+            record = alerts.rules.get(rule.name)
+            silenced = self.records.active_silence(entry.name, rule.name, now) is not None
+            show_alert(
+                entry.name,
+                rule.name,
+                firing=record is not None and record.state.firing,
+                silenced=silenced,
+            )
+
+    def observe(self, entry: ClusterEntry, context: str | None, runtime: bool) -> Observation:
+        now = self.clock()
+        request = LiveRequest(entry.name, context, user=None, channel=None, runtime=runtime)
+        try:
+            summary = self.live.summarize(request).summary
+        except InputError as error:
+            return Observation(now, None, failure=error.message)
+        taken_at = summary_time(summary) or now
+        return Observation(now, snapshot_of(summary, taken_at), summary.runtime)
+
+    def evaluate(self, entry: ClusterEntry) -> ClusterAlerts:
+        """One evaluation of every rule of ``entry``; posts what changed, keeps the states."""
+        before = self.records.alerts(entry.name)
+        observations: dict[str | None, Observation] = {}
+        for context in sorted({r.context or "" for r in entry.alerts}):
+            wanted = [r for r in entry.alerts if (r.context or "") == context]
+            runtime = any(r.needs_runtime for r in wanted)
+            observations[context or None] = self.observe(entry, context or None, runtime)
+        rules: dict[str, RuleRecord] = {}
+        for rule in entry.alerts:
+            observation = observations[rule.context]
+            old = before.rules.get(rule.name, RuleRecord())
+            state = advance(
+                old.state, condition(rule, observation), observation.at, rule.for_seconds
+            )
+            rules[rule.name] = self._post_change(entry, rule, replace(old, state=state))
+        after = ClusterAlerts(self.clock(), rules)
+        self.records.keep_alerts(entry.name, after)
+        return after
+
+    def _post_change(self, entry: ClusterEntry, rule: AlertRule, record: RuleRecord) -> RuleRecord:
+        """``record`` after posting what differs from the last post (unless silenced)."""
+        state = record.state
+        if state.firing == record.posted_firing:
+            return record
+        now = self.clock()
+        if self.records.active_silence(entry.name, rule.name, now) is not None:
+            return record
+        try:
+            if state.firing:
+                text = firing_text(entry.name, rule, state)
+                ts = self.delivery.post(
+                    rule.channel, None, firing_message(text, entry.name, rule.name, rule.defined_at)
+                )
+                if ts is None:
+                    log.warning(
+                        "alert %s of %s: the bot may not post in %s; invite it there",
+                        rule.name,
+                        entry.name,
+                        rule.channel,
+                    )
+                    return record
+                log.info("alert %s of %s fired", rule.name, entry.name)
+                return replace(
+                    record,
+                    posted_firing=True,
+                    ts=ts,
+                    channel=rule.channel,
+                    fired_at=state.firing_since,
+                )
+            text = resolved_text(entry.name, rule, record.fired_at, now)
+            channel = record.channel or rule.channel
+            self.delivery.post(channel, record.ts, resolved_message(text))
+            log.info("alert %s of %s resolved", rule.name, entry.name)
+            return replace(record, posted_firing=False, ts=None, channel=None, fired_at=None)
+        except Exception:
+            # Not marked as posted: the next evaluation posts it again.
+            log.exception("alert %s of %s: posting the change failed", rule.name, entry.name)
+            return record

@@ -1,0 +1,226 @@
+"""What the notifier keeps in the shared store: digest slots, alert states and silences.
+
+Keys live under ``<prefix>:notify:``, each with a TTL; values are versioned
+(``bot.store.codec``), so an entry another release wrote reads as absent, never misread.
+
+A digest slot's record is what makes it "never two": ``sending`` is written just before the
+message goes to Slack, ``posted`` (with the message's ts) right after. A replica that finds
+either leaves the slot alone, even when the one that wrote ``sending`` died before it heard
+Slack's answer: then nobody knows whether Slack has the message, and posting again could make
+two.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from bot.store import codec
+from bot.store.kv import KeyValueStore
+from bot.store.scrape_cache import _key_part
+from core.history.snapshot import Snapshot, SnapshotFormatError, decode_snapshot, encode_snapshot
+from core.notify.rule_state import RuleState
+
+SlotState = Literal["sending", "posted", "failed"]
+
+# A slot's record outlives the hour in which the slot can still be posted.
+SLOT_TTL_SECONDS = 2 * 86_400.0
+# The previous digest's snapshot: long enough for a weekly digest.
+DIGEST_SNAPSHOT_TTL_SECONDS = 15 * 86_400.0
+ALERT_STATE_TTL_SECONDS = 7 * 86_400.0
+# Slack refused a digest (the bot not in the channel, say): tried again this much later.
+FAILED_RETRY_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRecord:
+    state: SlotState
+    at: float  # when the state was written
+    by: str = ""  # the replica
+    ts: str | None = None  # the posted message
+    late: bool = False
+    error: str | None = None
+
+    def blocks_posting(self, now: float) -> bool:
+        """Whether this record means the slot must not be posted (now)."""
+        return self.state != "failed" or now - self.at < FAILED_RETRY_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class RuleRecord:
+    """A rule's state, and what was last posted about it."""
+
+    state: RuleState = field(default_factory=RuleState)
+    posted_firing: bool = False  # a firing message is out and not resolved yet
+    ts: str | None = None  # that message, in ``channel``
+    channel: str | None = None
+    fired_at: float | None = None  # when the posted firing began
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterAlerts:
+    evaluated_at: float | None = None
+    rules: dict[str, RuleRecord] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Silence:
+    until: float
+    by: str  # Slack user id
+
+
+class NotifyRecords:
+    def __init__(self, kv: KeyValueStore, prefix: str = "hami-summary") -> None:
+        self.kv = kv
+        self._base = f"{prefix.rstrip(':')}:notify"
+
+    def _key(self, kind: str, *parts: str) -> str:
+        return ":".join([self._base, kind, *(_key_part(p) for p in parts)])
+
+    # -- digests ---------------------------------------------------------------------------
+
+    def digest_lease_key(self, cluster: str, digest: str, slot: str) -> str:
+        return self._key("digest-lease", cluster, digest, slot)
+
+    def slot(self, cluster: str, digest: str, slot: str) -> SlotRecord | None:
+        payload = codec.decode(
+            "digest-slot", self.kv.get(self._key("digest-slot", cluster, digest, slot))
+        )
+        if payload is None:
+            return None
+        try:
+            return SlotRecord(
+                state=payload["state"],
+                at=float(payload["at"]),
+                by=str(payload.get("by") or ""),
+                ts=payload.get("ts"),
+                late=bool(payload.get("late")),
+                error=payload.get("error"),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def mark_slot(self, cluster: str, digest: str, slot: str, record: SlotRecord) -> None:
+        payload: dict[str, Any] = {
+            "state": record.state,
+            "at": record.at,
+            "by": record.by,
+            "ts": record.ts,
+            "late": record.late,
+            "error": record.error,
+        }
+        key = self._key("digest-slot", cluster, digest, slot)
+        self.kv.put(key, codec.encode("digest-slot", payload), SLOT_TTL_SECONDS)
+        if record.state == "posted":
+            last = {"slot": slot, **payload}
+            self.kv.put(
+                self._key("digest-last", cluster, digest),
+                codec.encode("digest-last", last),
+                DIGEST_SNAPSHOT_TTL_SECONDS,
+            )
+
+    def last_posted(self, cluster: str, digest: str) -> tuple[str, SlotRecord] | None:
+        """The latest posted slot of a digest and its record (for listings)."""
+        payload = codec.decode(
+            "digest-last", self.kv.get(self._key("digest-last", cluster, digest))
+        )
+        if payload is None:
+            return None
+        try:
+            record = SlotRecord(
+                "posted",
+                float(payload["at"]),
+                str(payload.get("by") or ""),
+                payload.get("ts"),
+                bool(payload.get("late")),
+            )
+            return str(payload["slot"]), record
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def previous_snapshot(self, cluster: str, digest: str) -> Snapshot | None:
+        data = self.kv.get(self._key("digest-snapshot", cluster, digest))
+        if data is None:
+            return None
+        try:
+            return decode_snapshot(data)
+        except SnapshotFormatError:
+            return None
+
+    def keep_snapshot(self, cluster: str, digest: str, snapshot: Snapshot) -> None:
+        self.kv.put(
+            self._key("digest-snapshot", cluster, digest),
+            encode_snapshot(snapshot),
+            DIGEST_SNAPSHOT_TTL_SECONDS,
+        )
+
+    # -- alerts ----------------------------------------------------------------------------
+
+    def alert_lease_key(self, cluster: str) -> str:
+        return self._key("alerts-lease", cluster)
+
+    def alerts(self, cluster: str) -> ClusterAlerts:
+        payload = codec.decode("alerts", self.kv.get(self._key("alerts", cluster)))
+        if payload is None:
+            return ClusterAlerts()
+        rules: dict[str, RuleRecord] = {}
+        for name, raw in (payload.get("rules") or {}).items():
+            try:
+                rules[str(name)] = RuleRecord(
+                    state=RuleState.from_json(raw["state"]),
+                    posted_firing=bool(raw["posted_firing"]),
+                    ts=raw.get("ts"),
+                    channel=raw.get("channel"),
+                    fired_at=raw.get("fired_at"),
+                )
+            except (KeyError, TypeError, ValueError):
+                continue  # another release's shape: that rule starts afresh
+        evaluated = payload.get("evaluated_at")
+        return ClusterAlerts(
+            float(evaluated) if isinstance(evaluated, int | float) else None, rules
+        )
+
+    def keep_alerts(self, cluster: str, alerts: ClusterAlerts) -> None:
+        payload = {
+            "evaluated_at": alerts.evaluated_at,
+            "rules": {
+                name: {
+                    "state": r.state.to_json(),
+                    "posted_firing": r.posted_firing,
+                    "ts": r.ts,
+                    "channel": r.channel,
+                    "fired_at": r.fired_at,
+                }
+                for name, r in alerts.rules.items()
+            },
+        }
+        self.kv.put(
+            self._key("alerts", cluster),
+            codec.encode("alerts", payload, compress=True),
+            ALERT_STATE_TTL_SECONDS,
+        )
+
+    # -- silences --------------------------------------------------------------------------
+
+    def silence(
+        self, cluster: str, rule: str, seconds: float, by: str, now: float | None = None
+    ) -> Silence:
+        start = time.time() if now is None else now
+        silence = Silence(start + seconds, by)
+        self.kv.put(
+            self._key("silence", cluster, rule),
+            codec.encode("silence", {"until": silence.until, "by": by}),
+            seconds,
+        )
+        return silence
+
+    def active_silence(self, cluster: str, rule: str, now: float) -> Silence | None:
+        payload = codec.decode("silence", self.kv.get(self._key("silence", cluster, rule)))
+        if payload is None:
+            return None
+        try:
+            silence = Silence(float(payload["until"]), str(payload["by"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return silence if silence.until > now else None
