@@ -42,7 +42,7 @@ def standard(document: object, pretty: bool) -> str:
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(DOCUMENTS, st.booleans())
 def test_the_text_is_the_standard_librarys(document: object, pretty: bool) -> None:
     assert dumps(document, pretty=pretty) == standard(document, pretty)
