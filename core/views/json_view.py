@@ -8,7 +8,6 @@ device; namespaces by name.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import repeat
 from typing import Any
 
 from core import json_text
@@ -82,7 +81,8 @@ def _node(n: NodeSummary) -> dict[str, Any]:
 
 def _gpus(gpus: Iterable[GpuSummary]) -> list[dict[str, Any]]:
     # Unpacking the rows (NamedTuples) in the comprehension avoids a call and 17 attribute
-    # lookups per GPU: a 1,000-node cluster has 8,000 of them.
+    # lookups per GPU (a 1,000-node cluster has 8,000), and a dict display is the fastest way
+    # to build a dict (faster than dict(zip(keys, row)) in C).
     return [
         {
             "node": node,
@@ -126,12 +126,33 @@ def _gpus(gpus: Iterable[GpuSummary]) -> list[dict[str, Any]]:
     ]
 
 
-# The JSON keys of a workload are its fields, in order: each row becomes a dict in C.
-_WORKLOAD_KEYS = Workload._fields
-
-
 def _workloads(workloads: Iterable[Workload]) -> list[dict[str, Any]]:
-    return list(map(dict, map(zip, repeat(_WORKLOAD_KEYS), workloads)))
+    return [
+        {
+            "namespace": namespace,
+            "pod": pod,
+            "container_index": container_index,
+            "node": node,
+            "device_uuid": uuid,
+            "cores": cores,
+            "mem_mib": mem,
+            "whole_gpu": whole_gpu,
+            "multi_gpu": multi_gpu,
+            "shares_gpu": shares_gpu,
+        }
+        for (
+            namespace,
+            pod,
+            container_index,
+            node,
+            uuid,
+            cores,
+            mem,
+            whole_gpu,
+            multi_gpu,
+            shares_gpu,
+        ) in workloads
+    ]
 
 
 def _namespace(ns: NamespaceSummary) -> dict[str, Any]:
