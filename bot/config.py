@@ -1,8 +1,11 @@
 """The bot's settings, read once from the environment (12-factor) into one typed object.
 
-Every value has a visible default here. Bad values fail at start-up with a message naming the
-variable, what was wrong and what to set instead (``ConfigError``). Secrets are wrapped in
-``Secret`` so that printing or logging the settings never shows them.
+Every variable ``serve`` and ``chat`` use is read here, and only here: the Slack tokens, the
+ports, Redis (``RedisSettings``), the web server's limits (``HttpSettings``),
+the registry and settings files, and the bot's own limits. Every value has a visible default.
+Bad values fail at start-up with a message naming the variable, what was wrong and what to set
+instead (``ConfigError``). Secrets are wrapped in ``Secret`` so that printing or logging the
+settings never shows them.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -20,6 +23,8 @@ from core.settings import DEFAULT_SETTINGS, Settings, SettingsError
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
+DEFAULT_OPS_PORT = 8080
+DEFAULT_REDIS_KEY_PREFIX = "hami-summary"
 # A live scrape answers someone waiting in Slack: past a few minutes the answer is useless, and
 # an unbounded scrape would hold its cluster's scrape lock (renewed while it runs) for as long.
 MAX_SCRAPE_TIMEOUT_SECONDS = 300.0
@@ -57,6 +62,52 @@ class Secret:
         return hash(self._value)
 
 
+THREADS_VARIABLE = "HAMI_SUMMARY_HTTP_THREADS"
+IDLE_TIMEOUT_VARIABLE = "HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS"
+MAX_BODY_VARIABLE = "HAMI_SUMMARY_HTTP_MAX_BODY_BYTES"
+CONNECTION_LIMIT_VARIABLE = "HAMI_SUMMARY_HTTP_CONNECTION_LIMIT"
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """Limits of the bot's HTTP server (``bot.web.server``).
+
+    * ``HAMI_SUMMARY_HTTP_THREADS`` (default 8): requests handled at once. Slack's requests are
+      acknowledged in milliseconds (the answers are computed on the reply pool,
+      ``HAMI_SUMMARY_WORKER_THREADS``), so a few threads serve many replicas' worth of traffic;
+      requests beyond them wait in a queue instead of starting a thread each.
+    * ``HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS`` (default 60): a connection that sends nothing for
+      this long, between requests or in the middle of one (a body that never arrives), is closed.
+      Idle connections hold no thread, only a socket, until then.
+    * ``HAMI_SUMMARY_HTTP_MAX_BODY_BYTES`` (default 4 MiB): larger requests are refused with 413
+      before their body is read. Slack's events, commands and interactions are a few kilobytes.
+    * ``HAMI_SUMMARY_HTTP_CONNECTION_LIMIT`` (default 1000): open connections beyond this wait in
+      the listen queue until others close.
+    """
+
+    threads: int = 8
+    idle_timeout_seconds: int = 60
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    connection_limit: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RedisSettings:
+    """Where the state shared by replicas lives; ``url`` None keeps it in process memory.
+
+    ``url`` is a Secret because a Redis URL may carry a password (redis://:pw@host/0). Every key
+    the bot writes sits under ``key_prefix:`` (added by the store, once).
+    """
+
+    url: Secret | None = None
+    key_prefix: str = DEFAULT_REDIS_KEY_PREFIX
+    # Socket and connect timeout of every Redis call (REDIS_TIMEOUT_MS).
+    timeout_seconds: float = 0.2
+    # How often a store that lost Redis probes it again (REDIS_RETRY_INTERVAL_S).
+    retry_interval_seconds: float = 5.0
+
+
 @dataclass(frozen=True, slots=True)
 class BotConfig:
     """Everything the Slack bot and the chat mode need to start."""
@@ -68,9 +119,11 @@ class BotConfig:
     # point it elsewhere. Always ends with "/" because slack_sdk appends method names to it.
     slack_api_url: str = DEFAULT_SLACK_API_URL
     port: int = DEFAULT_PORT
-    # Kept as a Secret because a Redis URL may carry a password (redis://:pw@host/0). The store
-    # itself is built by ``bot.store.factory.store_from_env`` (REDIS_KEY_PREFIX, REDIS_TIMEOUT_MS).
-    redis_url: Secret | None = None
+    # Socket Mode: the side port of /healthz, /readyz and /metrics (OPS_PORT; 0: none).
+    ops_port: int = DEFAULT_OPS_PORT
+    # The store is built from these by ``bot.store.factory.store_from_config``.
+    redis: RedisSettings = field(default_factory=RedisSettings)
+    http: HttpSettings = field(default_factory=HttpSettings)
     clusters_file: Path | None = None
     # Folder scanned for kubeconfigs by the admin command; None: the CLI's default (~/.kube).
     kubeconfig_dir: Path | None = None
@@ -78,7 +131,8 @@ class BotConfig:
     admins: frozenset[str] = frozenset()
     # Thresholds and limits of the summary (HAMI_SUMMARY_SETTINGS, HAMI_SUMMARY_MAX_INPUT_MIB).
     summary_settings: Settings = DEFAULT_SETTINGS
-    # Follow-ups in a thread use the metrics given there for this long (issue 3: 24 h).
+    # Follow-ups in a thread use the metrics given there for this long: a day, so a thread
+    # started one afternoon still answers the next morning.
     thread_ttl_seconds: float = 24 * 3600.0
     # Largest compressed metrics text kept for thread follow-ups.
     thread_max_bytes: int = 8 * 1024 * 1024
@@ -87,17 +141,28 @@ class BotConfig:
     picker_ttl_seconds: float = 3600.0
     # Largest file or snippet the bot downloads from Slack.
     max_file_bytes: int = 32 * 1024 * 1024
-    # Live scrapes per user per minute (issue 5 suggests 10).
+    # Live scrapes and new pastes per user per minute: enough for someone at work, too few for
+    # one user to keep a cluster's API server busy.
     live_requests_per_minute: int = 10
     scrape_timeout_seconds: float = 10.0
-    # Threads that run Bolt listeners (acks and lazy work) in one process.
+    # The fleet view and App Home wait this long for all clusters together; a cluster still
+    # collecting then is named as such (its result lands in the cache for the next ask).
+    fleet_wait_seconds: float = 8.0
+    # Threads that compute and post the answers (Bolt's lazy listeners) in one process; the
+    # acknowledgements run on the threads of the web server or the Socket Mode handler.
     worker_threads: int = 16
+
+    def secrets(self) -> tuple[Secret, ...]:
+        """Every credential among the settings (for the log redaction)."""
+        found = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token)
+        return tuple(secret for secret in (*found, self.redis.url) if secret is not None)
 
     def redacted(self) -> dict[str, str]:
         """The settings as text for a start-up log line, with every secret hidden."""
         shown: dict[str, str] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
+            # A Secret shows as *** here and inside the nested settings (its repr).
             shown[name] = "***" if isinstance(value, Secret) else str(value)
         return shown
 
@@ -220,11 +285,85 @@ def _redis_url(environ: Mapping[str, str]) -> Secret | None:
     if raw is None:
         return None
     if urlsplit(raw).scheme not in ("redis", "rediss", "unix"):
+        # Never echo the URL: it may carry a password.
         raise ConfigError(
             "REDIS_URL must start with redis://, rediss:// or unix:// "
             "(e.g. redis://127.0.0.1:6379/0); unset it to keep state in the process."
         )
     return Secret(raw)
+
+
+def _positive(environ: Mapping[str, str], name: str, default: float, scale: float) -> float:
+    """A positive number given in some unit (``scale`` turns it into seconds)."""
+    raw = _text(environ, name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or not math.isfinite(value):
+        raise ConfigError(f"{name} must be a positive number, got {raw!r}.")
+    return value * scale
+
+
+def redis_settings(environ: Mapping[str, str]) -> RedisSettings:
+    """The Redis part of the settings alone; raises ``ConfigError``."""
+    prefix = (_text(environ, "REDIS_KEY_PREFIX") or DEFAULT_REDIS_KEY_PREFIX).rstrip(":")
+    if not prefix:
+        raise ConfigError(
+            "REDIS_KEY_PREFIX must name the bot's keys (e.g. hami-summary), not only ':'; "
+            "unset it for the default."
+        )
+    default = RedisSettings()
+    return RedisSettings(
+        url=_redis_url(environ),
+        key_prefix=prefix,
+        timeout_seconds=_positive(environ, "REDIS_TIMEOUT_MS", default.timeout_seconds, 0.001),
+        retry_interval_seconds=_positive(
+            environ, "REDIS_RETRY_INTERVAL_S", default.retry_interval_seconds, 1.0
+        ),
+    )
+
+
+def _whole(environ: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = _text(environ, name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
+        raise ConfigError(
+            f"{name}={raw!r} must be a whole number from {low} to {high} (default {default})."
+        )
+    return int(raw)
+
+
+def http_settings(environ: Mapping[str, str]) -> HttpSettings:
+    """The web server's limits alone; raises ``ConfigError``."""
+    default = HttpSettings()
+    return HttpSettings(
+        threads=_whole(environ, THREADS_VARIABLE, default.threads, 1, 256),
+        idle_timeout_seconds=_whole(
+            environ, IDLE_TIMEOUT_VARIABLE, default.idle_timeout_seconds, 1, 3600
+        ),
+        max_body_bytes=_whole(
+            environ, MAX_BODY_VARIABLE, default.max_body_bytes, 1024, 64 * 1024 * 1024
+        ),
+        connection_limit=_whole(
+            environ, CONNECTION_LIMIT_VARIABLE, default.connection_limit, 10, 100_000
+        ),
+    )
+
+
+def _ops_port(environ: Mapping[str, str]) -> int:
+    raw = _text(environ, "OPS_PORT")
+    if raw is None:
+        return DEFAULT_OPS_PORT
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(
+            f"OPS_PORT={raw!r} is not a port number; set e.g. 8080, or 0 to turn it off."
+        ) from None
 
 
 def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
@@ -239,7 +378,9 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
         slack_app_token=_secret(env, "SLACK_APP_TOKEN", "xapp-", "an app-level token"),
         slack_api_url=_api_url(env),
         port=_integer(env, "PORT", DEFAULT_PORT, minimum=0, maximum=65535),
-        redis_url=_redis_url(env),
+        ops_port=_ops_port(env),
+        redis=redis_settings(env),
+        http=http_settings(env),
         clusters_file=_existing_file(env, "HAMI_CLUSTERS_FILE"),
         kubeconfig_dir=_existing_dir(env, "KUBECONFIG_DIR"),
         admins=_user_ids(env, "HAMI_SUMMARY_ADMINS"),
@@ -256,6 +397,13 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
             "HAMI_SUMMARY_SCRAPE_TIMEOUT_SECONDS",
             10.0,
             minimum=0.1,
+            maximum=MAX_SCRAPE_TIMEOUT_SECONDS,
+        ),
+        fleet_wait_seconds=_number(
+            env,
+            "HAMI_SUMMARY_FLEET_WAIT_SECONDS",
+            8.0,
+            minimum=0.5,
             maximum=MAX_SCRAPE_TIMEOUT_SECONDS,
         ),
         worker_threads=_integer(env, "HAMI_SUMMARY_WORKER_THREADS", 16, minimum=1, maximum=256),

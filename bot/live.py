@@ -2,30 +2,41 @@
 
 This is the glue between the conversation (``bot.conversation.clusters.LiveSource``) and the
 cluster access of ``bot.clusters``: who may query which cluster (the registry), how often
-(``bot.store.ratelimit``), how one scrape serves many requests (``bot.store.scrape_cache``),
+(``bot.store.ratelimit``), how one scrape serves many requests (``bot.clusters.scrape_cache``),
 and ``core.api.summarize_text`` on what was collected.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from bot.clusters.collect import CollectedMetrics, collect_metrics
 from bot.clusters.errors import ClusterError
+from bot.clusters.prometheus_history import PrometheusHistory
 from bot.clusters.registry import EVERYONE, ClusterEntry, ClusterRegistry
+from bot.clusters.scrape_cache import ScrapeCache
 from bot.conversation.clusters import (
     REGISTRY_HINT,
+    LiveOutcome,
     LiveRequest,
     LiveResult,
     nvidia_smi_refusal,
 )
-from bot.conversation.replies import ClusterOption
+from bot.conversation.replies import ClusterOption, new_error_id
+from bot.live_batch import run_within
 from bot.store.history import SnapshotHistory
 from bot.store.kv import KeyValueStore
-from bot.store.ratelimit import RateLimiter, check_all, per_user_limiter, rate_limit_message
-from bot.store.scrape_cache import ScrapeCache
+from bot.store.ratelimit import (
+    RateDecision,
+    RateLimiter,
+    check_all,
+    per_user_limiter,
+    rate_limit_message,
+)
 from bot.store.summary_memo import SUMMARIES
 from core.api import summarize_text
 from core.errors import InputError
@@ -34,6 +45,10 @@ from core.model import Summary
 from core.settings import DEFAULT_SETTINGS, Settings
 
 Collect = Callable[..., CollectedMetrics]
+# Asked once before a real scrape: may this requester cause one now?
+Admission = Callable[[], RateDecision]
+
+log = logging.getLogger("hami_summary.live")
 
 RATE_WINDOW_SECONDS = 60.0
 
@@ -79,6 +94,22 @@ def option_of(entry: ClusterEntry) -> ClusterOption:
     )
 
 
+class OnceAdmission:
+    """One rate-limit check for a whole batch (the fleet view): the first real scrape counts
+    once against the limits, every later one in the batch shares that decision."""
+
+    def __init__(self, limits: Sequence[tuple[RateLimiter, str]]) -> None:
+        self._limits = limits
+        self._lock = threading.Lock()
+        self._decision: RateDecision | None = None
+
+    def __call__(self) -> RateDecision:
+        with self._lock:
+            if self._decision is None:
+                self._decision = check_all(self._limits)
+            return self._decision
+
+
 def collection_variant(request: LiveRequest) -> str:
     """The scrape-cache variant of a request: collections that differ in content are kept
     apart, so a request is never answered with less (or more) than it asked for."""
@@ -116,7 +147,7 @@ class RegistryLiveSource:
         self._user_limit = per_user_limiter(kv, limits.per_user_per_minute, RATE_WINDOW_SECONDS)
         self._channel_limit = RateLimiter(
             kv,
-            "hami-summary:rate:channel",
+            "rate:channel",
             limits.per_channel_per_minute,
             RATE_WINDOW_SECONDS,
             scope="this channel",
@@ -158,43 +189,98 @@ class RegistryLiveSource:
             return ()
         return self._user_groups.problems(sorted(self._registry_groups))
 
-    def _check_visible(self, request: LiveRequest) -> None:
-        if not any(e.name == request.cluster for e in self._visible(request.user, request.channel)):
-            raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
-
-    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
-        self._check_visible(request)
-        return self.history.at_or_before(request.cluster, request.context, moment)
-
-    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
-        self._check_visible(request)
-        return self.history.snapshots(request.cluster, request.context)
-
-    def summarize(self, request: LiveRequest) -> LiveResult:
+    def _entry(self, request: LiveRequest) -> ClusterEntry:
+        """The registry entry of a cluster the requester may query; else ``InputError``,
+        worded the same whether the cluster exists or not."""
         entry = next(
             (e for e in self._visible(request.user, request.channel) if e.name == request.cluster),
             None,
         )
         if entry is None:
             raise InputError(f"'{request.cluster}' is not a cluster you may query here.")
-        if request.usage and not entry.nvidia_smi_allowed:
-            # Refused before the rate limit and the cache: nothing is collected for it.
-            raise InputError(nvidia_smi_refusal(entry.name, entry.defined_at))
+        return entry
+
+    def _prometheus_history(self, entry: ClusterEntry) -> PrometheusHistory:
+        return PrometheusHistory(
+            entry, settings=self.settings, timeout_seconds=self.timeout_seconds
+        )
+
+    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
+        entry = self._entry(request)
+        if entry.source_kind == "prometheus":
+            try:
+                return self._prometheus_history(entry).at_or_before(moment)
+            except ClusterError as error:
+                raise InputError(error.message) from None
+        return self.history.at_or_before(request.cluster, request.context, moment)
+
+    def kept_snapshots(self, request: LiveRequest, series_hint: int = 0) -> list[Snapshot]:
+        entry = self._entry(request)
+        if entry.source_kind == "prometheus":
+            try:
+                return self._prometheus_history(entry).snapshots(series_hint)
+            except ClusterError as error:
+                # Only the chart goes without: the changes themselves were answered already.
+                log.warning("no trend for cluster %s: %s", entry.name, error.message)
+                return []
+        return self.history.snapshots(request.cluster, request.context)
+
+    def _limits(self, request: LiveRequest) -> list[tuple[RateLimiter, str]]:
         limits: list[tuple[RateLimiter, str]] = []
         if request.user is not None:  # the local operator in chat mode is not limited
             limits.append((self._user_limit, request.user))
             if request.channel:
                 limits.append((self._channel_limit, request.channel))
+        return limits
+
+    def summarize(self, request: LiveRequest) -> LiveResult:
+        limits = self._limits(request)
+        return self._summarize(request, lambda: check_all(limits))
+
+    def _summarize(self, request: LiveRequest, admit: Admission) -> LiveResult:
+        entry = self._entry(request)
+        if request.usage and not entry.nvidia_smi_allowed:
+            # Refused before the rate limit and the cache: nothing is collected for it.
+            raise InputError(nvidia_smi_refusal(entry.name, entry.defined_at))
         return live_summary(
             request,
             entry=entry,
             cache=self.cache,
-            limits=limits,
+            admit=admit,
             collect=self._collect,
             timeout_seconds=self.timeout_seconds,
             settings=self.settings,
-            history=self.history,
+            # Prometheus keeps a cluster's past itself (read back with range queries).
+            history=None if entry.source_kind == "prometheus" else self.history,
         )
+
+    def summarize_many(
+        self, requests: Sequence[LiveRequest], *, wait_seconds: float
+    ) -> list[LiveOutcome]:
+        if not requests:
+            return []
+        admit = OnceAdmission(self._limits(requests[0]))
+        calls = [(lambda request=request: self._summarize(request, admit)) for request in requests]
+        outcomes = []
+        for request, finished in zip(requests, run_within(calls, wait_seconds), strict=True):
+            if finished is None:
+                outcomes.append(LiveOutcome(request, timed_out=True))
+            elif isinstance(finished.error, InputError):
+                outcomes.append(LiveOutcome(request, problem=finished.error.message))
+            elif finished.error is not None:
+                error_id = new_error_id()
+                log.error(
+                    "error %s collecting cluster %s in a batch",
+                    error_id,
+                    request.cluster,
+                    exc_info=finished.error,
+                )
+                outcomes.append(
+                    LiveOutcome(request, problem=f"internal error (error id `{error_id}`)")
+                )
+            else:
+                outcomes.append(LiveOutcome(request, result=finished.value))
+        return outcomes
 
 
 def summary_of(
@@ -226,7 +312,7 @@ def live_summary(
     *,
     entry: ClusterEntry,
     cache: ScrapeCache,
-    limits: Sequence[tuple[RateLimiter, str]],
+    admit: Admission,
     collect: Collect,
     timeout_seconds: float | None,
     settings: Settings,
@@ -241,7 +327,7 @@ def live_summary(
         # Only real scrapes count against the limits ("10 live scrapes a minute"): an answer
         # from the cache or from another request's scrape costs the cluster nothing. The
         # refusal is this requester's alone, so the cache does not share it with others.
-        decision = check_all(limits)
+        decision = admit()
         if not decision.allowed:
             raise InputError(rate_limit_message(decision))
         return collect(

@@ -1,11 +1,11 @@
-"""Operator overrides of the summary's thresholds and limits (SPEC.md: every threshold is a
-documented default that an operator can change in configuration).
+"""Operator overrides of the summary's thresholds and limits: every threshold is a documented
+default (``core.settings``) that an operator can change without a new release.
 
 ``HAMI_SUMMARY_SETTINGS`` names a YAML file such as::
 
     thresholds:
-      saturation_percent: 95      # SPEC 5 "full" / saturated
-      dominant_percent: 60        # SPEC 8 dominant tenant
+      saturation_percent: 95      # a GPU this allocated counts as "full" / saturated
+      dominant_percent: 60        # a namespace holding this share is the dominant tenant
     limits:
       max_input_bytes: 134217728  # refuse larger pastes and scrapes (default 64 MiB)
       top_rows: 30

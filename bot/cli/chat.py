@@ -31,6 +31,7 @@ from typing import Any, BinaryIO, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
+from bot.conversation.fleet import fleet_line_text
 from bot.conversation.formatting import given_text, usage_failure_lines
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
@@ -39,6 +40,7 @@ from bot.conversation.replies import (
     ClusterOption,
     ClustersReply,
     FilesReply,
+    FleetReply,
     MessageReply,
     PickerReply,
     Reply,
@@ -72,7 +74,7 @@ _MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]++)\*(?![\w*])")
 DESCRIPTION = """\
 The Slack bot's conversation in this terminal, one thread, no Slack needed. Type:
 
-  /hami-summary ...     the slash command: help, clusters, <cluster> [ns=NS] [node=NODE]
+  /hami-summary ...     the slash command: help, clusters, fleet, <cluster> [ns=NS] [node=NODE]
   @bot ...              a mention: ns team-a, node gpu-node-1, gpus, workloads, csv, chart, help
   metrics text          pasted over several lines, ended by an empty line
   admin [check]         kubeconfigs in KUBECONFIG_DIR (or ~/.kube) and who may query each
@@ -192,11 +194,21 @@ class ChatSession:
             self._options(reply.options)
         elif isinstance(reply, AdminReply):
             self.say(admin_text(reply.report, PLAIN_MARKUP, check_hint="type admin check"))
+        elif isinstance(reply, FleetReply):
+            self._fleet(reply)
         elif isinstance(reply, MessageReply):
             if reply.title:
                 self.say(("Problem: " if reply.tone == "problem" else "") + plain(reply.title))
             self.say(plain(reply.text))
         self.say()
+
+    def _fleet(self, reply: FleetReply) -> None:
+        if not reply.lines:
+            self.say(plain(reply.hint or "No clusters are registered."))
+            return
+        self.say(f"Fleet: {len(reply.lines):,} registered cluster(s), collected in parallel:")
+        for line in reply.lines:
+            self.say(f"  - {fleet_line_text(line, reply.wait_seconds, str)}")
 
     # -- input -----------------------------------------------------------------------------
 
@@ -386,6 +398,7 @@ def run(args: argparse.Namespace) -> int:
         # The operator at the terminal is the admin: no Slack ids to list.
         admin=AdminAccess(registry=registry, kubeconfig_dir=config.kubeconfig_dir),
         settings=config.summary_settings,
+        fleet_wait_seconds=config.fleet_wait_seconds,
     )
     session = ChatSession(conversation, out_dir, sys.stdout)
     if args.example:

@@ -1,6 +1,6 @@
 """Entry point of the ``hami-summary`` console script.
 
-Exit codes (DESIGN.md): 0 success, 2 input or cluster problem the user can fix (message on
+Exit codes: 0 success, 2 input or cluster problem the user can fix (message on
 stderr), 1 internal error (logged with an error id, never a bare stack trace).
 
 Start-up cost is what a user feels on every command, so subcommand modules are imported only

@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hami_summary.serve")
 
-DEFAULT_OPS_PORT = 8080
-
 
 DESCRIPTION = """\
 Run the Slack bot. Settings come from the environment:
@@ -93,10 +91,10 @@ class _Mode:
     app_token: str | None
 
 
-def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode | str:
-    """The mode to run in, or the message saying which variable is missing."""
+def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode:
+    """The mode to run in; ``ConfigError`` says which variable is missing."""
     if config.slack_bot_token is None:
-        return (
+        raise ConfigError(
             "SLACK_BOT_TOKEN is not set. Create the Slack app from "
             "deploy/slack-app-manifest.yaml, install it, and export its Bot User OAuth Token "
             "(xoxb-...). To try the bot without Slack: hami-summary chat --example"
@@ -104,32 +102,20 @@ def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode | str:
     token = config.slack_bot_token.reveal()
     if socket_mode or (config.slack_signing_secret is None and config.slack_app_token):
         if config.slack_app_token is None:
-            return (
+            raise ConfigError(
                 "Socket Mode needs SLACK_APP_TOKEN: create an app-level token with the "
                 "connections:write scope (Basic Information > App-Level Tokens) and export it."
             )
         return _Mode(True, token, None, config.slack_app_token.reveal())
     if config.slack_signing_secret is None:
-        return (
+        raise ConfigError(
             "set SLACK_SIGNING_SECRET (Basic Information > Signing Secret) for HTTP mode, or "
             "SLACK_APP_TOKEN (xapp-...) and --socket-mode for Socket Mode."
         )
     return _Mode(False, token, config.slack_signing_secret.reveal(), None)
 
 
-def _ops_port(args: argparse.Namespace) -> int | str:
-    if args.ops_port is not None:
-        return int(args.ops_port)
-    raw = os.environ.get("OPS_PORT", "").strip()
-    if not raw:
-        return DEFAULT_OPS_PORT
-    try:
-        return int(raw)
-    except ValueError:
-        return f"OPS_PORT={raw!r} is not a port number; set e.g. 8080, or 0 to turn it off."
-
-
-# Read once by ``load_config`` and ``store_from_env``, then taken out of the environment:
+# Read once by ``load_config``, then taken out of the environment:
 # child processes (kubeconfig ``exec`` credential plugins, which the Kubernetes client starts with
 # this process's environment) never see them, and Bolt, which falls back to SLACK_BOT_TOKEN when
 # no token is passed, gets the token only through the Web API client we give it (otherwise it
@@ -142,43 +128,23 @@ def _forget_secret_environment() -> None:
         os.environ.pop(name, None)
 
 
-def _prepare(args: argparse.Namespace) -> ServePlan | str:
-    """Everything checked before serving, or the message naming what to fix. Only settings are
-    checked here: reaching Slack is retried while serving (``bot.web.slack_startup``)."""
-    from bot.clusters.errors import RegistryError
+def _prepare(args: argparse.Namespace) -> ServePlan:
+    """Everything checked before serving. Raises an error whose ``message`` names what to fix
+    (``ConfigError``, ``RegistryError``). Only settings are checked here: reaching Slack is
+    retried while serving (``bot.web.slack_startup``)."""
     from bot.clusters.registry import empty_registry, load_registry
     from bot.ops.logging import register_secret
-    from bot.store.factory import StoreConfigError, store_from_env
+    from bot.store.factory import store_from_config
     from bot.web.serving import ServePlan
-    from bot.web.settings import HttpSettings, HttpSettingsError
 
-    try:
-        config = load_config()
-        http = HttpSettings.from_env()
-    except (ConfigError, HttpSettingsError) as error:
-        return error.message
-    for secret in (
-        config.slack_bot_token,
-        config.slack_signing_secret,
-        config.slack_app_token,
-        config.redis_url,
-    ):
-        register_secret(secret.reveal() if secret else None)
-    try:
-        store = store_from_env()
-    except StoreConfigError as error:
-        return error.message
+    config = load_config()
+    for secret in config.secrets():
+        register_secret(secret.reveal())
+    store = store_from_config(config.redis)
     _forget_secret_environment()
     mode = _choose_mode(config, args.socket_mode)
-    if isinstance(mode, str):
-        return mode
-    ops_port = _ops_port(args)
-    if isinstance(ops_port, str):
-        return ops_port
-    try:
-        registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
-    except RegistryError as error:
-        return error.message
+    ops_port = args.ops_port if args.ops_port is not None else config.ops_port
+    registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
     log.info("starting with settings %s", config.redacted())
     port = args.port if args.port is not None else config.port
     return ServePlan(
@@ -186,22 +152,20 @@ def _prepare(args: argparse.Namespace) -> ServePlan | str:
         bot_token=mode.bot_token,
         store=store,
         registry=registry,
-        http=http,
+        http=config.http,
         host=args.host,
         port=ops_port if mode.socket_mode else port,
         app_token=mode.app_token,
     )
 
 
-def _notify_loop(plan: ServePlan) -> NotifyLoop | str | None:
-    """The digest and alert loop when the registry declares any; or what to fix."""
+def _notify_loop(plan: ServePlan) -> NotifyLoop | None:
+    """The digest and alert loop when the registry declares any; ``ConfigError`` says what to
+    fix."""
     from bot.notify.loop import build_notify_loop, declares_notifications
     from bot.notify.settings import NotifySettings
 
-    try:
-        settings = NotifySettings.from_env()
-    except ConfigError as error:
-        return error.message
+    settings = NotifySettings.from_env()
     if not declares_notifications(plan.registry):
         return None
     return build_notify_loop(plan.config, plan.store, plan.registry, plan.bot_token, settings)
@@ -209,6 +173,7 @@ def _notify_loop(plan: ServePlan) -> NotifyLoop | str | None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: `hami-summary summarize` must not pay for Bolt, waitress and Redis imports.
+    from bot.clusters.errors import RegistryError
     from bot.ops.logging import configure_logging
     from bot.web.serving import serve
 
@@ -223,12 +188,11 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    plan = _prepare(args)
-    if isinstance(plan, str):
-        return _fail(plan)
-    notify = _notify_loop(plan)
-    if isinstance(notify, str):
-        return _fail(notify)
+    try:
+        plan = _prepare(args)
+        notify = _notify_loop(plan)
+    except (ConfigError, RegistryError) as error:
+        return _fail(error.message)
     if notify is not None:
         notify.start(stop)  # every replica runs it; leases decide who posts
     serve(plan, stop)

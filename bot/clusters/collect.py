@@ -24,12 +24,7 @@ from kubernetes import client as k8s
 
 from bot.clusters import kube_scrape
 from bot.clusters.deadline import Deadline
-from bot.clusters.errors import (
-    CollectionError,
-    KubeconfigError,
-    nvidia_smi_not_allowed,
-    runtime_not_allowed,
-)
+from bot.clusters.errors import CollectionError, KubeconfigError, RefusedByRegistry
 from bot.clusters.exec_usage import DEFAULT_BUDGET_SECONDS, collect_real_usage
 from bot.clusters.hami_text import pods_with_allocations, scheduler_problem
 from bot.clusters.http_fetch import http_get
@@ -152,9 +147,9 @@ def collect_metrics(
     defaults to the entry's ``timeout_seconds`` (10 s). Raises ``CollectionError``."""
     budget = timeout_seconds if timeout_seconds is not None else entry.timeout_seconds
     if runtime and not entry.runtime_allowed:
-        raise CollectionError(runtime_not_allowed(entry.name, entry.defined_at))
+        raise RefusedByRegistry(entry.name, entry.defined_at, "runtime_allowed")
     if nvidia_smi and not entry.nvidia_smi_allowed:
-        raise CollectionError(nvidia_smi_not_allowed(entry.name, entry.defined_at))
+        raise RefusedByRegistry(entry.name, entry.defined_at, "nvidia_smi_allowed")
     if entry.source_kind == "kubeconfig":
         chosen = _choose_context(entry, context)
         assert entry.kubeconfig_path is not None

@@ -1,9 +1,13 @@
 """Errors of cluster access, as values with a message for the person who will read it.
 
 Messages name the cluster (or file), what failed and what to do. They never contain credentials.
+Subclasses keep the facts their message was made of (the cluster, the route, the HTTP status,
+the refused resource), so code that must tell failures apart reads those, never the wording.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 
 class ClusterError(Exception):
@@ -38,6 +42,21 @@ def runtime_not_allowed(cluster: str, defined_at: str) -> str:
         f'Runtime (vGPU monitor) scrapes are not enabled for cluster "{cluster}". An admin can '
         f"set runtime_allowed: true for it in the cluster registry{where}."
     )
+
+
+RegistryFlag = Literal["runtime_allowed", "nvidia_smi_allowed"]
+
+
+class RefusedByRegistry(CollectionError):
+    """The request needs ``flag``, which the registry entry of ``cluster`` (``defined_at``,
+    ``file:line``) leaves off; nothing was collected."""
+
+    def __init__(self, cluster: str, defined_at: str, flag: RegistryFlag) -> None:
+        wording = runtime_not_allowed if flag == "runtime_allowed" else nvidia_smi_not_allowed
+        super().__init__(wording(cluster, defined_at))
+        self.cluster = cluster
+        self.defined_at = defined_at
+        self.flag = flag
 
 
 def nvidia_smi_not_allowed(cluster: str, defined_at: str) -> str:

@@ -11,13 +11,11 @@ import re
 
 from core.families import FAMILIES
 
-SCHEDULER_FAMILIES: tuple[str, ...] = tuple(
-    sorted(name for name, spec in FAMILIES.items() if spec.component == "scheduler")
-)
 MONITOR_FAMILIES: tuple[str, ...] = tuple(
     sorted(name for name, spec in FAMILIES.items() if spec.component == "monitor")
 )
-# Per-pod allocation series and their (namespace, pod) label names (reference section 2.1).
+# Per-pod allocation series and their (namespace, pod) label names: current families say
+# namespace/pod, legacy ones podnamespace/podname.
 _POD_FAMILIES = {
     "hami_vgpu_memory_allocated_bytes": ("namespace", "pod"),
     "vGPUMemoryAllocated": ("podnamespace", "podname"),

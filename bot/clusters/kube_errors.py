@@ -28,6 +28,7 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from bot.clusters.deadline import DeadlineExceeded
+from bot.clusters.errors import CollectionError
 from bot.clusters.url_display import display_url
 
 FailureKind = Literal[
@@ -38,6 +39,7 @@ FailureKind = Literal[
     "forbidden",
     "not-found",
     "unavailable",
+    "no-endpoints",
     "bad-request",
     "other",
 ]
@@ -83,7 +85,10 @@ class Call:
 
 
 class ApiFailure(Exception):
-    """A classified failure; ``message`` is complete and ready for the user."""
+    """A classified failure: what kind, the HTTP status and the server's own words when the API
+    server answered, and the request it answered (``call``: verb, resource, namespace) when
+    known. ``message`` is the complete sentence for the user, ``short`` one clause of it for
+    lists of route failures."""
 
     def __init__(
         self,
@@ -93,17 +98,30 @@ class ApiFailure(Exception):
         status: int | None = None,
         server_message: str = "",
         short: str = "",
+        call: Call | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
         self.server_message = server_message
-        self.short = short or message  # one clause, for lists of route failures
+        self.short = short or message
+        self.call = call
 
     @property
     def fatal(self) -> bool:
         return self.kind in FATAL_KINDS
+
+
+class KubeApiError(CollectionError):
+    """Collection stopped at an API failure no other route can get past (unreachable, TLS,
+    timeout, credentials, or RBAC refusing the lookup itself); ``failure`` holds its facts and
+    ``hint`` adds what to do in this situation."""
+
+    def __init__(self, failure: ApiFailure, hint: str = "") -> None:
+        super().__init__(failure.message + hint)
+        self.failure = failure
+        self.hint = hint
 
 
 def rbac_rule(call: Call) -> str:
@@ -193,6 +211,7 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
             "ServiceAccount token.",
             status=status,
             server_message=message,
+            call=call,
             short="credentials rejected (HTTP 401)",
         )
     if status == 403:
@@ -203,6 +222,7 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
             f"needed for {call.doing}. Grant it with {rbac_rule(call)}.",
             status=status,
             server_message=message,
+            call=call,
             short=f"RBAC refused `{what}` {call.scope} (HTTP 403)",
         )
     if status == 404:
@@ -211,16 +231,18 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
             f"{target.label}: not found while {call.doing} (HTTP 404{said}).",
             status=status,
             server_message=message,
+            call=call,
             short=f"not found (HTTP 404{said})",
         )
     if status == 503 and "no endpoints available" in message:
         return ApiFailure(
-            "unavailable",
+            "no-endpoints",
             f"{target.label}: the Service has no ready endpoints (HTTP 503{said}): no scheduler "
             "pod behind it is Ready. Check the HAMi scheduler pods (kubectl get pods -l "
             "app.kubernetes.io/component=hami-scheduler -A) and their readiness.",
             status=status,
             server_message=message,
+            call=call,
             short=f"no ready endpoints behind the Service (HTTP 503{said})",
         )
     if status in (502, 503, 504):
@@ -230,6 +252,7 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
             f"(HTTP {status}{said}).",
             status=status,
             server_message=message,
+            call=call,
             short=f"backend unreachable through the API server (HTTP {status}{said})",
         )
     if status == 400:
@@ -239,6 +262,7 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
             f"(HTTP 400{said}).",
             status=status,
             server_message=message,
+            call=call,
             short=f"refused (HTTP 400{said})",
         )
     return ApiFailure(
@@ -246,6 +270,7 @@ def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFail
         f"{target.label}: HTTP {status} {reason} while {call.doing}{said}.".replace("  ", " "),
         status=status,
         server_message=message,
+        call=call,
         short=f"HTTP {status}{said}",
     )
 

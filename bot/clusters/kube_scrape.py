@@ -17,17 +17,17 @@ Prometheus does, and urllib3 decodes it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from kubernetes import client as k8s
 
 from bot.clusters.deadline import Deadline, DeadlineExceeded
 from bot.clusters.errors import CollectionError
 from bot.clusters.hami_text import monitor_problem, scheduler_problem
-from bot.clusters.kube_errors import ApiFailure, Call, Target, classify
+from bot.clusters.kube_errors import ApiFailure, Call, KubeApiError, Target, classify
 
 SCHEDULER_SELECTOR = "app.kubernetes.io/component=hami-scheduler"
 MONITOR_SELECTOR = "app.kubernetes.io/component=hami-device-plugin"
@@ -57,14 +57,63 @@ class MonitorScrape:
     missing: tuple[str, ...]  # "gpu-node-2: <why>"
 
 
-class _RouteFailed(Exception):
-    """One way to the metrics failed; others may still work."""
+SERVICE_LOOKUP = "Service lookup"
 
-    def __init__(self, route: str, why: str, failure: ApiFailure | None = None) -> None:
+# Why one way to the metrics failed: the API refused or failed the request (``failure`` says
+# how), no scheduler Service or no port of the right name exists, or the answer was not the
+# scheduler's metrics.
+RouteProblem = Literal["api", "no-service", "no-port", "not-metrics"]
+
+
+class RouteFailure(Exception):
+    """One way to the metrics failed; others may still work. ``route`` names it (a Service or
+    pod and port, or ``SERVICE_LOOKUP``), ``why`` is one clause for people."""
+
+    def __init__(
+        self,
+        route: str,
+        why: str,
+        problem: RouteProblem,
+        failure: ApiFailure | None = None,
+    ) -> None:
         super().__init__(f"{route}: {why}")
         self.route = route
         self.why = why
+        self.problem = problem
         self.failure = failure
+
+    @property
+    def forbidden_call(self) -> Call | None:
+        """The request RBAC refused on this route, if that is why it failed."""
+        failure = self.failure
+        return failure.call if failure is not None and failure.kind == "forbidden" else None
+
+
+class HamiNotFound(CollectionError):
+    """No HAMi scheduler pod on ``target`` (in ``namespace``, or in any namespace when None)."""
+
+    def __init__(self, target: Target, namespace: str | None) -> None:
+        where = (
+            f'namespace "{namespace}"' if namespace else "any namespace these credentials can list"
+        )
+        super().__init__(
+            f"HAMi not found on {target.label}: no pods labelled {SCHEDULER_SELECTOR} in {where}. "
+            "Check that HAMi is installed (helm list -A | grep hami) and, if it runs in another "
+            "namespace, give that one (--namespace, or hami_namespace in the registry)."
+        )
+        self.target = target
+        self.namespace = namespace
+
+
+class SchedulerMetricsUnreadable(CollectionError):
+    """Every way to the scheduler's metrics in ``namespace`` failed; ``failures`` in the order
+    they were tried."""
+
+    def __init__(self, target: Target, namespace: str, failures: Sequence[RouteFailure]) -> None:
+        super().__init__(_all_routes_failed(target, namespace, failures))
+        self.target = target
+        self.namespace = namespace
+        self.failures = tuple(failures)
 
 
 def _call(
@@ -178,22 +227,15 @@ def find_scheduler_pods(
             )
     except ApiFailure as failure:
         if failure.kind == "forbidden" and namespace is None:
-            raise CollectionError(
-                failure.message
-                + " Or, if this identity may only read the HAMi namespace, name it: "
-                "--namespace NS on the command line, hami_namespace in the cluster registry."
+            raise KubeApiError(
+                failure,
+                " Or, if this identity may only read the HAMi namespace, name it: "
+                "--namespace NS on the command line, hami_namespace in the cluster registry.",
             ) from failure
-        raise CollectionError(failure.message) from failure
+        raise KubeApiError(failure) from failure
     pods = list(found.items or [])
     if not pods:
-        where = (
-            f'namespace "{namespace}"' if namespace else "any namespace these credentials can list"
-        )
-        raise CollectionError(
-            f"HAMi not found on {target.label}: no pods labelled {SCHEDULER_SELECTOR} in {where}. "
-            "Check that HAMi is installed (helm list -A | grep hami) and, if it runs in another "
-            "namespace, give that one (--namespace, or hami_namespace in the registry)."
-        )
+        raise HamiNotFound(target, namespace)
     return _scheduler_pods(pods)
 
 
@@ -209,19 +251,19 @@ def scrape_scheduler(
     core = k8s.CoreV1Api(api)
     pods = find_scheduler_pods(core, target, namespace, deadline)
     hami_namespace = pods[0].metadata.namespace
-    failures: list[_RouteFailed] = []
+    failures: list[RouteFailure] = []
     try:
         text, route = _via_service(core, target, hami_namespace, deadline, max_bytes)
         return SchedulerScrape(text, hami_namespace, route)
-    except _RouteFailed as failed:
+    except RouteFailure as failed:
         failures.append(failed)
     same_namespace = [p for p in pods if p.metadata.namespace == hami_namespace]
     for pod in same_namespace[:_MAX_POD_ATTEMPTS]:
         try:
             text, route = _via_pod(core, target, pod, deadline, max_bytes)
-        except _RouteFailed as failed:
+        except RouteFailure as failed:
             failures.append(failed)
-            if failed.failure is not None and failed.failure.kind == "forbidden":
+            if failed.forbidden_call is not None:
                 break  # the same RBAC rule refuses every pod
             continue
         note = (
@@ -229,12 +271,12 @@ def scrape_scheduler(
             f"{failures[0].why}."
         )
         return SchedulerScrape(text, hami_namespace, route, (note,))
-    raise CollectionError(_all_routes_failed(target, hami_namespace, failures))
+    raise SchedulerMetricsUnreadable(target, hami_namespace, failures)
 
 
 def _raise_if_fatal(failure: ApiFailure) -> None:
     if failure.fatal:
-        raise CollectionError(failure.message) from failure
+        raise KubeApiError(failure) from failure
 
 
 def _via_service(
@@ -255,11 +297,12 @@ def _via_service(
         )
     except ApiFailure as failure:
         _raise_if_fatal(failure)
-        raise _RouteFailed("Service lookup", failure.short, failure) from failure
+        raise RouteFailure(SERVICE_LOOKUP, failure.short, "api", failure) from failure
     if not services:
-        raise _RouteFailed(
-            "Service lookup",
+        raise RouteFailure(
+            SERVICE_LOOKUP,
             f'no Service labelled {SCHEDULER_SELECTOR} in namespace "{namespace}"',
+            "no-service",
         )
     for service in sorted(services, key=lambda s: s.metadata.name):
         names = [p.name for p in (service.spec.ports or [])]
@@ -271,10 +314,11 @@ def _via_service(
             ", ".join(f"{p.name or '(unnamed)'} {p.port}" for p in (service.spec.ports or []))
             or "none"
         )
-        raise _RouteFailed(
-            "Service lookup",
+        raise RouteFailure(
+            SERVICE_LOOKUP,
             f'Service {namespace}/{service.metadata.name} has no port named "{SERVICE_PORT_NAME}" '
             f"(ports: {ports})",
+            "no-port",
         )
     name = service.metadata.name
     return _read_scheduler_metrics(
@@ -332,7 +376,7 @@ def _read_scheduler_metrics(
         )
     except ApiFailure as failure:
         _raise_if_fatal(failure)
-        raise _RouteFailed(route, failure.short, failure) from failure
+        raise RouteFailure(route, failure.short, "api", failure) from failure
     _check_scheduler_body(route, text, content_type)
     return text, route
 
@@ -341,37 +385,37 @@ def _check_scheduler_body(route: str, text: str, content_type: str) -> None:
     problem = scheduler_problem(text)
     if problem is not None:
         shown = content_type or "no content type"
-        raise _RouteFailed(
-            route, f"answered ({shown}), but not with HAMi scheduler metrics: {problem}"
+        raise RouteFailure(
+            route,
+            f"answered ({shown}), but not with HAMi scheduler metrics: {problem}",
+            "not-metrics",
         )
 
 
-def _all_routes_failed(target: Target, namespace: str, failures: list[_RouteFailed]) -> str:
+def _all_routes_failed(target: Target, namespace: str, failures: Sequence[RouteFailure]) -> str:
     tried = "; ".join(f"{f.route}: {f.why}" for f in failures)
     advice: list[str] = []
-    forbidden = [
-        f.failure for f in failures if f.failure is not None and f.failure.kind == "forbidden"
-    ]
+    forbidden = [call for f in failures if (call := f.forbidden_call) is not None]
     if forbidden:
-        refused = sorted({f"`{f.short.split('`')[1]}`" for f in forbidden if "`" in f.short})
+        refused = sorted({f"`{call.verb} {call.resource}`" for call in forbidden})
         advice.append(
             f'RBAC refused {" and ".join(refused)} in namespace "{namespace}": grant a Role there '
             'with the rule {apiGroups: [""], resources: ["services", "services/proxy", '
             '"pods/proxy"], verbs: ["get", "list"]} to the identity of this kubeconfig.'
         )
-    if any("no ready endpoints" in f.why for f in failures):
+    if any(f.failure is not None and f.failure.kind == "no-endpoints" for f in failures):
         advice.append(
             "The scheduler Service has no ready endpoints: check that the HAMi scheduler pods "
             "are Running and Ready (kubectl -n "
             f"{namespace} get pods -l {SCHEDULER_SELECTOR})."
         )
-    if any("not with HAMi scheduler metrics" in f.why for f in failures):
+    if any(f.problem == "not-metrics" for f in failures):
         advice.append(
             f'The Service port "{SERVICE_PORT_NAME}" and the pod port "{POD_PORT_NAME}" must '
             f"point at the scheduler's metrics listener (--metrics-bind-address, default "
             f":{DEFAULT_SCHEDULER_PORT}, path /metrics)."
         )
-    if any(f.route == "Service lookup" for f in failures) and not forbidden:
+    if any(f.route == SERVICE_LOOKUP for f in failures) and not forbidden:
         advice.append(
             f"HAMi's chart creates a Service labelled {SCHEDULER_SELECTOR} with a port named "
             f'"{SERVICE_PORT_NAME}"; re-install or upgrade the chart if it is missing.'
@@ -418,38 +462,39 @@ def scrape_monitors(
     if not pods:
         where = f'namespace "{namespace}"' if namespace else "any namespace"
         return MonitorScrape((), (f"all nodes: no pods labelled {MONITOR_SELECTOR} in {where}",))
-
-    def scrape_one(pod: Any) -> tuple[str | None, str | None]:
-        node = pod.spec.node_name or "(unscheduled)"
-        phase = pod.status.phase if pod.status else None
-        if phase != "Running":
-            return None, f"{node}: monitor pod {pod.metadata.name} is {phase or 'not running'}"
-        port = _container_port(pod, POD_PORT_NAME, DEFAULT_MONITOR_PORT)
-        route = f"pod {pod.metadata.namespace}/{pod.metadata.name} port {port}"
-        proxy = Call(
-            "get", "pods/proxy", pod.metadata.namespace, f"reading /metrics through {route}"
-        )
-        try:
-            text, _ = read_proxied_body(
-                target,
-                proxy,
-                deadline,
-                core.connect_get_namespaced_pod_proxy_with_path,
-                f"{pod.metadata.name}:{port}",
-                pod.metadata.namespace,
-                "metrics",
-            )
-        except ApiFailure as failure:
-            return None, f"{node}: {route}: {failure.short}"
-        problem = monitor_problem(text)
-        if problem is not None:
-            return None, f"{node}: {route}: {problem}"
-        return text, None
-
     with ThreadPoolExecutor(
         max_workers=MONITOR_CONCURRENCY, thread_name_prefix="hami-monitor"
     ) as pool:
-        results = list(pool.map(scrape_one, pods))
+        results = list(pool.map(lambda pod: _scrape_monitor(core, target, pod, deadline), pods))
     texts = tuple(text for text, _ in results if text is not None)
     missing = tuple(why for _, why in results if why is not None)
     return MonitorScrape(texts, missing)
+
+
+def _scrape_monitor(
+    core: k8s.CoreV1Api, target: Target, pod: Any, deadline: Deadline
+) -> tuple[str | None, str | None]:
+    """One monitor pod's metrics text, or why its node is missing (``"gpu-node-2: <why>"``)."""
+    node = pod.spec.node_name or "(unscheduled)"
+    phase = pod.status.phase if pod.status else None
+    if phase != "Running":
+        return None, f"{node}: monitor pod {pod.metadata.name} is {phase or 'not running'}"
+    port = _container_port(pod, POD_PORT_NAME, DEFAULT_MONITOR_PORT)
+    route = f"pod {pod.metadata.namespace}/{pod.metadata.name} port {port}"
+    proxy = Call("get", "pods/proxy", pod.metadata.namespace, f"reading /metrics through {route}")
+    try:
+        text, _ = read_proxied_body(
+            target,
+            proxy,
+            deadline,
+            core.connect_get_namespaced_pod_proxy_with_path,
+            f"{pod.metadata.name}:{port}",
+            pod.metadata.namespace,
+            "metrics",
+        )
+    except ApiFailure as failure:
+        return None, f"{node}: {route}: {failure.short}"
+    problem = monitor_problem(text)
+    if problem is not None:
+        return None, f"{node}: {route}: {problem}"
+    return text, None

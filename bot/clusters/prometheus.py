@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.clusters.deadline import Deadline
@@ -38,7 +38,8 @@ _TARGET_LABELS = frozenset(
 )
 # Added by the scrape too, but also real HAMi labels of some families.
 _AMBIGUOUS_TARGET_LABELS = frozenset({"namespace", "pod", "container", "node"})
-# HAMi labels spelled like target labels (reference section 2.1; legacy names have none).
+# HAMi labels spelled like target labels, per family: the current families say node, namespace
+# and pod; the legacy ones (nodeid, podnamespace, podname) clash with none.
 _DEVICE = frozenset({"node"})
 _HAMI_LABELS_LIKE_TARGET_LABELS: dict[str, frozenset[str]] = {
     "hami_gpu_memory_limit_bytes": _DEVICE,
@@ -75,7 +76,7 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def rebuild_exposition(result: list[Mapping[str, Any]], selector: str | None) -> str:
+def rebuild_exposition(result: Sequence[Mapping[str, Any]], selector: str | None) -> str:
     """Prometheus text format from the ``data.result`` of an instant vector query."""
     filter_labels = set(_SELECTOR_LABEL.findall(selector or ""))
     series: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[float, str]] = {}
@@ -126,19 +127,25 @@ def _number(value: str) -> str:
     return value
 
 
-def fetch_from_prometheus(
-    base_url: str, selector: str | None, *, label: str, deadline: Deadline
-) -> str:
-    """The scheduler exposition rebuilt from Prometheus; raises ``CollectionError``."""
-    url = base_url.rstrip("/") + QUERY_PATH
-    query = build_query(selector)
+def query_api(
+    base_url: str,
+    path: str,
+    fields: Mapping[str, str],
+    *,
+    selector: str | None,
+    label: str,
+    deadline: Deadline,
+) -> dict[str, Any]:
+    """GET a Prometheus query endpoint (``path``) and return its ``data``; raises
+    ``CollectionError`` for a body that is not JSON or a query Prometheus refused."""
+    url = base_url.rstrip("/") + path
     answer = http_get(
         url,
         label=label,
         what="the Prometheus query API",
         deadline=deadline,
         max_bytes=_MAX_RESPONSE_BYTES,
-        fields={"query": query},
+        fields=fields,
         accept="application/json",
     )
     try:
@@ -148,7 +155,7 @@ def fetch_from_prometheus(
             f"{label}: {display_url(url)} answered HTTP {answer.status} with something that is "
             "not JSON "
             f"({answer.content_type or 'no content type'}). prometheus_url must be the base URL "
-            "of a Prometheus-compatible API (the part before /api/v1/query)."
+            f"of a Prometheus-compatible API (the part before {path})."
         ) from exc
     if not isinstance(body, dict) or body.get("status") != "success":
         error = body.get("error", "no error text") if isinstance(body, dict) else "unexpected body"
@@ -161,7 +168,39 @@ def fetch_from_prometheus(
             f"(HTTP {answer.status}, "
             f"{kind or 'error'}: {error}).{hint}"
         )
-    data = body.get("data") or {}
+    data = body.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def has_scheduler_series(result: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a query result holds at least one HAMi scheduler family."""
+    names = {(item.get("metric") or {}).get("__name__") for item in result}
+    return any(FAMILIES[name].component == "scheduler" for name in names if name in FAMILIES)
+
+
+def no_scheduler_series(base_url: str, selector: str | None, label: str) -> CollectionError:
+    matching = f" matching {{{selector}}}" if selector else ""
+    return CollectionError(
+        f"{label}: Prometheus at {display_url(base_url)} has no HAMi scheduler "
+        f"series{matching}. Make "
+        "sure Prometheus scrapes the HAMi scheduler (HAMi chart value prometheus.enabled: "
+        'true creates a ServiceMonitor for its Service port "monitor")'
+        + (" and that the label filter matches its series." if selector else ".")
+    )
+
+
+def fetch_from_prometheus(
+    base_url: str, selector: str | None, *, label: str, deadline: Deadline
+) -> str:
+    """The scheduler exposition rebuilt from Prometheus; raises ``CollectionError``."""
+    data = query_api(
+        base_url,
+        QUERY_PATH,
+        {"query": build_query(selector)},
+        selector=selector,
+        label=label,
+        deadline=deadline,
+    )
     if data.get("resultType") != "vector":
         raise CollectionError(
             f"{label}: Prometheus at {display_url(base_url)} returned a "
@@ -170,17 +209,6 @@ def fetch_from_prometheus(
         )
     result = data.get("result") or []
     text = rebuild_exposition(result, selector)
-    if not any(
-        FAMILIES[name].component == "scheduler"
-        for name in {item.get("metric", {}).get("__name__") for item in result}
-        if name in FAMILIES
-    ):
-        matching = f" matching {{{selector}}}" if selector else ""
-        raise CollectionError(
-            f"{label}: Prometheus at {display_url(base_url)} has no HAMi scheduler "
-            f"series{matching}. Make "
-            "sure Prometheus scrapes the HAMi scheduler (HAMi chart value prometheus.enabled: "
-            'true creates a ServiceMonitor for its Service port "monitor")'
-            + (" and that the label filter matches its series." if selector else ".")
-        )
+    if not has_scheduler_series(result):
+        raise no_scheduler_series(base_url, selector, label)
     return text

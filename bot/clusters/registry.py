@@ -57,6 +57,8 @@ DEFAULT_TIMEOUT_SECONDS = 10.0
 EVERYONE = "*"
 
 # Cluster names are typed in Slack commands; keep them to one shell- and URL-safe word.
+# The words after /hami-summary that are commands: a cluster of that name could never be asked.
+COMMAND_WORDS = frozenset({"help", "usage", "clusters", "list", "fleet", "admin", "digests"})
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
 # RFC 1123 label, as Kubernetes requires for namespace names.
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -84,8 +86,6 @@ _FIELDS = (
     "digests",
     "alerts",
 )
-# Words of ``/hami-summary`` that a cluster name would be shadowed by.
-_RESERVED_NAMES = frozenset({"digests"})
 _SOURCE_FIELDS = ("kubeconfig", "in_cluster", "metrics_url", "prometheus_url")
 
 # field name -> (key node, value node)
@@ -303,11 +303,12 @@ class _Parser:
                 f'{label}: field "name": "{name}" is not a valid cluster name; use lower-case '
                 "letters, digits, '.', '_' and '-' (up to 63 characters), e.g. prod-eu",
             )
-        if name in _RESERVED_NAMES:
+        if name in COMMAND_WORDS:
             raise self.error(
                 name_at,
-                f'{label}: field "name": "{name}" is a word of /hami-summary '
-                f"(/hami-summary {name}); give the cluster another name",
+                f'{label}: field "name": "{name}" is a word of /hami-summary itself '
+                f"(/hami-summary {name} does something else), so no cluster could be asked by "
+                "that name; choose another, e.g. gpu-" + name,
             )
         label = f'{label} ("{name}")'
         for key, (key_node, _) in fields.items():

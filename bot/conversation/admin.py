@@ -1,4 +1,4 @@
-"""The admin report: kubeconfig discovery and who may query each registered cluster (issue 4).
+"""The admin report: kubeconfig discovery and who may query each registered cluster.
 
 Shown to the Slack users listed in ``HAMI_SUMMARY_ADMINS`` (ephemerally) and to the local
 operator in ``hami-summary chat``. The discovery is ``bot.clusters.discovery``, the same as

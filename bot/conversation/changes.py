@@ -72,7 +72,8 @@ def cluster_changes(
         )
     changes = compare(before, current)
     title = _cluster_title(target.cluster, before.taken_at, current.taken_at, wanted, since)
-    chart = trend_attachment(target.cluster, lambda: live.kept_snapshots(request))
+    series = sum(count for _, count in result.summary.input.families)
+    chart = trend_attachment(target.cluster, lambda: live.kept_snapshots(request, series))
     return TableReply(
         title,
         render_text(changes),

@@ -1,11 +1,12 @@
 """What the conversation needs from live clusters, as a small interface.
 
 ``bot.live.RegistryLiveSource`` implements it on top of the cluster registry, the scrape
-cache and the rate limiter; ``NoClusters`` stands in when no registry is configured.
+cache and the rate limiter (with an empty registry when none is configured).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,7 +33,7 @@ class LiveRequest:
     node: str | None = None
     runtime: bool = False
     fresh: bool = False
-    usage: bool = False  # also exec nvidia-smi in the pods (real usage, SPEC 11)
+    usage: bool = False  # also exec nvidia-smi in the pods (real usage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +46,31 @@ class LiveResult:
     usage_allowed: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class LiveOutcome:
+    """One cluster of a batch (``LiveSource.summarize_many``): its result, why it could not be
+    collected, or that it did not answer within the batch's wait (it keeps collecting, and the
+    scrape cache gets its result)."""
+
+    request: LiveRequest
+    result: LiveResult | None = None
+    problem: str | None = None
+    timed_out: bool = False
+
+
 class LiveSource(Protocol):
     def clusters_for(self, user: str | None, channel: str | None) -> list[ClusterOption]:
         """The clusters ``user`` may query in ``channel`` (every one when user is None)."""
 
     def summarize(self, request: LiveRequest) -> LiveResult:
         """A summary of the cluster; raises ``core.errors.InputError`` with the reason."""
+
+    def summarize_many(
+        self, requests: Sequence[LiveRequest], *, wait_seconds: float
+    ) -> list[LiveOutcome]:
+        """Every request collected in parallel through the scrape cache, one outcome each (in
+        order), within ``wait_seconds`` in all: a slow cluster never holds up the others. The
+        batch counts once against the requester's rate limit, and only if it scrapes."""
 
     def setup_hint(self) -> str:
         """What to do when ``clusters_for`` is empty."""
@@ -61,10 +81,13 @@ class LiveSource(Protocol):
 
     def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
         """The cluster's kept snapshot taken at or before ``moment`` (else its oldest), for a
-        requester who may query it; None without history."""
+        requester who may query it; None without history. Raises ``InputError`` when the
+        history cannot be read (Prometheus unreachable, nothing kept that far back)."""
 
-    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
-        """Every kept snapshot of the cluster, oldest first, for a requester who may query it."""
+    def kept_snapshots(self, request: LiveRequest, series_hint: int = 0) -> list[Snapshot]:
+        """Every kept snapshot of the cluster, oldest first, for a requester who may query it.
+        ``series_hint``: how many series one collection of it holds (history read back from
+        Prometheus asks for fewer points of a larger cluster)."""
 
 
 def nvidia_smi_refusal(cluster: str, defined_at: str) -> str:
@@ -83,29 +106,3 @@ def runtime_refusal(cluster: str, defined_at: str) -> str:
         runtime_not_allowed(cluster, defined_at)
         + " Ask without `runtime` for the allocation summary."
     )
-
-
-class NoClusters:
-    """The live source of an install without a cluster registry."""
-
-    def clusters_for(self, user: str | None, channel: str | None) -> list[ClusterOption]:
-        return []
-
-    def summarize(self, request: LiveRequest) -> LiveResult:
-        from core.errors import InputError
-
-        raise InputError(
-            f"There is no registered cluster named '{request.cluster}'. {REGISTRY_HINT}"
-        )
-
-    def setup_hint(self) -> str:
-        return REGISTRY_HINT
-
-    def access_notes(self, user: str | None, channel: str | None) -> tuple[str, ...]:
-        return ()
-
-    def snapshot_before(self, request: LiveRequest, moment: float) -> Snapshot | None:
-        return None
-
-    def kept_snapshots(self, request: LiveRequest) -> list[Snapshot]:
-        return []

@@ -98,7 +98,7 @@ def filter_text(summary: Summary) -> str:
     return " ".join(f"{key}={value}" for key, value in summary.filters)
 
 
-# -- real usage (nvidia-smi, SPEC 11) ------------------------------------------------------------
+# -- real usage (nvidia-smi in the pods) ----------------------------------------------------------
 
 USAGE_CLASSES: tuple[UsageClass, ...] = ("idle", "low / over-allocated", "normal", "high")
 # Most actionable first: idle and over-allocated pods hold GPU memory they do not use.
@@ -137,7 +137,8 @@ def usage_headline(summary: Summary) -> str | None:
 
 
 def usage_failures_by_cause(summary: Summary) -> list[tuple[ExecFailure, list[PodRealUsage]]]:
-    """Pods that could not be read, grouped by cause (SPEC 11), largest group first."""
+    """Pods that could not be read, grouped by cause (the fix differs per cause), largest group
+    first."""
     groups: dict[ExecFailure, list[PodRealUsage]] = {}
     for usage in summary.real_usage or ():
         if usage.failure is not None:

@@ -41,6 +41,12 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
             "• `/hami-summary clusters` — the clusters you may query in this channel.",
             "• `/hami-summary digests` — in Slack: the scheduled digests of those clusters, "
             "with their next and last post.",
+            "• `/hami-summary fleet` — every cluster you may query here in one line each: "
+            "GPUs, cores and memory allocated, free whole GPUs per model, firing alerts.",
+            "• `/hami-summary <cluster> changes [since=1h|24h|7d]` — what changed since then, "
+            "with a trend chart.",
+            "• The bot's *Home* tab — your clusters at a glance, with buttons for the summary, "
+            "changes and `fit`.",
             "• `/hami-summary help` — this text.",
             f"• `{ADMIN_USAGE}` — for the bot's admins (Slack user ids in "
             "`HAMI_SUMMARY_ADMINS`): the kubeconfig files the bot can see (`KUBECONFIG_DIR`, "

@@ -111,6 +111,11 @@ class ClustersCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class FleetCommand:
+    """``fleet``: one line per cluster the asker may query, collected in parallel."""
+
+
+@dataclass(frozen=True, slots=True)
 class AdminCommand:
     """``admin [check]``: kubeconfig discovery and cluster access, for the bot's admins.
     ``check`` also asks each context's API server (``GET /version``)."""
@@ -126,7 +131,7 @@ class ClusterCommand:
     node: str | None = None
     runtime: bool = False
     fresh: bool = False
-    # Real usage: exec nvidia-smi in the pods with allocations (SPEC 11); only where the
+    # Real usage: exec nvidia-smi in the pods with allocations; only where the
     # registry sets nvidia_smi_allowed for the cluster.
     usage: bool = False
     fit: Shape | None = None  # ``fit SHAPE``: where a job of that shape would be placed now
@@ -135,7 +140,9 @@ class ClusterCommand:
     since_seconds: float | None = None
 
 
-Command = HelpCommand | PickerCommand | ClustersCommand | AdminCommand | ClusterCommand
+Command = (
+    HelpCommand | PickerCommand | ClustersCommand | FleetCommand | AdminCommand | ClusterCommand
+)
 
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
@@ -166,26 +173,43 @@ ADMIN_USAGE = "/hami-summary admin [check]"
 USAGE_WORDS = ("usage", "nvidia-smi")
 
 
+def _word_command(
+    words: list[str],
+) -> HelpCommand | ClustersCommand | FleetCommand | AdminCommand | None:
+    """The commands named by their first word (``help``, ``clusters``, ``fleet``, ``admin``),
+    or None when the first word is a cluster's name."""
+    head, rest = words[0].lower(), words[1:]
+    if head in HELP_WORDS:
+        return HelpCommand()
+    if head in ("clusters", "list"):
+        if rest:
+            raise InputError(f"'clusters' takes no arguments (got '{' '.join(rest)}').")
+        return ClustersCommand()
+    if head == "fleet":
+        if rest:
+            raise InputError(
+                f"'fleet' takes no arguments (got '{' '.join(rest)}'); it shows every "
+                "cluster you may query here, one line each."
+            )
+        return FleetCommand()
+    if head == "admin":
+        checks = [word.lower() for word in rest]
+        if checks not in ([], ["check"]):
+            raise InputError(
+                f"'admin' takes only `check` (got '{' '.join(rest)}'). Usage: {ADMIN_USAGE}"
+            )
+        return AdminCommand(check=bool(checks))
+    return None
+
+
 def parse_command(text: str) -> Command:
     """Parse the text after ``/hami-summary``; raises ``InputError`` naming the bad word."""
     words = clean_message_text(text).split()
     if not words:
         return PickerCommand()
-    head = words[0].lower()
-    if head in HELP_WORDS:
-        return HelpCommand()
-    if head in ("clusters", "list"):
-        if len(words) > 1:
-            raise InputError(f"'clusters' takes no arguments (got '{' '.join(words[1:])}').")
-        return ClustersCommand()
-    if head == "admin":
-        rest = [word.lower() for word in words[1:]]
-        if rest not in ([], ["check"]):
-            raise InputError(
-                f"'admin' takes only `check` (got '{' '.join(words[1:])}'). Usage: "
-                f"{ADMIN_USAGE}"
-            )
-        return AdminCommand(check=bool(rest))
+    word_command = _word_command(words)
+    if word_command is not None:
+        return word_command
     if not _CLUSTER.match(words[0]) or "=" in words[0]:
         raise InputError(
             f"'{words[0]}' is not a cluster name. Usage: {COMMAND_USAGE}; "

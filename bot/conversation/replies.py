@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.conversation.admin import AdminReport
+from bot.conversation.alerts import FiringAlert
 from bot.store.state import ClusterTarget
 from core.errors import InputError
+from core.headline import ClusterHeadline
 from core.model import Summary
 
 Tone = Literal["info", "problem"]
@@ -180,9 +182,35 @@ class AdminReply:
     report: AdminReport
 
 
+@dataclass(frozen=True, slots=True)
+class FleetLine:
+    """One cluster in the fleet view: collected, failed, still collecting, or not collected
+    because it has several contexts and the bot never picks one itself."""
+
+    option: ClusterOption
+    context: str | None = None
+    headline: ClusterHeadline | None = None
+    age_seconds: float | None = None  # of the collection shown
+    scraped_at: float | None = None  # Unix time of that collection
+    problem: str | None = None
+    timed_out: bool = False
+    alerts: tuple[FiringAlert, ...] = ()
+
+    @property
+    def needs_context(self) -> bool:
+        return len(self.option.contexts) > 1 and self.context is None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetReply:
+    lines: tuple[FleetLine, ...]
+    wait_seconds: float
+    hint: str | None = None  # what to do when there is no cluster to show
+
+
 Reply = (
     SummaryReply | TableReply | FilesReply | MessageReply | PickerReply | ClustersReply
-    | AdminReply
+    | AdminReply | FleetReply
 )
 
 

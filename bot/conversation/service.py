@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
+from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.changes import (
     NO_PREVIOUS_PASTE,
     changes_headline,
@@ -28,6 +29,7 @@ from bot.conversation.clusters import (
 )
 from bot.conversation.fit import fit_reply
 from bot.conversation.fit_words import fit_follow_up
+from bot.conversation.fleet import DEFAULT_WAIT_SECONDS, fleet_reply
 from bot.conversation.formatting import (
     all_tables,
     gpu_table,
@@ -48,6 +50,7 @@ from bot.conversation.parsing import (
     ClusterCommand,
     ClustersCommand,
     Command,
+    FleetCommand,
     FollowUp,
     FollowUpAction,
     HelpCommand,
@@ -64,6 +67,7 @@ from bot.conversation.replies import (
     ClusterOption,
     ClustersReply,
     FilesReply,
+    FleetReply,
     MessageReply,
     PickerReply,
     Reply,
@@ -220,10 +224,16 @@ class Conversation:
         settings: Settings = DEFAULT_SETTINGS,
         admin: AdminAccess | None = None,
         paste_limit: RateLimiter | None = None,
+        firing_alerts: FiringAlerts = no_firing_alerts,
+        fleet_wait_seconds: float = DEFAULT_WAIT_SECONDS,
     ) -> None:
         self.state = state
         self.live = live
         self.settings = settings
+        # Which alerts of a cluster fire now, for the fleet view and App Home.
+        self.firing_alerts = firing_alerts
+        # How long the fleet view waits for all clusters together.
+        self.fleet_wait_seconds = fleet_wait_seconds
         # Each user's allowance for summaries that cost work (``per_user_limiter``); a new paste
         # or file counts like a live scrape. None: not limited (the chat's operator).
         self.paste_limit = paste_limit
@@ -263,6 +273,8 @@ class Conversation:
             return self.picker(user=user, channel=channel)
         if isinstance(command, AdminCommand):
             return self.admin_report(command, user=user, channel=channel)
+        if isinstance(command, FleetCommand):
+            return self.fleet(user=user, channel=channel)
         if isinstance(command, ClustersCommand):
             options = tuple(self.live.clusters_for(user, channel))
             return ClustersReply(
@@ -282,6 +294,17 @@ class Conversation:
             return self._cluster_summary(command, user=user, channel=channel)
         except InputError as error:
             return _problem(error)
+
+    def fleet(self, *, user: str | None, channel: str | None) -> FleetReply:
+        """Every cluster ``user`` may query in ``channel`` in one line each (parallel,
+        through the scrape cache, within ``fleet_wait_seconds``)."""
+        return fleet_reply(
+            self.live,
+            user=user,
+            channel=channel,
+            alerts=self.firing_alerts,
+            wait_seconds=self.fleet_wait_seconds,
+        )
 
     def is_admin(self, user: str | None) -> bool:
         return self.admin.allows(user)
@@ -325,7 +348,7 @@ class Conversation:
         if context is None and len(option.contexts) == 1:
             context = option.contexts[0]
         if context is None and len(option.contexts) > 1:
-            # SPEC 2: collection only after the user has picked the context; never guess one.
+            # Collect only from the context the user picked: never guess which one they meant.
             raise InputError(
                 f"Cluster '{option.name}' has several contexts ("
                 + ", ".join(f"`{c}`" for c in option.contexts)
@@ -497,7 +520,8 @@ class Conversation:
         if isinstance(pasted, PastedMetrics):
             return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
         if from_bot:
-            # Other bots are answered only when they bring metrics (issue 3).
+            # Other bots are answered only when they bring metrics: two bots must not keep
+            # each other talking.
             return None
         if pasted is not None:
             return pasted

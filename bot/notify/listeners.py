@@ -25,6 +25,7 @@ from bot.notify.alert_messages import (
 )
 from bot.notify.digest_list import digests_reply
 from bot.notify.records import NotifyRecords
+from bot.ops.instrument import answers_later
 from bot.slack.answer import (
     answer_in_thread,
     collecting_what,
@@ -176,5 +177,7 @@ def press_alert_button(
 
 def register(app: App) -> None:
     """Before the other ``/hami-summary`` listener: Bolt gives a request to the first match."""
-    app.command(COMMAND, matchers=[is_digests_command])(ack=acknowledge, lazy=[list_digests])
-    app.action(ALERT_ACTION_IDS)(ack=acknowledge, lazy=[press_alert_button])
+    app.command(COMMAND, matchers=[is_digests_command])(
+        ack=acknowledge, lazy=[answers_later(list_digests)]
+    )
+    app.action(ALERT_ACTION_IDS)(ack=acknowledge, lazy=[answers_later(press_alert_button)])

@@ -1,6 +1,6 @@
 """What the notifier keeps in the shared store: digest slots, alert states and silences.
 
-Keys live under ``<prefix>:notify:``, each with a TTL; values are versioned
+Keys live under ``notify:`` (inside the store's prefix), each with a TTL; values are versioned
 (``bot.store.codec``), so an entry another release wrote reads as absent, never misread.
 
 A digest slot's record is what makes it "never two": ``sending`` is written just before the
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bot.store import codec
+from bot.store.keys import key_part
 from bot.store.kv import KeyValueStore
-from bot.store.scrape_cache import _key_part
 from core.history.snapshot import Snapshot, SnapshotFormatError, decode_snapshot, encode_snapshot
 from core.notify.rule_state import RuleState
 
@@ -71,12 +71,12 @@ class Silence:
 
 
 class NotifyRecords:
-    def __init__(self, kv: KeyValueStore, prefix: str = "hami-summary") -> None:
+    def __init__(self, kv: KeyValueStore) -> None:
         self.kv = kv
-        self._base = f"{prefix.rstrip(':')}:notify"
+        self._base = "notify"
 
     def _key(self, kind: str, *parts: str) -> str:
-        return ":".join([self._base, kind, *(_key_part(p) for p in parts)])
+        return ":".join([self._base, kind, *(key_part(p) for p in parts)])
 
     # -- digests ---------------------------------------------------------------------------
 

@@ -1,45 +1,48 @@
-"""Request ids, request counts and acknowledgement latency for every Slack request.
+"""Request ids, request counts, acknowledgement and reply latencies for every Slack request.
 
-``instrument_app(app)`` does three things to a Bolt ``App``:
+Nothing of Bolt is replaced; the measurements sit where a request enters and where its answer
+ends:
 
-* it registers a global middleware that logs each request that passed Bolt's signature check,
-  with its surface and request id;
-* it replaces the app's lazy listener runner (Bolt's extension point for where lazy listeners
-  run) with one that runs each lazy listener on a thread pool of its own, inside the request's
-  id, and observes the reply latency when the lazy listener returns: the lazy listeners post
-  the "working on it" message, compute, update it in place and upload the files, so their end
-  is the moment the full reply is in Slack. The pool of its own matters under load: Bolt runs
-  acknowledgements and lazy listeners on one executor, first come first served, so a burst of
-  slow replies (scrapes, summaries, charts) would queue the next requests' ``ack()`` behind
-  them past Slack's 3 seconds (Bolt then answers 404 and Slack retries);
-* it wraps ``app.dispatch``, the one entry point both of Bolt's adapters call (HTTP:
-  ``SlackRequestHandler``; Socket Mode: ``SocketModeHandler``). Bolt's global middleware runs
-  *before* the listener and before the built-in signature check has been passed for refused
-  requests, so a middleware alone can neither see when ``ack()`` happened nor count refused
-  (401) requests. ``dispatch`` returns exactly when the listener acknowledged (Bolt's
-  ``ThreadListenerRunner`` waits for ``ack.response``), so the time around it is the
-  acknowledgement latency Slack sees, minus the network.
+* **Entering and acknowledging.** The bot's transports hand each request to Bolt through
+  ``dispatch_observed``: the HTTP endpoint (``bot.web.slack_endpoint``) and the Socket Mode
+  handler (``bot.web.socket_mode``). It gives the request an id and an arrival time, calls
+  ``app.dispatch``, then counts the request by surface and outcome and observes the
+  acknowledgement latency. The app runs with ``process_before_response=True``
+  (``bot.slack.app``): Bolt calls the acknowledging listener on the dispatching thread and
+  returns from ``dispatch`` once it has returned, so the time around ``dispatch`` is what Slack
+  waits for, minus the network. This is also the only place that sees every request: Bolt's
+  signature check answers 401 before any global middleware runs, and a middleware's ``next()``
+  does not wrap the rest of the chain, so a middleware could neither count refused requests
+  nor time an acknowledgement.
+* **Answering.** Each lazy listener (the part that posts "working on it", computes, updates the
+  message and uploads files) is registered wrapped in ``answers_later``: it runs inside the
+  request's id, and when it returns the request's reply latency is observed. A registration
+  has one lazy listener, and a request's observation is recorded once, so every request with
+  an answer gives exactly one reply-latency observation.
 
-Each request gets a request id (``context["request_id"]``, also in every log record of the
-request's thread) and its arrival time (``context["received_at"]``, monotonic seconds). Both
-are plain values, so Bolt copies them into the context of lazy listeners.
+The request's ``RequestObservation`` travels in the Bolt context (``OBSERVATION_KEY``); Bolt
+deep-copies the context for lazy listeners, and the observation hands itself out as its own
+copy, so the lazy listener records on the very object the transport created.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
-from slack_bolt import App, BoltRequest, BoltResponse
-from slack_bolt.lazy_listener.thread_runner import ThreadLazyListenerRunner
+from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
 
 from bot.ops.logging import new_request_id, request_context
 from bot.ops.metrics import METRICS, OpsMetrics
 
 log = logging.getLogger("hami_summary.requests")
+
+OBSERVATION_KEY = "hami_summary_request"
 
 # The events the bot subscribes to (deploy/slack-app-manifest.yaml); others are "event:other".
 _KNOWN_EVENTS = frozenset({"app_mention", "message"})
@@ -87,109 +90,100 @@ def _retry_number(request: BoltRequest) -> str | None:
     return values[0] if values else None
 
 
-class InstrumentedLazyListenerRunner(ThreadLazyListenerRunner):
-    """Runs lazy listeners on ``executor``, inside their request id, timing the reply."""
+class RequestObservation:
+    """One request's id, arrival time (monotonic seconds) and surface, and the metrics its
+    latencies go to. The reply latency is recorded at most once."""
 
-    def __init__(self, logger: logging.Logger, executor: Executor, metrics: OpsMetrics) -> None:
-        super().__init__(logger=logger, executor=executor)
-        self._metrics = metrics
+    def __init__(self, surface: str, metrics: OpsMetrics) -> None:
+        self.request_id = new_request_id()
+        self.received_at = time.monotonic()
+        self.surface = surface
+        self.metrics = metrics
+        self._replied = False
+        self._lock = threading.Lock()
 
-    def start(self, function: Callable[..., None], request: BoltRequest) -> None:
-        def run_and_time() -> None:
-            with request_context(request.context.get("request_id")):
-                try:
-                    self.run(function, request)
-                finally:
-                    record_reply(request.context, self._metrics)
+    def __deepcopy__(self, memo: dict[int, Any]) -> RequestObservation:
+        # Bolt copies the context for lazy listeners; they must record on this object.
+        return self
 
-        self.executor.submit(run_and_time)
+    def record_ack(self, status: int, retry_num: str | None) -> float:
+        elapsed = time.monotonic() - self.received_at
+        outcome = outcome_of(status)
+        self.metrics.requests.labels(surface=self.surface, outcome=outcome).inc()
+        self.metrics.ack_latency_seconds.labels(surface=self.surface).observe(elapsed)
+        log.info(
+            "slack request %s %s in %.0f ms",
+            self.surface,
+            outcome,
+            elapsed * 1000,
+            extra={
+                "surface": self.surface,
+                "outcome": outcome,
+                "status": status,
+                "ack_ms": round(elapsed * 1000, 1),
+                "retry_num": retry_num,
+            },
+        )
+        return elapsed
+
+    def record_reply(self) -> float | None:
+        """Observe the reply latency, the first time only; returns it in seconds (None when
+        it was recorded before)."""
+        with self._lock:
+            if self._replied:
+                return None
+            self._replied = True
+        elapsed = time.monotonic() - self.received_at
+        self.metrics.reply_latency_seconds.labels(surface=self.surface).observe(elapsed)
+        return elapsed
 
 
-DEFAULT_REPLY_WORKERS = 16
+def observation_of(context: Mapping[str, Any]) -> RequestObservation | None:
+    found = context.get(OBSERVATION_KEY)
+    return found if isinstance(found, RequestObservation) else None
 
 
-def _pool_size(executor: Executor) -> int:
-    workers = getattr(executor, "_max_workers", None)
-    return workers if isinstance(workers, int) and workers > 0 else DEFAULT_REPLY_WORKERS
-
-
-def instrument_app(
-    app: App, metrics: OpsMetrics = METRICS, *, reply_workers: int | None = None
-) -> App:
-    """Count, time and tag every request ``app`` handles; returns ``app`` for chaining.
-
-    Lazy listeners (the replies) move to a pool of ``reply_workers`` threads of their own
-    (default: as many as the app's listener executor), leaving Bolt's executor to the acks.
-    """
-    if getattr(app, "_hami_summary_instrumented", False):
-        return app
-    original_dispatch: Callable[[BoltRequest], BoltResponse] = app.dispatch
-
-    def dispatch(request: BoltRequest) -> BoltResponse:
-        received_at = time.monotonic()
-        request_id = new_request_id()
+def dispatch_observed(
+    app: App, request: BoltRequest, metrics: OpsMetrics = METRICS
+) -> BoltResponse:
+    """``app.dispatch(request)``, counted, timed and inside a request id of its own."""
+    try:
+        surface = surface_of(request.body if isinstance(request.body, Mapping) else {})
+    except Exception:  # a malformed body is Bolt's to refuse, not ours to crash on
+        surface = "other"
+    observation = RequestObservation(surface, metrics)
+    request.context[OBSERVATION_KEY] = observation
+    status = 500
+    with request_context(observation.request_id):
         try:
-            surface = surface_of(request.body if isinstance(request.body, Mapping) else {})
-        except Exception:  # a malformed body is Bolt's to refuse, not ours to crash on
-            surface = "other"
-        request.context["request_id"] = request_id
-        request.context["received_at"] = received_at
-        request.context["surface"] = surface
-        status = 500
-        with request_context(request_id):
-            try:
-                response = original_dispatch(request)
-                status = response.status
-                return response
-            finally:
-                elapsed = time.monotonic() - received_at
-                outcome = outcome_of(status)
-                metrics.requests.labels(surface=surface, outcome=outcome).inc()
-                metrics.ack_latency_seconds.labels(surface=surface).observe(elapsed)
-                log.info(
-                    "slack request %s %s in %.0f ms",
-                    surface,
-                    outcome,
-                    elapsed * 1000,
-                    extra={
-                        "surface": surface,
-                        "outcome": outcome,
-                        "status": status,
-                        "ack_ms": round(elapsed * 1000, 1),
-                        "retry_num": _retry_number(request),
-                    },
-                )
-
-    app.dispatch = dispatch  # type: ignore[method-assign,assignment]
-    runner = app.listener_runner
-    workers = reply_workers or _pool_size(runner.listener_executor)
-    runner.lazy_listener_runner = InstrumentedLazyListenerRunner(
-        runner.lazy_listener_runner.logger,
-        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hami-reply"),
-        metrics,
-    )
-
-    def tag_request(context: Any, next: Callable[[], None]) -> None:
-        log.debug("dispatching %s request", context.get("surface", "other"))
-        next()
-
-    app.middleware(tag_request)
-    app._hami_summary_instrumented = True  # type: ignore[attr-defined]
-    return app
+            response = app.dispatch(request)
+            status = response.status
+            return response
+        finally:
+            observation.record_ack(status, _retry_number(request))
 
 
-def record_reply(context: Mapping[str, Any], metrics: OpsMetrics = METRICS) -> float | None:
-    """Observe the reply latency of the request ``context`` belongs to; returns it in seconds.
+def answers_later(function: Callable[..., None]) -> Callable[..., None]:
+    """``function`` as a lazy listener whose end is the request's reply.
 
-    Called for every lazy listener of an instrumented app when it returns. Returns None when
-    the context did not come through ``instrument_app``.
+    It runs inside the request's id (its log lines carry it), and when it returns, however it
+    ends, the request's reply latency is observed. ``function`` must take ``context`` (Bolt
+    passes a listener only the arguments it names, read from the wrapped function).
     """
-    received_at = context.get("received_at")
-    if not isinstance(received_at, float):
-        return None
-    elapsed = time.monotonic() - received_at
-    surface = context.get("surface")
-    metrics.reply_latency_seconds.labels(
-        surface=surface if isinstance(surface, str) else "other"
-    ).observe(elapsed)
-    return elapsed
+    if "context" not in inspect.signature(function).parameters:
+        raise TypeError(f"{function.__name__} must take a 'context' argument to be timed")
+
+    @functools.wraps(function)
+    def timed(**kwargs: Any) -> None:
+        context: BoltContext = kwargs["context"]
+        observation = observation_of(context)
+        if observation is None:  # dispatched by something other than our transports
+            function(**kwargs)
+            return
+        with request_context(observation.request_id):
+            try:
+                function(**kwargs)
+            finally:
+                observation.record_reply()
+
+    return timed

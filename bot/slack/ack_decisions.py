@@ -1,7 +1,8 @@
 """What a command's acknowledgement decided, handed to its lazy listener.
 
-Bolt starts a command's acknowledgement and its lazy listeners at the same time (the lazy ones
-do not wait for ``ack()``), both in this process. When the acknowledgement could not decide
+A command's acknowledgement runs first and its lazy listener after it, in this process (the app
+runs with ``process_before_response``, so the record is there when the lazy listener looks;
+waiting for it is a safeguard). When the acknowledgement could not decide
 access in time it only says "checking access", and the lazy listener must then answer; when it
 answered by itself, the lazy listener must stay quiet. The acknowledgement records which
 happened; the lazy listener waits for that record.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -21,7 +21,6 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
 )
 
-from bot.notify.listeners import register as register_notify_listeners
 from bot.slack.listeners import register_listeners
 from bot.slack.services import CONTEXT_KEY, SlackServices
 
@@ -47,7 +46,8 @@ def build_web_client(token: str, base_url: str) -> WebClient:
 
 
 def delivery_id(body: dict[str, Any]) -> str | None:
-    """What identifies one delivery across Slack's retries (issue 3, issue 5)."""
+    """What identifies one delivery across Slack's retries (the same on every replica), so that
+    a redelivered event, command, action or shortcut is answered once."""
     if body.get("type") == "event_callback":
         event_id = body.get("event_id")
         return f"event:{event_id}" if event_id else None
@@ -97,22 +97,16 @@ def report_unhandled_error(error: Exception, body: dict[str, Any], logger: loggi
 
 
 def drain(app: App, timeout_seconds: float) -> bool:
-    """Let acknowledgements and answers in progress finish (at most ``timeout_seconds``).
+    """Let the answers in progress finish (at most ``timeout_seconds``).
 
-    Called on shutdown after the server stopped taking requests, so a SIGTERM during a reply
-    does not leave a "working on it" message behind. True when everything finished.
+    Called on shutdown after the server stopped taking requests (acknowledgements run on the
+    server's threads, which it drains itself), so a SIGTERM during a reply does not leave a
+    "working on it" message behind. True when everything finished.
     """
-    runner = app.listener_runner
-    executors = [runner.listener_executor]
-    lazy_executor = getattr(runner.lazy_listener_runner, "executor", None)
-    if lazy_executor is not None and lazy_executor is not runner.listener_executor:
-        executors.append(lazy_executor)
-
-    def shut_down() -> None:
-        for executor in executors:
-            executor.shutdown(wait=True)
-
-    waiter = threading.Thread(target=shut_down, name="hami-slack-drain", daemon=True)
+    executor = app.listener_runner.listener_executor
+    waiter = threading.Thread(
+        target=lambda: executor.shutdown(wait=True), name="hami-slack-drain", daemon=True
+    )
     waiter.start()
     waiter.join(timeout_seconds)
     return not waiter.is_alive()
@@ -125,23 +119,37 @@ def build_app(
     signing_secret: str | None,
     worker_threads: int = 16,
     logger: logging.Logger | None = None,
+    extra_listeners: Sequence[Callable[[App], None]] = (),
 ) -> App:
-    """The Bolt app. ``signing_secret`` None means Socket Mode (requests are not signed)."""
+    """The Bolt app. ``signing_secret`` None means Socket Mode (requests are not signed).
+
+    ``extra_listeners`` register the listeners of features built on top of this package (the
+    notifier's digest and alert listeners), handed in by whoever composes the bot so that
+    ``bot.slack`` never imports them.
+
+    ``process_before_response``: the acknowledging listener runs on the thread that dispatches
+    the request (the web server's or the Socket Mode handler's), and ``dispatch`` returns when
+    it has returned. The lazy listeners, which compute and post the answers, are then the only
+    work on ``listener_executor``: a burst of slow answers (scrapes, summaries, charts) cannot
+    queue the next requests' acknowledgements behind them past Slack's 3 seconds.
+    """
     app = App(
         client=client,
         signing_secret=signing_secret or "",
         request_verification_enabled=signing_secret is not None,
-        # Acks return at once; the work runs on this pool (lazy listeners, issue 3).
+        process_before_response=True,
         listener_executor=ThreadPoolExecutor(
-            max_workers=worker_threads, thread_name_prefix="hami-slack"
+            max_workers=worker_threads, thread_name_prefix="hami-reply"
         ),
         logger=logger or log,
         name="hami-summary",
     )
     app.use(attach_services(services))
     app.use(skip_redeliveries)
-    # First: ``/hami-summary digests`` would otherwise reach the command's general listener.
-    register_notify_listeners(app)
+    # First: a feature's ``/hami-summary <word>`` would otherwise reach the command's general
+    # listener.
+    for register in extra_listeners:
+        register(app)
     register_listeners(app)
     app.error(report_unhandled_error)
     return app

@@ -2,13 +2,15 @@
 
 Store -> bot state -> live clusters (with Slack user-group lookups for ``allowed_user_groups``)
 -> conversation (with the admins of ``HAMI_SUMMARY_ADMINS``) -> Slack services -> Web API
-client -> Bolt app (instrumented by ``bot.ops``).
+client -> Bolt app. The transports that dispatch to the app count and time its requests
+(``bot.ops.instrument``).
 Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -18,6 +20,7 @@ from bot.clusters.collect import collect_metrics
 from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
+from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.service import Conversation
 from bot.live import (
     RATE_WINDOW_SECONDS,
@@ -26,7 +29,6 @@ from bot.live import (
     RegistryLiveSource,
     user_groups_named,
 )
-from bot.ops.instrument import instrument_app
 from bot.slack.app import build_app, build_web_client
 from bot.slack.services import SlackServices
 from bot.slack.usergroups import SlackUserGroups, lookup_client
@@ -44,6 +46,27 @@ class SlackBot:
     user_groups: SlackUserGroups
 
 
+def _conversation(
+    config: BotConfig,
+    state: BotState,
+    live: RegistryLiveSource,
+    registry: ClusterRegistry,
+    store: KeyValueStore,
+    firing_alerts: FiringAlerts,
+) -> Conversation:
+    return Conversation(
+        state,
+        live,
+        admin=AdminAccess(
+            admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
+        ),
+        settings=config.summary_settings,
+        paste_limit=per_user_limiter(store, config.live_requests_per_minute, RATE_WINDOW_SECONDS),
+        firing_alerts=firing_alerts,
+        fleet_wait_seconds=config.fleet_wait_seconds,
+    )
+
+
 def assemble_bot(
     config: BotConfig,
     *,
@@ -52,10 +75,15 @@ def assemble_bot(
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
+    extra_listeners: Sequence[Callable[[App], None]] = (),
+    firing_alerts: FiringAlerts = no_firing_alerts,
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
-    (``bot.clusters.collect.collect_metrics`` unless another collector is given)."""
+    (``bot.clusters.collect.collect_metrics`` unless another collector is given);
+    ``extra_listeners`` register features built on the Slack app (``bot.slack.app.build_app``);
+    ``firing_alerts`` says which alerts of a cluster fire, for the fleet view and App Home
+    (``serve`` hands in what the alert runner records, ``bot.notify.firing``)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -83,17 +111,7 @@ def assemble_bot(
         settings=config.summary_settings,
     )
     services = SlackServices(
-        conversation=Conversation(
-            state,
-            live,
-            admin=AdminAccess(
-                admins=config.admins, registry=registry, kubeconfig_dir=config.kubeconfig_dir
-            ),
-            settings=config.summary_settings,
-            paste_limit=per_user_limiter(
-                store, config.live_requests_per_minute, RATE_WINDOW_SECONDS
-            ),
-        ),
+        conversation=_conversation(config, state, live, registry, store, firing_alerts),
         state=state,
         max_file_bytes=config.max_file_bytes,
         api_base_url=config.slack_api_url,
@@ -106,7 +124,6 @@ def assemble_bot(
         signing_secret=signing_secret,
         worker_threads=config.worker_threads,
         logger=logger,
+        extra_listeners=extra_listeners,
     )
-    # Request ids in every log line, request counts, acknowledgement and reply latencies.
-    instrument_app(app)
     return SlackBot(app=app, client=client, services=services, user_groups=user_groups)

@@ -22,7 +22,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.conversation.replies import Attachment
 from bot.slack.markup import encode_text
-from bot.slack.messages import SlackMessage, working_message
+from bot.slack.messages import SlackMessage, SlackView, working_message
 
 # Errors meaning "the bot cannot post here" (not a member, private channel, DM of others):
 # the caller falls back to the interaction's response_url.
@@ -82,6 +82,14 @@ class Delivery:
     ) -> None:
         """Show ``note``'s blocks above a message as Slack stored it (a "working" note)."""
         self.restore(channel, ts, stored_text, [*note.blocks, *stored_blocks])
+
+    def publish_home(self, user: str, view: SlackView) -> None:
+        """Show ``view`` in ``user``'s Home tab (it replaces the one there)."""
+        self.client.views_publish(user_id=user, view=view.payload())
+
+    def open_modal(self, trigger_id: str, view: SlackView) -> None:
+        """Open ``view`` as a modal for the interaction ``trigger_id`` (valid for 3 s)."""
+        self.client.views_open(trigger_id=trigger_id, view=view.payload())
 
     def delete(self, channel: str, ts: str) -> None:
         try:

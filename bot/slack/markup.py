@@ -7,11 +7,12 @@ the delivery layer sends) runs ``encode_text`` and ``encode_blocks`` over everyt
 carries, so a label value such as ``<!channel>`` reaches Slack as ``&lt;!channel&gt;`` and is
 shown, not executed, whichever view produced it.
 
-Our own Slack markup (a user, channel or user-group mention) is the one exception. It is
-written with ``mention_user`` / ``mention_channel`` / ``mention_group``, which wrap a checked
-id in markers carrying a random per-process nonce; ``encode_text`` turns only those into
-``<@U…>`` after escaping everything else. Text from metrics cannot forge the markers without
-the nonce, and the id inside must look like a Slack id, so ``<!channel>`` can never be made.
+Our own Slack markup (a user, channel or user-group mention, a date) is the one exception. It
+is written with ``mention_user`` / ``mention_channel`` / ``mention_group`` / ``slack_date``,
+which wrap a checked id (or a number) in markers carrying a random per-process nonce;
+``encode_text`` turns only those into ``<@U…>`` after escaping everything else. Text from
+metrics cannot forge the markers without the nonce, and the id inside must look like a Slack
+id (a date, a fixed form), so ``<!channel>`` can never be made.
 
 Escaping can lengthen text (``<`` becomes ``&lt;``); each text object is cut again to Slack's
 limit for its place, never inside an entity or a mention.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 _OPEN = "\ue000"
@@ -32,11 +34,15 @@ _NONCE = secrets.token_hex(8)
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,30}")
 _CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,30}")
 _GROUP_ID = re.compile(r"S[A-Z0-9]{2,30}")
+# A date Slack shows in the reader's own time zone (``slack_date``): the time and its fallback.
+_DATE = r"!date\^[0-9]{1,12}\^\{date_short_pretty\} \{time_secs\}\|[0-9: -]{19} UTC"
 # A marker as ``mention_*`` writes it; the id part is bounded, so matching is linear.
 _MARKER = re.compile(
     _OPEN
     + _NONCE
-    + r"(@[UW][A-Z0-9]{2,30}|#[CDG][A-Z0-9]{2,30}|!subteam\^S[A-Z0-9]{2,30})"
+    + r"(@[UW][A-Z0-9]{2,30}|#[CDG][A-Z0-9]{2,30}|!subteam\^S[A-Z0-9]{2,30}|"
+    + _DATE
+    + ")"
     + _CLOSE
 )
 
@@ -76,6 +82,14 @@ def mention_channel(channel_id: str) -> str:
 
 def mention_group(group_id: str) -> str:
     return _marker(f"!subteam^{group_id}") if _GROUP_ID.fullmatch(group_id) else group_id
+
+
+def slack_date(unix_seconds: float) -> str:
+    """A moment as Slack shows dates: "today 14:02:07" in the reader's own time zone
+    (``<!date^…>`` on the wire), with the UTC time as the fallback text."""
+    moment = datetime.fromtimestamp(int(unix_seconds), UTC)
+    fallback = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return _marker(f"!date^{int(unix_seconds)}^{{date_short_pretty}} {{time_secs}}|{fallback}")
 
 
 def _cut(encoded: str, limit: int) -> str:

@@ -6,8 +6,8 @@ list, help and problem messages, tables and the "working on it" placeholder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -26,12 +26,15 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.conversation.admin import Markup, admin_text
+from bot.conversation.fleet import fleet_line_text
 from bot.conversation.replies import (
     AdminReply,
     Attachment,
     ClusterOption,
     ClustersReply,
     FilesReply,
+    FleetLine,
+    FleetReply,
     MessageReply,
     PickerReply,
     Reply,
@@ -85,6 +88,24 @@ class SlackMessage:
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", encode_blocks(self.blocks))
         object.__setattr__(self, "text", encode_text(self.text))
+
+
+@dataclass(frozen=True, slots=True)
+class SlackView:
+    """A Home tab or a modal as the delivery layer sends it (``views.publish``,
+    ``views.open``): construction encodes every text object in it, like ``SlackMessage``.
+    ``fields`` are the view's other keys (title, submit, callback_id, private_metadata)."""
+
+    kind: Literal["home", "modal"]
+    blocks: list[dict[str, Any]]
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", encode_blocks(self.blocks))
+        object.__setattr__(self, "fields", encode_blocks([self.fields])[0])
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.kind, **self.fields, "blocks": self.blocks}
 
 
 def _prefix_within(text: str, limit: int) -> int:
@@ -322,6 +343,62 @@ def _admin_notes(notes: tuple[str, ...]) -> str:
     )
 
 
+# Sections of one fleet message; the list goes into a file beyond that (Slack: 50 blocks).
+FLEET_MAX_SECTIONS = 45
+FLEET_FILE = "hami-fleet.txt"
+
+
+def fleet_icon(line: FleetLine) -> str:
+    """How a fleet line starts: what kind of answer the cluster gave, at a glance."""
+    if line.alerts:
+        return ":rotating_light:"
+    if line.timed_out:
+        return ":hourglass_flowing_sand:"
+    if line.needs_context:
+        return ":grey_question:"
+    if line.headline is None:
+        return ":warning:"
+    return "•"
+
+
+def fleet_note(reply: FleetReply) -> str:
+    return (
+        "HAMi allocation (what the scheduler handed out), not GPU utilisation. Clusters were "
+        f"collected in parallel through the shared cache, at most {reply.wait_seconds:g} s in "
+        "all. `/hami-summary <cluster>` for one cluster's summary."
+    )
+
+
+def fleet_message(reply: FleetReply) -> SlackMessage:
+    if not reply.lines:
+        return text_message(MessageReply(reply.hint or "", title="No clusters to show"))
+    lines = [
+        f"{fleet_icon(line)} {fleet_line_text(line, reply.wait_seconds, lambda t: f'*{t}*')}"
+        for line in reply.lines
+    ]
+    title = f"Fleet: {len(lines):,} cluster{'s' if len(lines) != 1 else ''} you may query here"
+    sections = _sections("\n".join(lines))
+    attachments: tuple[Attachment, ...] = ()
+    if len(sections) > FLEET_MAX_SECTIONS:
+        whole = "\n".join(fleet_line_text(line, reply.wait_seconds, str) for line in reply.lines)
+        sections = sections[:FLEET_MAX_SECTIONS]
+        sections.append(
+            SectionBlock(
+                text=MarkdownTextObject(text=f"…the other clusters are in `{FLEET_FILE}` below.")
+            )
+        )
+        attachments = (Attachment(FLEET_FILE, title, lambda: whole.encode("utf-8")),)
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=clip(title, HEADER_TEXT_MAX))),
+        *sections,
+        ContextBlock(elements=[MarkdownTextObject(text=clip(fleet_note(reply), 2000))]),
+    ]
+    fallback = f"{title}: " + ", ".join(line.option.name for line in reply.lines)
+    return SlackMessage(
+        [b.to_dict() for b in blocks], clip(fallback, 3000), attachments=attachments
+    )
+
+
 def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
     """``reply`` as a Slack message; with ``files_possible`` False no file is promised."""
     if isinstance(reply, SummaryReply):
@@ -353,4 +430,6 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
         return clusters_message(reply)
     if isinstance(reply, AdminReply):
         return admin_message(reply)
+    if isinstance(reply, FleetReply):
+        return fleet_message(reply)
     return text_message(reply)

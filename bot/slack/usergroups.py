@@ -126,7 +126,7 @@ class SlackUserGroups:
         client: WebClient,
         kv: KeyValueStore,
         *,
-        prefix: str = "hami-summary:usergroup",
+        prefix: str = "usergroup",
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
         failure_ttl_seconds: float = FAILURE_TTL_SECONDS,
         lookup_threads: int = LOOKUP_THREADS,

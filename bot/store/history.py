@@ -1,7 +1,7 @@
 """Summary history per cluster in the shared store: compressed snapshots, bounded, with TTLs.
 
-Each kept snapshot is one key (``<prefix>:history:<cluster>:<context>:<ms>``) holding
-``core.history.snapshot.encode_snapshot`` bytes; one index key per cluster and context lists
+Each kept snapshot is one key (``history:<cluster>:<context>:<ms>``, under the store's prefix)
+holding ``core.history.snapshot.encode_snapshot`` bytes; one index key per cluster and context lists
 the kept times. Writing applies ``core.history.retention`` at once: the snapshots it drops are
 deleted, so a cluster never has more than ``recent_snapshots + daily_days`` of them. Every key
 also carries a TTL of the retention horizon, so a cluster nobody asks about any more leaves
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.store import codec
+from bot.store.keys import key_part
 from bot.store.kv import KeyValueStore
-from bot.store.scrape_cache import _key_part
 from core.history.retention import horizon_seconds, kept_times, should_record
 from core.history.snapshot import (
     Snapshot,
@@ -54,29 +54,27 @@ class SnapshotHistory:
     def __init__(
         self,
         kv: KeyValueStore,
-        prefix: str = "hami-summary",
         *,
         policy: History = DEFAULT_POLICY,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._kv = kv
-        self._prefix = prefix.rstrip(":")
         self.policy = policy
         self._clock = clock
 
     # -- keys ------------------------------------------------------------------------------
 
     def _base(self, cluster: str, context: str | None) -> str:
-        return f"{self._prefix}:history:{_key_part(cluster)}:{_key_part(context)}"
+        return f"history:{key_part(cluster)}:{key_part(context)}"
 
     def index_key(self, cluster: str, context: str | None = None) -> str:
-        return f"{self._prefix}:history-index:{_key_part(cluster)}:{_key_part(context)}"
+        return f"history-index:{key_part(cluster)}:{key_part(context)}"
 
     def snapshot_key(self, cluster: str, context: str | None, taken_at: float) -> str:
         return f"{self._base(cluster, context)}:{round(taken_at * 1000)}"
 
     def _lock_key(self, cluster: str, context: str | None) -> str:
-        return f"{self._prefix}:history-lock:{_key_part(cluster)}:{_key_part(context)}"
+        return f"history-lock:{key_part(cluster)}:{key_part(context)}"
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -82,7 +82,7 @@ class RateLimiter:
         )
 
 
-USER_LIMIT_PREFIX = "hami-summary:rate:user"
+USER_LIMIT_PREFIX = "rate:user"
 
 
 def per_user_limiter(kv: KeyValueStore, limit: int, window_seconds: float) -> RateLimiter:

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Literal, NamedTuple, TypeVar
 
+from bot.ops.metrics import METRICS
 from bot.store.memory import MemoryStore
 from bot.store.outage_journal import OutageJournal
 from bot.store.redis_store import RedisStore, StoreUnavailableError
@@ -51,9 +52,6 @@ class RedisHealth(NamedTuple):
 
 
 def _count_redis_error(operation: str) -> None:
-    # Imported lazily: metrics are optional for users of the store outside the bot.
-    from bot.ops.metrics import METRICS
-
     METRICS.redis_errors.labels(operation=operation).inc()
 
 

@@ -18,6 +18,7 @@ Every key lives under ``prefix`` (inside the store's own prefix, e.g. Redis's
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -175,6 +176,30 @@ class BotState:
         """True the first time ``delivery_id`` is seen (on any replica sharing the store)."""
         key = f"{self.prefix}seen:{_key_part(delivery_id)}"
         return self.kv.put_if_absent(key, b"1", self.dedupe_ttl_seconds)
+
+    # -- App Home ------------------------------------------------------------------------
+
+    def _home_key(self, user: str) -> str:
+        return f"{self.prefix}home:{_key_part(user)}"
+
+    def home_published_at(self, user: str) -> float | None:
+        """When ``user``'s Home tab was last published (on any replica), if still known."""
+        payload = codec.decode("home", self.kv.get(self._home_key(user)))
+        at = payload.get("published_at") if payload is not None else None
+        return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
+
+    def remember_home_published(self, user: str, at: float, ttl_seconds: float) -> None:
+        self.kv.put(self._home_key(user), codec.encode("home", {"published_at": at}), ttl_seconds)
+
+    def claim_home_refresh(self, user: str, ttl_seconds: float) -> bytes | None:
+        """A token while this replica refreshes ``user``'s Home tab; None when another one
+        is doing it right now (two opens at once publish once)."""
+        token = secrets.token_hex(8).encode("ascii")
+        key = f"{self.prefix}home-lock:{_key_part(user)}"
+        return token if self.kv.put_if_absent(key, token, ttl_seconds) else None
+
+    def release_home_refresh(self, user: str, token: bytes) -> None:
+        self.kv.delete_if_equals(f"{self.prefix}home-lock:{_key_part(user)}", token)
 
     # -- picker choices ------------------------------------------------------------------
 

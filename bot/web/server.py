@@ -4,7 +4,7 @@ waitress (a maintained, pure-Python WSGI server) speaks HTTP/1.1 with keep-alive
 sockets on one event loop and runs requests on a fixed pool of threads, so a thousand idle or
 stalled connections cost sockets, not threads. It refuses malformed and oversized
 ``Content-Length`` values and bounds chunked bodies before the application is called, and
-closes connections that stay silent for the idle timeout (``bot.web.settings``).
+closes connections that stay silent for the idle timeout (``bot.config.HttpSettings``).
 
 The same server serves ``/healthz``, ``/readyz`` and ``/metrics`` on the Socket Mode side port
 (``start_ops_server``), where there is no Slack route.
@@ -23,29 +23,19 @@ from collections.abc import Mapping
 from typing import Any
 from wsgiref.types import WSGIApplication
 
-from slack_bolt import App
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 
+from bot.config import HttpSettings
 from bot.ops.endpoints import Readiness, ops_routes
 from bot.web.responses import never_a_traceback, router
-from bot.web.settings import HttpSettings
-from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 
 log = logging.getLogger("hami_summary.web")
 
 # One poll of the event loop waits at most this long, so a stop request is seen this soon.
 _POLL_SECONDS = 0.2
 DEFAULT_DRAIN_SECONDS = 5.0
-
-
-def slack_route(
-    app: App | None = None, path: str = SLACK_EVENTS_PATH, *, settings: HttpSettings | None = None
-) -> dict[str, WSGIApplication]:
-    """``{path: SlackEndpoint}`` for ``app`` (attach one later when None)."""
-    limits = settings or HttpSettings()
-    return {path: SlackEndpoint(app, max_body_bytes=limits.max_body_bytes)}
 
 
 def _cleanup_interval(idle_timeout_seconds: int) -> int:

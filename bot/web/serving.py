@@ -16,19 +16,30 @@ from wsgiref.types import WSGIApplication
 from slack_bolt import App
 
 from bot.clusters.registry import ClusterRegistry
-from bot.config import BotConfig
+from bot.config import BotConfig, HttpSettings
+from bot.conversation.alerts import FiringAlerts
+from bot.notify.firing import recorded_firing_alerts
+from bot.notify.listeners import register as register_notify_listeners
+from bot.notify.records import NotifyRecords
 from bot.ops.endpoints import Readiness, ops_routes
 from bot.slack.app import drain
 from bot.slack.assembly import assemble_bot
 from bot.store.factory import redis_state
 from bot.store.kv import KeyValueStore
 from bot.web.server import BotHttpServer, start_ops_server
-from bot.web.settings import HttpSettings
 from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from bot.web.slack_startup import Connect, SlackStartup
 from bot.web.socket_mode import SocketModeRunner
 
 log = logging.getLogger("hami_summary.serve")
+
+# Listeners of the features built on the Slack app: digests and alerts.
+BOT_FEATURES = (register_notify_listeners,)
+
+
+def firing_alerts_of(store: KeyValueStore, registry: ClusterRegistry) -> FiringAlerts:
+    """What the fleet view and the Home tab show as firing: the alert runner's records."""
+    return recorded_firing_alerts(NotifyRecords(store), registry)
 
 # On SIGTERM, answers in progress get this long to finish (Kubernetes waits 30 s by default
 # before it kills the pod).
@@ -63,7 +74,12 @@ def serve(plan: ServePlan, stop: threading.Event) -> None:
 
 def _assemble(plan: ServePlan, socket_mode: bool) -> App:
     return assemble_bot(
-        plan.config, store=plan.store, registry=plan.registry, socket_mode=socket_mode
+        plan.config,
+        store=plan.store,
+        registry=plan.registry,
+        socket_mode=socket_mode,
+        extra_listeners=BOT_FEATURES,
+        firing_alerts=firing_alerts_of(plan.store, plan.registry),
     ).app
 
 

@@ -5,7 +5,8 @@ one), must be plain digits (400 for ``-1``, ``abc``, ``1e3``) and at most the li
 server in front (waitress) refuses malformed and oversized lengths itself and turns a chunked
 body into a counted one, bounded by the same limit, so these checks are the second line. Then
 exactly that many bytes are read; a body that is not UTF-8 (Slack sends only UTF-8) or not a
-Slack payload gets 400. Bolt checks the signature and dispatches.
+Slack payload gets 400. Bolt checks the signature and dispatches; the dispatch is counted and
+timed (``bot.ops.instrument.dispatch_observed``).
 
 Until the Slack connection is up (``auth.test`` accepted the token), the endpoint answers 503,
 and Slack delivers the request again later.
@@ -21,8 +22,10 @@ from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 
+from bot.config import DEFAULT_MAX_BODY_BYTES
+from bot.ops.instrument import dispatch_observed
+from bot.ops.metrics import METRICS, OpsMetrics
 from bot.web.responses import error_response
-from bot.web.settings import DEFAULT_MAX_BODY_BYTES
 
 SLACK_EVENTS_PATH = "/slack/events"
 # A length with more digits than this is larger than any limit (and than int() likes).
@@ -98,8 +101,10 @@ class SlackEndpoint:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         not_ready: Callable[[], str] = lambda: "the Slack connection is not up yet",
+        metrics: OpsMetrics = METRICS,
     ) -> None:
         self._app = app
+        self._metrics = metrics
         self._lock = threading.Lock()
         self.max_body_bytes = max_body_bytes
         self._not_ready = not_ready
@@ -123,7 +128,7 @@ class SlackEndpoint:
             request = bolt_request(environ, text)
         except RequestRefused as refused:
             return error_response(start_response, refused.status, refused.message)
-        return _to_wsgi(app.dispatch(request), start_response)
+        return _to_wsgi(dispatch_observed(app, request, self._metrics), start_response)
 
 
 def _to_wsgi(response: BoltResponse, start_response: StartResponse) -> list[bytes]:

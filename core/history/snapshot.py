@@ -143,7 +143,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
             NamespaceFigures(ns.namespace, ns.cores, ns.mem_mib, len(ns.pods), ns.gpus_touched)
             for ns in sorted(summary.namespaces, key=lambda n: n.namespace)
         ),
-        models=_models(summary),
+        models=model_figures(summary),
         nodes=tuple(
             NodeFigures(
                 n.node,
@@ -172,7 +172,8 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
     )
 
 
-def _models(summary: Summary) -> tuple[ModelFigures, ...]:
+def model_figures(summary: Summary) -> tuple[ModelFigures, ...]:
+    """GPU states and free whole GPUs per model (device type), by model name."""
     counts: dict[str, list[int]] = {}
     slot = {"idle": 1, "partial": 2, "full": 3, "inconsistent": 4}
     for g in summary.gpus:

@@ -4,8 +4,9 @@ Used for demos (``hami-summary simulate``), property tests and the benchmark. Th
 generated first (``simulate_cluster``: devices, per-pod allocations, quota limits) and is the
 ground truth; ``render_exposition`` then writes it exactly as the HAMi scheduler and the Go
 Prometheus client would. Everything is deterministic for a given ``seed``; ``t`` applies ``t``
-drift steps in which a few pods finish and a few new ones are scheduled, so a demo exporter
-changes slowly over time.
+drift steps in which a few pods finish and new ones arrive (more in busy spells, fewer in quiet
+ones) while one namespace grows until its quota stops it and then lets go again, so a demo
+exporter changes over time the way a shared cluster does.
 """
 
 from __future__ import annotations

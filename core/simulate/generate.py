@@ -306,30 +306,98 @@ def _set_quota_limits(rng: random.Random, state: _State, nodes: int) -> None:
             state.quota_namespaces.append(ns)
 
 
-def _drift_once(state: _State, namer: _Namer, seed: int, step: int, nodes: int) -> None:
-    """A few pods finish; as many new ones of the same shapes are scheduled where they fit.
+# The drift steers the cluster's allocated cores towards a level that moves in a slow wave
+# (busy and quiet hours): near what generation gives, 55 % +- 10 % over 96 steps.
+TARGET_CORE_SHARE: Final = 0.55
+WAVE_AMPLITUDE: Final = 0.10
+WAVE_STEPS: Final = 96
+# One namespace runs campaigns (a training push, a launch): for GROWTH_STEPS steps it gains a
+# pod each step, until its quota or the GPUs say no; for the next RELEASE_STEPS its pods end,
+# one a step; then it grows again.
+GROWTH_STEPS: Final = 30
+RELEASE_STEPS: Final = 18
 
-    Re-using the shapes of the pods that ended keeps the mix (whole, shared, multi-GPU,
-    memory-only) and the allocation level stable over a long-running demo.
+
+# A growing namespace without a core quota stops at this share of the cluster's cores.
+GROWTH_MAX_SHARE: Final = 0.5
+
+
+def growing_namespace(cluster_or_state: SimulatedCluster | _State) -> str:
+    """The namespace that grows as the cluster drifts: the one with the largest core quota
+    (so its quota use climbs towards the limit and crosses 90 %), else the pool's busiest."""
+    limits = (
+        cluster_or_state.quota_limits
+        if isinstance(cluster_or_state, SimulatedCluster)
+        else [(ns, res, lim) for (ns, res), lim in cluster_or_state.quota_limits.items()]
+    )
+    cores = sorted((-lim, ns) for ns, res, lim in limits if res == GPUCORES_RESOURCE)
+    return cores[0][1] if cores else NAMESPACE_POOL[0][0]
+
+
+def _target_share(step: int) -> float:
+    return TARGET_CORE_SHARE + WAVE_AMPLITUDE * math.sin(2 * math.pi * step / WAVE_STEPS)
+
+
+def _core_share(state: _State) -> float:
+    total = sum(d.core_limit for d in state.devices)
+    return sum(state.used_cores.values()) / total if total else 0.0
+
+
+def _campaign(
+    rng: random.Random, state: _State, namer: _Namer, nodes: int, grower: str, step: int
+) -> None:
+    """The growing namespace's step: one pod more while it grows, one fewer while it lets go."""
+    if (step - 1) % (GROWTH_STEPS + RELEASE_STEPS) < GROWTH_STEPS:
+        total_cores = sum(d.core_limit for d in state.devices)
+        if state.ns_cores.get(grower, 0) < GROWTH_MAX_SHARE * total_cores:
+            _schedule_new(rng, state, namer, nodes, namespace=grower)
+        return
+    held = sorted(k for k in state.pods if k[0] == grower)
+    if held:
+        state.remove(held[rng.randrange(len(held))])
+
+
+def _drift_once(state: _State, namer: _Namer, seed: int, step: int, nodes: int) -> None:
+    """A few pods finish and new ones arrive; one namespace grows in campaigns (``_campaign``).
+
+    Pods that end are mostly replaced by pods of the same shapes where they fit, which keeps
+    the mix (whole, shared, multi-GPU, memory-only); fewer are replaced while the cluster is
+    above the level of the moment (``_target_share``) and extra ones arrive below it, so the
+    allocation rises and falls slowly instead of staying flat.
     """
     rng = random.Random(f"hami-sim-drift:{seed}:{step}")
     if not state.pods:
         _schedule_new(rng, state, namer, nodes)
         return
+    grower = growing_namespace(state)
     churn = max(1, len(state.pods) // 150)
-    ending = [state.pods[k] for k in rng.sample(sorted(state.pods), rng.randint(1, churn))]
+    candidates = sorted(k for k in state.pods if k[0] != grower) or sorted(state.pods)
+    ending = [state.pods[k] for k in rng.sample(candidates, min(len(candidates),
+                                                                rng.randint(1, churn)))]
     for pod in ending:
         state.remove((pod.namespace, pod.name))
+    target = _target_share(step)
     for pod in ending:
+        if _core_share(state) > target + 0.02 and rng.random() < 0.5:
+            continue  # a quiet spell: this one is not replaced
         if rng.random() < 0.2:
             _schedule_new(rng, state, namer, nodes)  # now and then a different request arrives
         else:
             _reschedule(rng, state, namer, pod)
+    if _core_share(state) < target - 0.02:
+        _schedule_new(rng, state, namer, nodes)  # a busy spell: one more arrives
+    _campaign(rng, state, namer, nodes, grower, step)
 
 
-def _schedule_new(rng: random.Random, state: _State, namer: _Namer, nodes: int) -> None:
-    """A fresh request: a whole GPU when it lands on an idle one (half the time), else a slice."""
+def _schedule_new(
+    rng: random.Random, state: _State, namer: _Namer, nodes: int, namespace: str | None = None
+) -> None:
+    """A fresh request: a whole GPU when it lands on an idle one (half the time), else a slice.
+    ``namespace`` chooses whose request it is (else a weighted pick of the pool)."""
     pool = _active_namespaces(nodes)
+    if namespace is not None:
+        apps = next((a for ns, a, _ in NAMESPACE_POOL if ns == namespace), ("job",))
+        pool = ((namespace, apps, 1),)
     for _attempt in range(24):
         d = state.devices[rng.randrange(len(state.devices))]
         idle = state.free(d) == (d.core_limit, d.mem_limit_mib)

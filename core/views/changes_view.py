@@ -156,11 +156,20 @@ def _nodes_section(changes: Changes, top: int) -> list[str]:
     return _wrap("Nodes: " + "; ".join(parts)) if parts else []
 
 
+# Models listed at most (a cluster with more keeps the text on one screen): those whose
+# figures changed first, then the others, and a count of what was left out.
+MAX_MODEL_ROWS = 8
+
+
 def _models_section(changes: Changes) -> list[str]:
     if not changes.models:
         return []
+    ordered = sorted(
+        changes.models,
+        key=lambda m: (m.free_after == m.free_before and m.gpus_after == m.gpus_before, m.model),
+    )
     rows: list[tuple[str, ...]] = [("model", "free whole GPUs", "GPUs")]
-    for m in changes.models:
+    for m in ordered[:MAX_MODEL_ROWS]:
         free = f"{m.free_before} -> {m.free_after}"
         if m.free_after != m.free_before:
             free += f" ({signed(m.free_after - m.free_before)})"
@@ -170,7 +179,12 @@ def _models_section(changes: Changes) -> list[str]:
             else str(m.gpus_after)
         )
         rows.append((short_type(m.model), free, gpus))
-    return ["Free whole GPUs per model, then -> now:", *_columns(rows)]
+    left_out = len(ordered) - MAX_MODEL_ROWS
+    more = [f"  ... and {left_out:,} more models, unchanged"] if left_out > 0 and all(
+        m.free_after == m.free_before and m.gpus_after == m.gpus_before
+        for m in ordered[MAX_MODEL_ROWS:]
+    ) else _more(len(ordered), min(len(ordered), MAX_MODEL_ROWS))
+    return ["Free whole GPUs per model, then -> now:", *_columns(rows), *more]
 
 
 def _inconsistent_section(changes: Changes, top: int) -> list[str]:

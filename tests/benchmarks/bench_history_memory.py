@@ -82,7 +82,7 @@ def _report(
     url: str, history: SnapshotHistory, recorded: int, seconds: float, args: argparse.Namespace
 ) -> None:
     client = redis.Redis.from_url(url)
-    keys = list(client.scan_iter(match=f"{PREFIX}:hami-summary:history*", count=1000))
+    keys = list(client.scan_iter(match=f"{PREFIX}:history*", count=1000))
     usage = sum(int(client.memory_usage(key) or 0) for key in keys)
     lengths = [int(client.strlen(key)) for key in keys if b":history:" in key]
     client.close()

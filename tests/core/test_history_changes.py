@@ -12,6 +12,7 @@ import json
 import pytest
 
 from core.history.changes import compare
+from core.history.snapshot import ModelFigures
 from core.simulate import (
     GPUCORES_RESOURCE,
     SimulatedAllocation,
@@ -209,3 +210,23 @@ def test_pods_csv_lists_every_pod_and_never_a_formula() -> None:
     assert lines[0] == "change,namespace,pod,node,gpus,cores,memory_mib"
     assert len(lines) == 1 + len(changes.pods_started) + len(changes.pods_stopped)
     assert "started,team-a,'=HYPERLINK(1),gpu-node-01,1,10.0,64.0" in lines
+
+
+def test_many_gpu_models_stay_on_one_screen_changed_ones_first() -> None:
+    cluster = simulate_cluster(5, 2, seed=1)
+    base = snapshot_at(cluster, T0)
+    models = tuple(ModelFigures(f"NVIDIA Model-{n:02d}", 8, 4, 2, 2, 0, 4) for n in range(20))
+    changed = (models[17]._replace(free_whole=1), models[3]._replace(free_whole=6))
+    after_models = tuple(
+        next((c for c in changed if c.model == m.model), m) for m in models
+    )
+    before = dataclasses.replace(base, models=models)
+    after = dataclasses.replace(base, models=after_models, taken_at=T0 + 600)
+    lines = render_text(compare(before, after)).splitlines()
+    start = lines.index("Free whole GPUs per model, then -> now:")
+    assert [line.split() for line in lines[start + 2 : start + 4]] == [
+        ["Model-03", "4", "->", "6", "(+2)", "8"],
+        ["Model-17", "4", "->", "1", "(-3)", "8"],
+    ]
+    assert lines[start + 10] == "  ... and 12 more models, unchanged"
+    assert len(lines) <= 45

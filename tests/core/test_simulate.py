@@ -7,6 +7,7 @@ consistency checks read the simulator's text back with the reference parser
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter, defaultdict
 
@@ -324,6 +325,70 @@ def test_long_drift_keeps_the_cluster_alive() -> None:
     share = sum(t.cores for t in later.device_totals().values()) / (40 * 100)
     assert 0.1 < share < 0.95
     assert len(later.pods) > len(cluster.pods) // 3
+
+
+def _core_share(cluster: SimulatedCluster) -> float:
+    return sum(t.cores for t in cluster.device_totals().values()) / sum(
+        d.core_limit for d in cluster.devices
+    )
+
+
+def test_drift_rises_and_falls_and_pods_come_and_go() -> None:
+    cluster = simulate_cluster(20, 4, seed=1)
+    shares, pods_seen = [], set(cluster.pods)
+    arrived = left = 0
+    for _ in range(60):
+        later = drift_cluster(cluster, steps=2)
+        arrived += len(set(later.pods) - set(cluster.pods))
+        left += len(set(cluster.pods) - set(later.pods))
+        pods_seen |= set(later.pods)
+        shares.append(_core_share(later))
+        cluster = later
+    assert arrived > 40 and left > 40  # pods arriving and leaving all along
+    assert max(shares) - min(shares) > 0.08  # busy and quiet spells, not a flat line
+    assert min(shares) > 0.3 and max(shares) < 0.9
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_namespace_grows_until_its_quota_stops_it_then_lets_go(seed: int) -> None:
+    from core.simulate.generate import GROWTH_STEPS, RELEASE_STEPS, growing_namespace
+
+    cluster = simulate_cluster(20, 4, seed=seed)
+    grower = growing_namespace(cluster)
+    limits = {(ns, res): lim for ns, res, lim in cluster.quota_limits}
+    # The largest core quota of the cluster, computed here from the limits themselves.
+    assert limits[(grower, GPUCORES_RESOURCE)] == max(
+        lim for (_, res), lim in limits.items() if res == GPUCORES_RESOURCE
+    )
+
+    def held(state: SimulatedCluster) -> tuple[int, int]:
+        return (
+            sum(a.cores for a in state.allocations if a.namespace == grower),
+            sum(a.mem_mib for a in state.allocations if a.namespace == grower),
+        )
+
+    def fullest_quota(state: SimulatedCluster) -> float:
+        """The grower's use of its tighter quota (cores or memory), from its allocations."""
+        cores, mem = held(state)
+        uses = [cores / limits[(grower, GPUCORES_RESOURCE)]]
+        if (grower, GPUMEM_RESOURCE) in limits:
+            uses.append(mem / limits[(grower, GPUMEM_RESOURCE)])
+        return max(uses)
+
+    start = fullest_quota(cluster)
+    growing = [held(cluster)[0]]
+    for _ in range(GROWTH_STEPS):
+        cluster = drift_cluster(cluster)
+        growing.append(held(cluster)[0])
+    assert growing[-1] > growing[0] and growing == sorted(growing)  # it only grows
+    assert start < 0.9 <= fullest_quota(cluster) <= 1.0  # until its quota is nearly used up
+    shrinking = [held(cluster)[0]]
+    for _ in range(RELEASE_STEPS):
+        cluster = drift_cluster(cluster)
+        shrinking.append(held(cluster)[0])
+    # Its pods end one a step (now and then a new one of its own arrives among the others').
+    assert shrinking[-1] < 0.85 * shrinking[0]
+    assert sum(b < a for a, b in itertools.pairwise(shrinking)) >= RELEASE_STEPS // 2
 
 
 def test_invalid_sizes_are_refused_with_the_reason() -> None:

@@ -121,6 +121,9 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "bot.slack.listeners.actions.__init__:SUMMARY_ACTION_IDS": UserTextPattern(
         "match", "action ids of button presses"
     ),
+    "bot.slack.listeners.actions.__init__:HOME_ACTION_IDS": UserTextPattern(
+        "match", "action ids of Home tab button presses"
+    ),
     "bot.config:_SLACK_USER_ID": UserTextPattern("match", "admin user ids in settings"),
     "bot.slack.markup:_USER_ID": UserTextPattern("fullmatch", "user ids in answers"),
     "bot.slack.markup:_CHANNEL_ID": UserTextPattern("fullmatch", "channel ids in answers"),

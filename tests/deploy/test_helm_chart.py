@@ -18,7 +18,7 @@ import yaml
 from kubernetes.client import ApiClient
 
 from bot.clusters.registry import load_registry
-from bot.web.settings import HttpSettings
+from bot.config import HttpSettings, http_settings
 
 CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "hami-summary"
 
@@ -691,7 +691,7 @@ def test_every_chart_defined_object_in_the_schema_is_closed() -> None:
 
 def test_web_server_limits_reach_the_bot_as_settings_it_accepts(chart: helm.Chart) -> None:
     defaults = env_of(one(render(chart, {}), "Deployment"))
-    assert HttpSettings.from_env(defaults) == HttpSettings()
+    assert http_settings(defaults) == HttpSettings()
     limits = {
         "threads": 12,
         "idleTimeoutSeconds": 30,
@@ -701,6 +701,6 @@ def test_web_server_limits_reach_the_bot_as_settings_it_accepts(chart: helm.Char
     for mode in ("http", "socket"):
         env = env_of(one(render(chart, {"mode": mode, "http": limits}), "Deployment"))
         assert env["HAMI_SUMMARY_HTTP_MAX_BODY_BYTES"] == "8388608"  # not 8.388608e+06
-        assert HttpSettings.from_env(env) == HttpSettings(
+        assert http_settings(env) == HttpSettings(
             threads=12, idle_timeout_seconds=30, max_body_bytes=8388608, connection_limit=100000
         )

@@ -1,6 +1,13 @@
 """Local HTTP servers for the non-Kubernetes sources: a plain ``/metrics`` endpoint and a
 Prometheus-compatible ``/api/v1/query`` that evaluates ``{__name__=~"...",label="..."}`` selectors
-over series built from the fixtures, with the target labels a prometheus-operator scrape adds."""
+over series built from the fixtures, with the target labels a prometheus-operator scrape adds.
+
+With a ``timeline`` (scrapes at several times) it also plays ``/api/v1/query_range`` as
+Prometheus evaluates it: at ``start``, ``start + step``, ... up to ``end``, each series with
+the value of the newest scrape at or before that time within the 5-minute lookback, and no
+value when that scrape does not hold it (a pod gone). ``count(<selector>)`` counts the matching
+series at each time. The instant query then evaluates at ``time`` (default: the newest scrape).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import gzip
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -70,6 +78,44 @@ class HttpState:
     query_override: tuple[int, bytes] | None = None  # (status, body) for /api/v1/query
     queries: list[str] = field(default_factory=list)
     accept_encodings: list[str] = field(default_factory=list)
+    # scrape time -> the series Prometheus stored from that scrape
+    timeline: dict[float, list[dict[str, Any]]] = field(default_factory=dict)
+    # (query, start, end, step) of every range query
+    range_queries: list[tuple[str, float, float, float]] = field(default_factory=list)
+    delay_seconds: float = 0.0  # each query API answer waits this long (a slow Prometheus)
+
+
+LOOKBACK_SECONDS = 300.0
+_COUNT = re.compile(r"^count\((.*)\)$", re.DOTALL)
+
+
+def _scrape_at(state: HttpState, moment: float) -> list[dict[str, Any]]:
+    """The series of the newest scrape at or before ``moment`` within the lookback."""
+    times = [t for t in state.timeline if t <= moment and moment - t <= LOOKBACK_SECONDS]
+    return state.timeline[max(times)] if times else []
+
+
+def _evaluate(state: HttpState, query: str, moment: float) -> list[dict[str, Any]]:
+    """Instant-vector items of ``query`` at ``moment`` (a selector, or count of one)."""
+    counted = _COUNT.match(query)
+    selector = counted.group(1) if counted else query
+    items = [item for item in _scrape_at(state, moment) if _matches(selector, item["metric"])]
+    if counted:
+        return [{"metric": {}, "value": [moment, str(len(items))]}] if items else []
+    return [{"metric": item["metric"], "value": [moment, item["value"][1]]} for item in items]
+
+
+def _range(state: HttpState, query: str, start: float, end: float, step: float) -> bytes:
+    series: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+    moment = start
+    while moment <= end + 1e-9:
+        for item in _evaluate(state, query, moment):
+            key = tuple(sorted(item["metric"].items()))
+            row = series.setdefault(key, {"metric": item["metric"], "values": []})
+            row["values"].append(item["value"])
+        moment += step
+    data = {"resultType": "matrix", "result": list(series.values())}
+    return json.dumps({"status": "success", "data": data}).encode()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -98,14 +144,27 @@ class _Handler(BaseHTTPRequestHandler):
         if parts.path == "/metrics":
             self.reply(state.metrics_status, state.metrics_body, state.metrics_content_type)
             return
+        if parts.path in ("/api/v1/query", "/api/v1/query_range"):
+            time.sleep(state.delay_seconds)
+        fields = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if parts.path == "/api/v1/query_range":
+            query = fields.get("query", "")
+            start, end, step = (float(fields[k]) for k in ("start", "end", "step"))
+            state.range_queries.append((query, start, end, step))
+            self.reply(200, _range(state, query, start, end, step), "application/json")
+            return
         if parts.path == "/api/v1/query":
-            query = parse_qs(parts.query).get("query", [""])[0]
+            query = fields.get("query", "")
             state.queries.append(query)
             if state.query_override is not None:
                 status, body = state.query_override
                 self.reply(status, body, "application/json")
                 return
-            result = [item for item in state.series if _matches(query, item["metric"])]
+            if state.timeline:
+                moment = float(fields.get("time") or max(state.timeline))
+                result = _evaluate(state, query, moment)
+            else:
+                result = [item for item in state.series if _matches(query, item["metric"])]
             body = json.dumps(
                 {"status": "success", "data": {"resultType": "vector", "result": result}}
             ).encode()

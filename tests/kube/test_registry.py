@@ -151,6 +151,12 @@ def test_mapping_form_and_empty_files(folder: Path) -> None:
             "lower-case letters, digits, '.', '_' and '-' (up to 63 characters), e.g. prod-eu",
         ),
         (
+            "clusters:\n  - name: fleet\n    metrics_url: http://h/metrics\n",
+            'FILE:2: clusters[0]: field "name": "fleet" is a word of /hami-summary itself '
+            "(/hami-summary fleet does something else), so no cluster could be asked by that "
+            "name; choose another, e.g. gpu-fleet",
+        ),
+        (
             "clusters:\n  - name: a\n    metrics_url: http://h/metrics\n    alowed_users: [U1]\n",
             'FILE:4: clusters[0] ("a"): unknown field "alowed_users" (did you mean '
             '"allowed_users"?). Known fields: name, display_name, kubeconfig, context, contexts, '

@@ -25,7 +25,9 @@ from bot.notify.settings import NotifySettings
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.redis_store import RedisStore
-from bot.web.server import BotHttpServer, slack_route
+from bot.web.server import BotHttpServer
+from bot.web.serving import BOT_FEATURES
+from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
 from tests.slack.conftest import SIGNING_SECRET, MetricsServer, SlackSender
 from tests.support.slack_api import SlackWebApi, running_slack_api
@@ -160,8 +162,10 @@ def start_notified(
         )
 
     bot_store = RedisStore(redis_url, prefix)
-    bot = assemble_bot(config, store=bot_store, registry=registry)
-    server = BotHttpServer(slack_route(bot.app), host="127.0.0.1", port=0).start()
+    bot = assemble_bot(config, store=bot_store, registry=registry, extra_listeners=BOT_FEATURES)
+    server = BotHttpServer(
+        {SLACK_EVENTS_PATH: SlackEndpoint(bot.app)}, host="127.0.0.1", port=0
+    ).start()
     sender = SlackSender(f"http://127.0.0.1:{server.port}/slack/events")
     running = Notified(
         api, exporter, clock, registry, replica(), replica(), NotifyRecords(bot_store), bot, sender

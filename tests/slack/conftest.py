@@ -26,10 +26,14 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.clusters.registry import ClusterRegistry, empty_registry, load_registry
 from bot.config import load_config
+from bot.ops.metrics import METRICS, OpsMetrics
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
+from bot.store.kv import KeyValueStore
 from bot.store.memory import MemoryStore
-from bot.web.server import BotHttpServer, slack_route
+from bot.web.server import BotHttpServer
+from bot.web.serving import BOT_FEATURES
+from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
 from tests.support.slack_api import BOT_USER_ID, SlackWebApi, running_slack_api
 
@@ -204,11 +208,14 @@ class RunningBot:
 
 
 class MetricsServer:
-    """A HAMi scheduler stand-in: serves one exposition at /metrics and counts scrapes."""
+    """A HAMi scheduler stand-in: serves one exposition at /metrics and counts scrapes
+    (each answered after ``delay_seconds``: a slow cluster) and the answers it finished."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, delay_seconds: float = 0.0) -> None:
         self.text = text
         self.scrapes = 0
+        self.served = 0
+        self.delay_seconds = delay_seconds
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -217,6 +224,7 @@ class MetricsServer:
 
             def do_GET(self) -> None:
                 server.scrapes += 1
+                time.sleep(server.delay_seconds)
                 body = server.text.encode()
                 self.send_response(200)
                 self.send_header(
@@ -225,6 +233,7 @@ class MetricsServer:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+                server.served += 1
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -293,16 +302,25 @@ def start_bot(
     api: SlackWebApi,
     registry: ClusterRegistry,
     extra_env: dict[str, str] | None = None,
+    store: KeyValueStore | None = None,
+    *,
+    metrics: OpsMetrics = METRICS,
     **assembly: Any,
 ) -> tuple[RunningBot, BotHttpServer]:
+    """The bot on a loopback port; its state in ``store`` (a Redis store where a test checks
+    what is kept), else in process memory."""
     env = {
         "SLACK_BOT_TOKEN": api.bot_token,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": api.base_url,
         **(extra_env or {}),
     }
-    slack = assemble_bot(load_config(env), store=MemoryStore(), registry=registry, **assembly)
-    server = BotHttpServer(slack_route(slack.app), host="127.0.0.1", port=0).start()
+    assembly.setdefault("extra_listeners", BOT_FEATURES)
+    kv = store if store is not None else MemoryStore()
+    slack = assemble_bot(load_config(env), store=kv, registry=registry, **assembly)
+    server = BotHttpServer(
+        {SLACK_EVENTS_PATH: SlackEndpoint(slack.app, metrics=metrics)}, host="127.0.0.1", port=0
+    ).start()
     url = f"http://127.0.0.1:{server.port}/slack/events"
     return RunningBot(api, SlackSender(url), slack, url), server
 

@@ -15,7 +15,7 @@ from tests.conftest import read_fixture
 from tests.core.history_support import pods_of
 from tests.slack.conftest import RunningBot
 from tests.slack.test_http_e2e import blocks_text, pasted
-from tests.support.slack_api import StoredMessage
+from tests.support.slack_api import StoredFile, StoredMessage
 
 
 def _message_with(bot: RunningBot, thread_ts: str | None, words: str) -> StoredMessage:
@@ -27,6 +27,17 @@ def _message_with(bot: RunningBot, thread_ts: str | None, words: str) -> StoredM
                 return message
         time.sleep(0.05)
     raise AssertionError(f"no message with {words!r} in thread {thread_ts}")
+
+
+def _uploaded(bot: RunningBot, filename: str) -> StoredFile:
+    """The file of that name once its upload is complete (other files may finish first)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        found = [f for f in bot.api.uploaded_files() if f.filename == filename]
+        if found:
+            return found[-1]
+        time.sleep(0.05)
+    raise AssertionError(f"no upload of {filename}")
 
 
 def test_a_second_paste_is_compared_with_the_first(bot: RunningBot) -> None:
@@ -49,8 +60,7 @@ def test_a_second_paste_is_compared_with_the_first(bot: RunningBot) -> None:
     assert f"Started holding GPUs: {len(started)} pod(s)" in answer
     assert f"Stopped holding GPUs: {len(stopped)} pod(s)" in answer
     assert len(started) > 5 and f"... and {len(started) - 5} more" in answer
-    bot.api.wait_for("files.completeUploadExternal")
-    listing = next(f for f in bot.api.uploaded_files() if f.filename == "hami-changes-pods.csv")
+    listing = _uploaded(bot, "hami-changes-pods.csv")
     assert listing.thread_ts == root and listing.content is not None
     rows = [line.split(",") for line in listing.content.decode().splitlines()[1:]]
     assert sorted((ns, pod) for change, ns, pod, *_ in rows if change == "started") == started
@@ -90,8 +100,7 @@ def test_cluster_changes_compare_with_the_kept_history(
     assert metrics_server.scrapes == 1
     # The collection itself was kept: two snapshots now, both in the trend chart.
     assert len(live.history.times("demo")) == 2
-    bot.api.wait_for("files.completeUploadExternal")
-    chart = next(f for f in bot.api.uploaded_files() if f.filename == "hami-trend.png")
+    chart = _uploaded(bot, "hami-trend.png")
     assert chart.content is not None and chart.content[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -64,6 +64,15 @@ def test_values_are_read_and_the_api_url_gets_its_slash(tmp_path: Path) -> None:
             ["HAMI_SUMMARY_ADMINS", "'@alice' is not a Slack user id", "Copy member ID"],
         ),
         ({"KUBECONFIG_DIR": "/nonexistent/kube"}, ["KUBECONFIG_DIR", "no such directory"]),
+        # Redis, the web server and the Socket Mode side port are read here too.
+        ({"REDIS_TIMEOUT_MS": "fast"}, ["REDIS_TIMEOUT_MS must be a positive number, got 'fast'"]),
+        ({"REDIS_RETRY_INTERVAL_S": "nan"}, ["REDIS_RETRY_INTERVAL_S", "positive"]),
+        ({"REDIS_KEY_PREFIX": ":"}, ["REDIS_KEY_PREFIX"]),
+        (
+            {"HAMI_SUMMARY_HTTP_THREADS": "0"},
+            ["HAMI_SUMMARY_HTTP_THREADS='0' must be a whole number from 1 to 256 (default 8)"],
+        ),
+        ({"OPS_PORT": "side"}, ["OPS_PORT='side' is not a port number"]),
     ],
 )
 def test_bad_values_name_the_variable_and_the_fix(env: dict[str, str], words: list[str]) -> None:
@@ -71,6 +80,27 @@ def test_bad_values_name_the_variable_and_the_fix(env: dict[str, str], words: li
         load_config(env)
     for word in words:
         assert word in error.value.message
+
+
+def test_redis_and_web_server_settings_are_typed_once() -> None:
+    config = load_config(
+        {
+            "REDIS_URL": "redis://:pw@redis:6379/0",
+            "REDIS_KEY_PREFIX": "team-gpu:",
+            "REDIS_TIMEOUT_MS": "250",
+            "HAMI_SUMMARY_HTTP_MAX_BODY_BYTES": "2048",
+            "OPS_PORT": "0",
+        }
+    )
+    assert config.redis.url is not None and config.redis.url.reveal() == "redis://:pw@redis:6379/0"
+    assert config.redis.key_prefix == "team-gpu"  # the store adds the ":" itself
+    assert config.redis.timeout_seconds == 0.25 and config.redis.retry_interval_seconds == 5.0
+    assert config.http.max_body_bytes == 2048 and config.http.threads == 8
+    assert config.ops_port == 0
+    assert [secret.reveal() for secret in config.secrets()] == ["redis://:pw@redis:6379/0"]
+    defaults = load_config({})
+    assert defaults.redis.url is None and defaults.redis.key_prefix == "hami-summary"
+    assert defaults.ops_port == 8080 and defaults.secrets() == ()
 
 
 def test_secrets_never_show_in_repr_or_errors() -> None:

@@ -16,14 +16,16 @@ import threading
 import time
 
 from bot.clusters.collect import CollectedMetrics
+from bot.clusters.scrape_cache import ScrapeCache
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
-from bot.store.scrape_cache import ScrapeCache
 from tests.store.collected import collect_from
 
 
 def burst(redis_url: str, prefix: str, exporter_url: str, threads: int, start_at: float) -> None:
-    cache = ScrapeCache(ResilientStore(RedisStore(redis_url, prefix)))
+    # Generous Redis timeouts: on a loaded machine a 200 ms one can expire, and the store then
+    # rightly falls back to memory, which is not what this burst is about.
+    cache = ScrapeCache(ResilientStore(RedisStore(redis_url, prefix, timeout_seconds=5.0)))
     lock = threading.Lock()
 
     def ask() -> None:

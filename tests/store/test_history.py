@@ -51,7 +51,7 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
 
 
 def _history_keys(client: redis.Redis, prefix: str) -> list[bytes]:
-    return sorted(client.scan_iter(match=f"{prefix}:hami-summary:history:*", count=1000))
+    return sorted(client.scan_iter(match=f"{prefix}:history:*", count=1000))
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ import time
 
 import pytest
 
+from bot.config import ConfigError, redis_settings
 from bot.ops.metrics import METRICS
-from bot.store.factory import StoreConfigError, redis_state, store_from_env
+from bot.store.factory import redis_state, store_from_config
 from bot.store.memory import MemoryStore
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
@@ -135,11 +136,13 @@ def test_probes_redis_at_most_once_per_interval() -> None:
 
 @pytest.mark.slow
 def test_factory_chooses_by_redis_url(private_redis: RedisServerProcess) -> None:
-    memory = store_from_env({})
+    memory = store_from_config(redis_settings({}))
     assert isinstance(memory, MemoryStore)
     assert redis_state(memory).state == "disabled"
 
-    shared = store_from_env({"REDIS_URL": private_redis.url, "REDIS_KEY_PREFIX": "team-a"})
+    shared = store_from_config(
+        redis_settings({"REDIS_URL": private_redis.url, "REDIS_KEY_PREFIX": "team-a"})
+    )
     assert isinstance(shared, ResilientStore)
     assert redis_state(shared).state == "ok"
     shared.put("k", b"v", 30)
@@ -155,7 +158,7 @@ def test_factory_chooses_by_redis_url(private_redis: RedisServerProcess) -> None
     ],
 )
 def test_factory_explains_bad_settings(env: dict[str, str], expected: str) -> None:
-    with pytest.raises(StoreConfigError) as caught:
-        store_from_env(env)
+    with pytest.raises(ConfigError) as caught:
+        store_from_config(redis_settings(env))
     assert expected in caught.value.message
     assert "pw" not in caught.value.message

@@ -1,4 +1,5 @@
-"""ScrapeCache on a real Redis: hits, expiry, versions, single-flight, dead lock holders."""
+"""ScrapeCache (cluster collections in the store's single-flight cache) on a real Redis: hits,
+expiry, versions, single-flight, dead lock holders."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ import pytest
 
 from bot.clusters.collect import CollectedMetrics
 from bot.clusters.errors import ClusterError, CollectionError
+from bot.clusters.scrape_cache import ScrapeCache, ScrapeFailedError
 from bot.ops.metrics import METRICS
 from bot.store import codec
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
-from bot.store.scrape_cache import ScrapeCache, ScrapeFailedError
 from tests.store.collected import CountingExporter, collect_from, collected, counting_exporter
 from tests.support.redis_server import RedisServerProcess
 
@@ -108,9 +109,9 @@ def test_contexts_and_clusters_are_cached_apart(kv: RedisStore, exporter: Counti
     "stored",
     [
         b"hs\x02\x06scrapez" + b"\x78\x9c" + b"from a future release",  # unknown version
-        codec.encode("thread", {"stored_at": time.time(), "metrics": {}, "error": None}),
+        codec.encode("thread", {"stored_at": time.time(), "value": {}, "error": None}),
         b"pickle\x80\x04 or any other old format",
-        codec.encode("scrape", {"stored_at": "yesterday", "metrics": {"x": 1}}),
+        codec.encode("scrape", {"stored_at": "yesterday", "value": {"x": 1}}),
     ],
     ids=["future-version", "other-kind", "foreign-bytes", "bad-fields"],
 )
@@ -182,12 +183,14 @@ def test_fifty_requests_from_two_processes_cause_one_scrape(
             _start_burst(redis_url, redis_key_prefix, slow.url, 25, start_at) for _ in range(2)
         ]
         answers = []
+        errors = []
         for worker in workers:
             out, err = worker.communicate(timeout=60)
             assert worker.returncode == 0, err
             answers += [json.loads(line) for line in out.splitlines()]
+            errors.append(err)
         assert len(answers) == 50
-        assert slow.scrapes == 1
+        assert slow.scrapes == 1, errors
         assert {a["text"] for a in answers} == {answers[0]["text"]}
         assert "# scrape 1" in answers[0]["text"]
         # Exactly one request collected (age 0); the other 49 reused its result.
@@ -452,7 +455,7 @@ def test_metrics_of_another_release_are_a_miss(kv: RedisStore, exporter: Countin
     cache = _cache(kv)
     future = collected("hami_vgpu_count 1\n").to_json() | {"version": 99}
     stored = codec.encode(
-        "scrape", {"stored_at": time.time(), "metrics": future, "error": None}, compress=True
+        "scrape", {"stored_at": time.time(), "value": future, "error": None}, compress=True
     )
     kv.put(cache.entry_key("gpu-prod", "ctx-a"), stored, 30)
     metrics, age = cache.get_or_collect("gpu-prod", "ctx-a", lambda: collect_from(exporter.url), 30)

@@ -6,8 +6,9 @@ asks for it; ``missing_scope`` for a method whose scope is not in ``scopes`` (as
 token without it). It also serves the upload URLs it hands out, private file downloads (bot
 token required, as Slack does), ``response_url`` posts, and the members of the user groups a
 test sets in ``usergroups`` (``usergroups.users.list``, sent as GET by slack_sdk; as slowly as
-``usergroups_delay_seconds`` says). Every request is recorded in order, so tests can assert on
-exactly what the bot sent.
+``usergroups_delay_seconds`` says), App Home views (``views.publish``), modals (``views.open``)
+and users' DM channels (``conversations.open``). Every request is recorded in order, so tests
+can assert on exactly what the bot sent.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def manifest_bot_scopes() -> frozenset[str]:
 # ``missing_scope`` as Slack does.
 BOT_SCOPES = manifest_bot_scopes()
 # Scope each method needs, where the bot's tests check it.
-METHOD_SCOPES = {"usergroups.users.list": "usergroups:read"}
+METHOD_SCOPES = {"usergroups.users.list": "usergroups:read", "conversations.open": "im:write"}
 
 
 @dataclass
@@ -101,6 +102,11 @@ class SlackWebApi:
         self.usergroups: dict[str, list[str]] = {}
         # How long each usergroups.users.list takes to answer (a slow Slack).
         self.usergroups_delay_seconds = 0.0
+        # App Home: the view each user's Home tab shows now (views.publish), and every
+        # publish in order; modals opened (views.open); the DM channel of each user.
+        self.home_views: dict[str, dict[str, Any]] = {}
+        self.published: list[tuple[str, dict[str, Any]]] = []
+        self.opened_views: list[dict[str, Any]] = []
         self.socket_mode_url: str | None = None
         self._rate_limits: dict[str, list[float]] = {}
         self._lock = threading.Condition()
@@ -438,11 +444,50 @@ class SlackWebApi:
             return {"ok": False, "error": "no_such_subteam"}
         return {"ok": True, "users": list(members)}
 
+    @staticmethod
+    def _view(params: dict[str, Any]) -> dict[str, Any]:
+        view = params.get("view")
+        parsed = json.loads(view) if isinstance(view, str) else view
+        return dict(parsed or {})
+
+    def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
+        user = str(params.get("user_id") or "")
+        view = self._view(params)
+        if not user:
+            return {"ok": False, "error": "invalid_arguments"}
+        if view.get("type") != "home" or len(view.get("blocks") or []) > 100:
+            return {"ok": False, "error": "invalid_arguments"}
+        with self._lock:
+            self.home_views[user] = view
+            self.published.append((user, view))
+        return {"ok": True, "view": {"id": f"V{len(self.published):08d}", **view}}
+
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        view = self._view(params)
+        if not params.get("trigger_id"):
+            return {"ok": False, "error": "invalid_trigger_id"}
+        if view.get("type") != "modal":
+            return {"ok": False, "error": "invalid_arguments"}
+        with self._lock:
+            self.opened_views.append(view)
+        return {"ok": True, "view": {"id": f"VM{len(self.opened_views):07d}", **view}}
+
+    def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        users = str(params.get("users") or "")
+        if not users or "," in users:
+            return {"ok": False, "error": "invalid_arguments"}
+        return {"ok": True, "channel": {"id": dm_channel_of(users)}}
+
     def _files_info(self, params: dict[str, Any]) -> dict[str, Any]:
         stored = self.private_files.get(str(params.get("file")))
         if stored is None:
             return {"ok": False, "error": "file_not_found"}
         return {"ok": True, "file": stored[0]}
+
+
+def dm_channel_of(user: str) -> str:
+    """The id of a user's DM with the bot, as ``conversations.open`` answers it here."""
+    return "D" + user[1:]
 
 
 def running_slack_api() -> Iterator[SlackWebApi]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import App
 
-from bot.slack.listeners import actions, commands, events, shortcuts
+from bot.slack.listeners import actions, commands, events, shortcuts, views
 
 
 def register_listeners(app: App) -> None:
@@ -12,3 +12,4 @@ def register_listeners(app: App) -> None:
     events.register(app)
     actions.register(app)
     shortcuts.register(app)
+    views.register(app)

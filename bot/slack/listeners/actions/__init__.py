@@ -1,4 +1,4 @@
-"""Block actions: the cluster picker and the buttons under a summary."""
+"""Block actions: the cluster picker, the buttons under a summary and those of the Home tab."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import re
 
 from slack_bolt import App
 
+from bot.ops.instrument import answers_later
 from bot.slack.blocks import SUMMARY_BUTTONS, USAGE_BUTTON
+from bot.slack.home_view import HOME_ACTIONS
+from bot.slack.listeners.actions.home_buttons import press_home_button
 from bot.slack.listeners.actions.picker import (
     acknowledge_action,
     cancel_picker,
@@ -31,15 +34,19 @@ SUMMARY_ACTION_IDS = re.compile(
     + "|".join(re.escape(action_id) for action_id, _ in (*SUMMARY_BUTTONS, USAGE_BUTTON))
     + ")$"
 )
+HOME_ACTION_IDS = re.compile("^(" + "|".join(re.escape(a) for a in HOME_ACTIONS) + ")$")
 
 
 def register(app: App) -> None:
-    app.action(PICKER_CLUSTER)(ack=acknowledge_action, lazy=[choose_cluster])
+    app.action(PICKER_CLUSTER)(ack=acknowledge_action, lazy=[answers_later(choose_cluster)])
     app.action(PICKER_CONTEXT)(choose_context)
     # The namespace box sends no action of its own (no dispatch_action); acknowledged in case
     # a Slack client sends one anyway. Its value is read from the Confirm payload's state.
     app.action(PICKER_NAMESPACE)(acknowledge_action)
     app.action(PICKER_USAGE)(acknowledge_action)
-    app.action(PICKER_CONFIRM)(ack=acknowledge_action, lazy=[confirm_picker])
-    app.action(PICKER_CANCEL)(ack=acknowledge_action, lazy=[cancel_picker])
-    app.action(SUMMARY_ACTION_IDS)(ack=acknowledge_action, lazy=[press_summary_button])
+    app.action(PICKER_CONFIRM)(ack=acknowledge_action, lazy=[answers_later(confirm_picker)])
+    app.action(PICKER_CANCEL)(ack=acknowledge_action, lazy=[answers_later(cancel_picker)])
+    app.action(SUMMARY_ACTION_IDS)(
+        ack=acknowledge_action, lazy=[answers_later(press_summary_button)]
+    )
+    app.action(HOME_ACTION_IDS)(ack=acknowledge_action, lazy=[answers_later(press_home_button)])

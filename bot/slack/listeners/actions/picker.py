@@ -1,7 +1,8 @@
 """The ephemeral cluster picker: choose cluster, context and namespace, then Confirm.
 
 Choices are remembered per user and channel (``BotState``) as they are made; the Confirm
-payload's ``state.values`` take precedence. Nothing is collected before Confirm (SPEC 2).
+payload's ``state.values`` take precedence. Nothing is collected before Confirm: a scrape costs
+the cluster's API server, so it waits for the final choice of cluster and context.
 """
 
 from __future__ import annotations

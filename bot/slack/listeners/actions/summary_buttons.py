@@ -8,6 +8,8 @@ follow-ups keep it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from logging import Logger
 from typing import Any
 
@@ -25,7 +27,7 @@ from bot.slack.delivery import Delivery
 from bot.slack.listeners.actions.button_origin import origin_problem
 from bot.slack.markup import mention_user
 from bot.slack.messages import SlackMessage, slack_message, text_message
-from bot.slack.services import services_from
+from bot.slack.services import SlackServices, services_from
 
 
 def _working_note(text: str) -> SlackMessage:
@@ -42,6 +44,40 @@ IN_PLACE_NOTES = {
 }
 
 
+@dataclass(frozen=True)
+class _Press:
+    """One press of a summary button, read from its block_actions payload."""
+
+    name: str  # "refresh", "usage", "gpus", "workloads", "csv"
+    value: str  # what the button carries (``SummaryRef``)
+    user: str
+    channel: str
+    message: dict[str, Any]  # the message the button sits under
+    message_ts: str
+    thread_root: str | None
+    ephemeral: bool
+
+    @classmethod
+    def of(cls, body: dict[str, Any], action: dict[str, Any]) -> _Press:
+        container = body.get("container") or {}
+        message = body.get("message") or {}
+        message_ts = str(container.get("message_ts") or message.get("ts") or "")
+        return cls(
+            name=str(action["action_id"]).removeprefix("summary_"),
+            value=str(action.get("value") or ""),
+            user=str(body["user"]["id"]),
+            channel=str((body.get("channel") or {}).get("id") or ""),
+            message=message,
+            message_ts=message_ts,
+            thread_root=str(message.get("thread_ts") or message_ts) or None,
+            ephemeral=bool(container.get("is_ephemeral")),
+        )
+
+    @property
+    def what(self) -> str:
+        return f"{self.name} for {mention_user(self.user)}"
+
+
 def press_summary_button(
     body: dict[str, Any],
     action: dict[str, Any],
@@ -51,57 +87,29 @@ def press_summary_button(
     logger: Logger,
 ) -> None:
     services = services_from(context)
-    conversation = services.conversation
-    name = str(action["action_id"]).removeprefix("summary_")
-    value = str(action.get("value") or "")
-    user = str(body["user"]["id"])
-    channel = str((body.get("channel") or {}).get("id") or "")
-    container = body.get("container") or {}
-    message = body.get("message") or {}
-    message_ts = str(container.get("message_ts") or message.get("ts") or "")
-    thread_root = str(message.get("thread_ts") or message_ts) or None
-    what = f"{name} for {mention_user(user)}"
+    pressed = _Press.of(body, action)
+    name, user, channel = pressed.name, pressed.user, pressed.channel
 
     def compute() -> Any:
-        return conversation.button(name, value, user=user, channel=channel)
-
-    def refresh_in_place() -> None:
-        delivery = Delivery(client, logger)
-        old_blocks = message.get("blocks") or []
-        old_text = str(message.get("text") or "HAMi summary")
-        delivery.update_with_note(channel, message_ts, IN_PLACE_NOTES[name], old_text,
-                                  old_blocks)
-        reply = compute_safely(compute, logger, what, f"channel {channel}")
-        if reply is None:
-            return
-        new = slack_message(reply)
-        if new.problem:
-            # The old summary stays; only the person who pressed the button hears why.
-            delivery.restore(channel, message_ts, old_text, old_blocks)
-            delivery.ephemeral(channel, user, thread_root, new)
-            return
-        if thread_root is not None:
-            # The summary in place is now the thread's latest: follow-ups ask what it shows.
-            conversation.remember_cluster_thread(reply, channel=channel, thread_ts=thread_root)
-        delivery.finish(channel, message_ts, thread_root, new)
+        return services.conversation.button(name, pressed.value, user=user, channel=channel)
 
     def press() -> None:
         in_place = name in IN_PLACE_NOTES
-        if in_place and container.get("is_ephemeral"):
-            reply = compute_safely(compute, logger, what, f"channel {channel}")
+        if in_place and pressed.ephemeral:
+            reply = compute_safely(compute, logger, pressed.what, f"channel {channel}")
             if reply is not None:
                 respond_ephemeral(respond, slack_message(reply, files_possible=False),
                                   replace=True)
-        elif in_place and message_ts:
-            refresh_in_place()
+        elif in_place and pressed.message_ts:
+            _refresh_in_place(pressed, services, Delivery(client, logger), compute, logger)
         else:
             answer_in_thread(
                 services=services, client=client, logger=logger, channel=channel,
-                thread_ts=thread_root, user=user, what=what, compute=compute,
+                thread_ts=pressed.thread_root, user=user, what=pressed.what, compute=compute,
                 respond=respond, problems_private=True,
             )
 
-    problem = origin_problem(body, value)
+    problem = origin_problem(body, pressed.value)
     if problem is not None:
         logger.warning("refused button %s from %s in %s: its value names another conversation",
                        name, user, channel)
@@ -109,3 +117,34 @@ def press_summary_button(
         return
     run_guarded(logger, f"button {name} for {user} in {channel}", press,
                 on_error=lambda failure: respond_ephemeral(respond, failure))
+
+
+def _refresh_in_place(
+    pressed: _Press,
+    services: SlackServices,
+    delivery: Delivery,
+    compute: Callable[[], Any],
+    logger: Logger,
+) -> None:
+    """Refresh or Real usage: the summary is replaced where it stands, with a note on top while
+    the new one is computed; a problem leaves the old summary and tells only the presser."""
+    channel, message_ts, thread_root = pressed.channel, pressed.message_ts, pressed.thread_root
+    old_blocks = pressed.message.get("blocks") or []
+    old_text = str(pressed.message.get("text") or "HAMi summary")
+    delivery.update_with_note(channel, message_ts, IN_PLACE_NOTES[pressed.name], old_text,
+                              old_blocks)
+    reply = compute_safely(compute, logger, pressed.what, f"channel {channel}")
+    if reply is None:
+        return
+    new = slack_message(reply)
+    if new.problem:
+        # The old summary stays; only the person who pressed the button hears why.
+        delivery.restore(channel, message_ts, old_text, old_blocks)
+        delivery.ephemeral(channel, pressed.user, thread_root, new)
+        return
+    if thread_root is not None:
+        # The summary in place is now the thread's latest: follow-ups ask what it shows.
+        services.conversation.remember_cluster_thread(
+            reply, channel=channel, thread_ts=thread_root
+        )
+    delivery.finish(channel, message_ts, thread_root, new)

@@ -1,5 +1,5 @@
-"""``/hami-summary [help | clusters | admin [check] | <cluster> [ns=..] [node=..] [runtime]
-[usage] [fresh]]``."""
+"""``/hami-summary [help | clusters | fleet | admin [check] | <cluster> [ns=..] [node=..]
+[runtime] [usage] [fresh]]``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ from typing import Any
 from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
-from bot.conversation.parsing import AdminCommand, ClusterCommand, Command, parse_command
+from bot.conversation.parsing import (
+    AdminCommand,
+    ClusterCommand,
+    Command,
+    FleetCommand,
+    parse_command,
+)
 from bot.conversation.replies import MessageReply, internal_error_reply, new_error_id
 from bot.slack.answer import (
     answer_in_thread,
@@ -18,6 +24,7 @@ from bot.slack.answer import (
     respond_ephemeral,
     run_guarded,
 )
+from bot.slack.markup import mention_user
 from bot.slack.messages import slack_message
 from bot.slack.services import SlackServices, services_from
 from bot.slack.usergroups import ACK_WAIT_SECONDS, MembershipPending, wait_at_most
@@ -51,7 +58,7 @@ def acknowledge_command(
     """Answer at once what needs no collection; only acknowledge a cluster summary.
 
     Access is decided from cached user-group membership; when some group cannot be read within
-    ``ACK_WAIT_SECONDS``, the acknowledgement says "checking access" and ``summarize_cluster``
+    ``ACK_WAIT_SECONDS``, the acknowledgement says "checking access" and ``answer_command``
     answers (or refuses) after the lookups.
     """
     key = deferral_id(command)
@@ -101,6 +108,12 @@ def _acknowledge(ack: Ack, command: dict[str, Any], services: SlackServices) -> 
             ),
         )
         return
+    if isinstance(parsed, FleetCommand):
+        if conversation.live.clusters_for(user, channel):
+            ack()  # collected and answered by the lazy listener (``answer_fleet``)
+        else:
+            _ack_reply(ack, conversation.fleet(user=user, channel=channel))
+        return
     if isinstance(parsed, ClusterCommand):
         problem = conversation.check_cluster_command(parsed, user=user, channel=channel)
         if problem is not None:
@@ -111,31 +124,52 @@ def _acknowledge(ack: Ack, command: dict[str, Any], services: SlackServices) -> 
     _ack_reply(ack, conversation.answer_command(parsed, user=user, channel=channel))
 
 
-def summarize_cluster(
+def answer_command(
     command: dict[str, Any],
     context: BoltContext,
     client: WebClient,
     respond: Respond,
     logger: Logger,
 ) -> None:
-    """Lazy: collect and summarise the cluster named in the command; and answer a command
-    whose acknowledgement only said "checking access"."""
+    """Lazy: what follows the acknowledgement. A cluster summary is collected and posted,
+    ``admin check`` reports to the admin, and a command whose acknowledgement only said
+    "checking access" is answered now; anything else was answered in the acknowledgement."""
     try:
         parsed = parse_command(command.get("text", ""))
     except InputError:
         return  # already answered in the acknowledgement
     services = services_from(context)
     user, channel = command["user_id"], command["channel_id"]
-    key = deferral_id(command)
-    if not isinstance(parsed, ClusterCommand):
-        if _was_deferred(services, key):
-            _answer_deferred(parsed, services, respond, logger, user=user, channel=channel)
-        return
+    deferred = _was_deferred(services, deferral_id(command))
+    if isinstance(parsed, FleetCommand):
+        answer_fleet(services, client, respond, logger, user=user, channel=channel,
+                     deferred=deferred)
+    elif isinstance(parsed, ClusterCommand):
+        _summarize_cluster(parsed, command, services, client, respond, logger, deferred=deferred)
+    elif deferred:
+        _answer_deferred(parsed, services, respond, logger, user=user, channel=channel)
+    elif isinstance(parsed, AdminCommand) and parsed.check:
+        _check_kubeconfigs(parsed, services, respond, logger, user=user, channel=channel)
+
+
+def _summarize_cluster(
+    parsed: ClusterCommand,
+    command: dict[str, Any],
+    services: SlackServices,
+    client: WebClient,
+    respond: Respond,
+    logger: Logger,
+    *,
+    deferred: bool,
+) -> None:
+    """Collect and summarise the cluster named in the command, once access is known
+    (``deferred``: the acknowledgement said "checking access" and answered nothing else)."""
+    user, channel = command["user_id"], command["channel_id"]
     # Reads the user groups the acknowledgement could not wait for (this listener may).
     problem = services.conversation.check_cluster_command(parsed, user=user, channel=channel)
-    deferred = _was_deferred(services, key)
     if problem is not None:
-        if deferred:  # refused to the asker alone; nothing is posted in the channel
+        if deferred:
+            # Refused to the asker alone; nothing is posted in the channel.
             run_guarded(
                 logger,
                 f"refusing /hami-summary {parsed.cluster} for {user}",
@@ -162,6 +196,47 @@ def summarize_cluster(
     run_guarded(
         logger,
         f"answering /hami-summary {parsed.cluster} for {user} in {channel}",
+        answer,
+        on_error=lambda message: respond_ephemeral(respond, message),
+    )
+
+
+def answer_fleet(
+    services: SlackServices,
+    client: WebClient,
+    respond: Respond,
+    logger: Logger,
+    *,
+    user: str,
+    channel: str,
+    deferred: bool,
+) -> None:
+    """``fleet``: a "working on it" message, then one line per cluster the asker may query.
+    Without any cluster the acknowledgement has answered, unless it was deferred."""
+    conversation = services.conversation
+
+    def answer() -> None:
+        if not conversation.live.clusters_for(user, channel):
+            if deferred:
+                reply = conversation.fleet(user=user, channel=channel)
+                respond_ephemeral(respond, slack_message(reply))
+            return
+        answer_in_thread(
+            services=services,
+            client=client,
+            logger=logger,
+            channel=channel,
+            thread_ts=None,
+            user=user,
+            what=f"collecting every cluster you may query here for {mention_user(user)}",
+            compute=lambda: conversation.fleet(user=user, channel=channel),
+            respond=respond,
+            problems_private=True,
+        )
+
+    run_guarded(
+        logger,
+        f"answering /hami-summary fleet for {user} in {channel}",
         answer,
         on_error=lambda message: respond_ephemeral(respond, message),
     )
@@ -194,19 +269,19 @@ def _answer_deferred(
         run_guarded(logger, what, lambda: respond_ephemeral(respond, slack_message(reply)))
 
 
-def check_kubeconfigs(
-    command: dict[str, Any], context: BoltContext, respond: Respond, logger: Logger
+def _check_kubeconfigs(
+    parsed: AdminCommand,
+    services: SlackServices,
+    respond: Respond,
+    logger: Logger,
+    *,
+    user: str,
+    channel: str,
 ) -> None:
-    """Lazy: ``admin check`` for an admin, answered to them only (ephemeral)."""
-    try:
-        parsed = parse_command(command.get("text", ""))
-    except InputError:
-        return  # already answered in the acknowledgement
-    services = services_from(context)
-    user, channel = command["user_id"], command["channel_id"]
+    """``admin check`` for an admin, answered to them only (ephemeral)."""
     conversation = services.conversation
-    if not (isinstance(parsed, AdminCommand) and parsed.check and conversation.is_admin(user)):
-        return  # answered in the acknowledgement (or not an admin command)
+    if not conversation.is_admin(user):
+        return  # refused in the acknowledgement
     what = f"checking kubeconfig contexts for {user}"
     reply = compute_safely(
         lambda: conversation.admin_report(parsed, user=user, channel=channel),

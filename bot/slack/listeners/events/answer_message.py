@@ -2,7 +2,8 @@
 
 Both surfaces behave the same: metrics in the text or an attached .prom/.txt file start a new
 summary in the thread; other words are follow-ups about the thread's metrics. Other bots are
-answered only when they bring metrics and mention this bot (issue 3); the bot's own messages
+answered only when they bring metrics and mention this bot (so two bots cannot keep each other
+talking); the bot's own messages
 never reach here (Bolt's ``IgnoringSelfEvents`` middleware drops them).
 """
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import App
 
+from bot.ops.instrument import answers_later
 from bot.slack.listeners.shortcuts.summarize_metrics import (
     CALLBACK_ID,
     acknowledge_shortcut,
@@ -12,4 +13,4 @@ from bot.slack.listeners.shortcuts.summarize_metrics import (
 
 
 def register(app: App) -> None:
-    app.shortcut(CALLBACK_ID)(ack=acknowledge_shortcut, lazy=[summarize_message])
+    app.shortcut(CALLBACK_ID)(ack=acknowledge_shortcut, lazy=[answers_later(summarize_message)])

@@ -1,0 +1,154 @@
+"""History of a Prometheus-sourced cluster, read back with range queries from a local HTTP
+server that plays Prometheus's ``/api/v1/query`` and ``/api/v1/query_range``.
+
+The expected states come from the simulator's ground truth of each scrape, never from the bot.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from bot.clusters.errors import CollectionError
+from bot.clusters.prometheus_history import PrometheusHistory
+from bot.clusters.registry import ClusterEntry, load_registry
+from bot.conversation.clusters import LiveRequest
+from bot.live import RegistryLiveSource
+from bot.store.redis_store import RedisStore
+from core.settings import History, Settings
+from tests.core.history_support import pods_of
+from tests.kube.fake_http import http_server
+from tests.kube.prometheus_timeline import Timeline, drifting_timeline
+
+
+def _entry(url: str) -> ClusterEntry:
+    return ClusterEntry(
+        name="prod",
+        display_name="Production",
+        source_kind="prometheus",
+        prometheus_url=url,
+        prometheus_selector='cluster="prod"',
+    )
+
+
+def _pods(snapshot_pods: object) -> dict[tuple[str, str], tuple[int, int, int]]:
+    return {
+        (p.namespace, p.pod): (p.gpus, round(p.cores), round(p.mem_mib))
+        for p in snapshot_pods  # type: ignore[attr-defined]
+    }
+
+
+@pytest.fixture
+def timeline() -> Timeline:
+    return drifting_timeline(time.time() - 30)
+
+
+@pytest.fixture
+def prometheus(timeline: Timeline) -> Iterator[str]:
+    with http_server(timeline.state) as url:
+        yield url
+
+
+def test_the_state_of_two_hours_ago_is_the_scrape_of_then(
+    timeline: Timeline, prometheus: str
+) -> None:
+    moment = time.time() - 7200
+    snapshot = PrometheusHistory(_entry(prometheus)).at_or_before(moment)
+    scraped_at, truth = timeline.at_or_before(moment)
+    assert snapshot.taken_at == pytest.approx(moment, abs=0.01)
+    assert snapshot.cluster == "prod"
+    assert _pods(snapshot.pods) == pods_of(truth)  # nothing of cluster "other" either
+    assert moment - scraped_at < 600
+    query, start, end, _ = timeline.state.range_queries[0]
+    assert query.endswith(',cluster="prod"}') and start == end == pytest.approx(moment, abs=0.01)
+
+
+def test_before_the_retention_the_oldest_state_is_used(timeline: Timeline, prometheus: str) -> None:
+    oldest = min(timeline.truth)
+    moment = oldest - 3 * 86_400
+    snapshot = PrometheusHistory(_entry(prometheus)).at_or_before(moment)
+    # Found by a one-series count over the span, then fetched at its first time with data.
+    assert any(q.startswith("count(") for q, *_ in timeline.state.range_queries)
+    # The search samples the span: it lands on one of the first scrapes Prometheus holds,
+    # never on a later one (scrapes are 600 s apart; a sample is seen 300 s after it).
+    assert oldest <= snapshot.taken_at < oldest + 900
+    assert _pods(snapshot.pods) == pods_of(timeline.at_or_before(snapshot.taken_at)[1])
+
+
+def test_no_data_at_all_says_so_and_what_to_do(prometheus: str) -> None:
+    entry = ClusterEntry(
+        name="lab",
+        display_name="lab",
+        source_kind="prometheus",
+        prometheus_url=prometheus,
+        prometheus_selector='cluster="lab"',
+    )
+    with pytest.raises(CollectionError) as caught:
+        PrometheusHistory(entry).at_or_before(time.time() - 3600)
+    message = caught.value.message
+    assert message.startswith(
+        f'Prometheus at {prometheus} has no HAMi scheduler series matching {{cluster="lab"}} '
+        "between "
+    )
+    assert "ask for a shorter span (since=1h)" in message
+
+
+def test_the_trend_holds_the_recent_and_daily_tiers_within_the_sample_budget(
+    timeline: Timeline, prometheus: str
+) -> None:
+    settings = Settings(history=History(recent_snapshots=12, min_spacing_minutes=10.0))
+    history = PrometheusHistory(_entry(prometheus), settings=settings)
+    snapshots = history.snapshots()
+    times = [s.taken_at for s in snapshots]
+    assert times == sorted(times) and len(times) == 12  # the recent tier (daily: no data)
+    assert all(b - a == pytest.approx(600.0) for a, b in itertools.pairwise(times))
+    for snapshot in snapshots:
+        _, truth = timeline.at_or_before(snapshot.taken_at)
+        assert _pods(snapshot.pods) == pods_of(truth)
+    # A large cluster asks for fewer points over the same window.
+    timeline.state.range_queries.clear()
+    history.snapshots(series_hint=200_000)
+    points = [
+        round((end - start) / step) + 1 for _, start, end, step in timeline.state.range_queries
+    ]
+    assert max(points) == 5  # 1,000,000 samples / 200,000 series
+
+
+@pytest.fixture
+def kv(redis_url: str, redis_key_prefix: str) -> Iterator[RedisStore]:
+    store = RedisStore(redis_url, redis_key_prefix)
+    yield store
+    store.close()
+
+
+def test_a_prometheus_cluster_keeps_no_history_of_its_own(
+    timeline: Timeline,
+    prometheus: str,
+    kv: RedisStore,
+    redis_url: str,
+    redis_key_prefix: str,
+    tmp_path: Path,
+) -> None:
+    registry = tmp_path / "clusters.yaml"
+    registry.write_text(
+        "clusters:\n  - name: prod\n"
+        f"    prometheus_url: {prometheus}\n"
+        "    prometheus_selector: 'cluster=\"prod\"'\n"
+    )
+    source = RegistryLiveSource(load_registry(registry), kv)
+    request = LiveRequest("prod", None, user=None, channel=None)
+    now = source.summarize(request)
+    assert now.summary.cluster.pods == len(pods_of(timeline.at_or_before(time.time())[1]))
+    before = source.snapshot_before(request, time.time() - 3600)
+    assert before is not None
+    assert _pods(before.pods) == pods_of(timeline.at_or_before(time.time() - 3600)[1])
+    client = redis.Redis.from_url(redis_url)
+    try:
+        assert list(client.scan_iter(match=f"{redis_key_prefix}:*history*")) == []
+    finally:
+        client.close()
