@@ -45,31 +45,38 @@ _DEVICE_MEMORY = ValueRange(
     INT32_MAX * BYTES_PER_MIB, "2,147,483,647 MiB, the most HAMi's 32-bit MiB count holds"
 )
 _CORES = ValueRange(INT32_MAX, "2,147,483,647, the most HAMi's 32-bit core count holds")
+# Limits are what shares are taken of, and HAMi keeps every one as a whole count (MiB times
+# 1,048,576 bytes, core points, quota units): a fractional one cannot come from an exporter,
+# and a tiny one (4e-320) would make the share of it infinite.
+_DEVICE_MEMORY_LIMIT = ValueRange(_DEVICE_MEMORY.upper, _DEVICE_MEMORY.ceiling, True)
+_CORE_LIMIT = ValueRange(_CORES.upper, _CORES.ceiling, True)
 _SLOTS = ValueRange(INT32_MAX, "2,147,483,647, the most HAMi's 32-bit slot count holds", True)
 # Used MiB over total MiB, both 32-bit counts; above 1 means over-allocated.
 _RATIO = ValueRange(INT32_MAX, "2,147,483,647, the largest ratio of two 32-bit MiB counts")
 _QUOTA = ValueRange(INT64_MAX, "9,223,372,036,854,775,807, the most a 64-bit quota holds")
+_QUOTA_LIMIT = ValueRange(_QUOTA.upper, _QUOTA.ceiling, True)
 _MONITOR_BYTES = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 bytes (a 64-bit counter)")
+_MONITOR_BYTES_LIMIT = ValueRange(_MONITOR_BYTES.upper, _MONITOR_BYTES.ceiling, True)
 _PERCENT = ValueRange(100.0, "100%")  # NVML utilisation of a whole GPU
 # A container's SM utilisation sums the samples of its processes, which need not stay at 100.
 _SUMMED_PERCENT = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 (a 64-bit sum)")
 _SECONDS = ValueRange(INT64_MAX, "9,223,372,036,854,775,807 seconds")
 
 VALUE_RANGES: dict[str, ValueRange] = {
-    "mem_limit_bytes": _DEVICE_MEMORY,
+    "mem_limit_bytes": _DEVICE_MEMORY_LIMIT,
     "mem_allocated_bytes": _DEVICE_MEMORY,
     "overview_mem_allocated_bytes": _DEVICE_MEMORY,
     "pod_mem_allocated_bytes": _DEVICE_MEMORY,
-    "core_limit": _CORES,
+    "core_limit": _CORE_LIMIT,
     "core_allocated": _CORES,
     "pod_core_allocated": _CORES,
     "shared_count": _SLOTS,
     "mem_ratio": _RATIO,
     "quota_used": _QUOTA,
-    "quota_limit": _QUOTA,
+    "quota_limit": _QUOTA_LIMIT,
     "host_mem_used_bytes": _MONITOR_BYTES,
     "container_mem_used_bytes": _MONITOR_BYTES,
-    "container_mem_limit_bytes": _MONITOR_BYTES,
+    "container_mem_limit_bytes": _MONITOR_BYTES_LIMIT,
     "container_mem_desc_bytes": _MONITOR_BYTES,
     "host_utilization": _PERCENT,
     "host_memctl_utilization": _PERCENT,

@@ -52,6 +52,7 @@ from bot.conversation.replies import (
 from bot.conversation.service import Conversation, GivenFile
 from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
+from core.views.visible_text import visible_lines
 
 log = logging.getLogger("hami_summary.chat")
 
@@ -126,7 +127,9 @@ class ChatSession:
     # -- output ----------------------------------------------------------------------------
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
+        """Print ``text``; a control character in it (an escape sequence in a pod name that
+        would recolour or retitle the terminal) is shown as its escape, never sent."""
+        print(visible_lines(text), file=self.out, flush=True)
 
     def _save(self, attachment: Attachment) -> None:
         path = Path(attachment.filename)

@@ -1,5 +1,7 @@
 """``hami-summary clusters``: the kubeconfigs of a directory, their contexts and whether they work,
-and the clusters of the bot's registry (``HAMI_CLUSTERS_FILE``). Credentials are never printed."""
+and the clusters of the bot's registry (``HAMI_CLUSTERS_FILE``). Credentials are never printed,
+and names are printed with control characters escaped (a context name holding an escape
+sequence must not retitle or clear the terminal)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from bot.clusters.discovery import Discovery, default_kubeconfig_dir, discover_k
 from bot.clusters.errors import KubeconfigError, RegistryError
 from bot.clusters.registry import ClusterEntry, ClusterRegistry, load_registry
 from bot.clusters.url_display import display_url
+from core.views.visible_text import visible_lines
 
 REGISTRY_ENV = "HAMI_CLUSTERS_FILE"
 
@@ -68,9 +71,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(_as_json(discovery, registry, registry_file), indent=2) + "\n")
     else:
-        sys.stdout.write(_as_text(discovery, registry, registry_file))
+        sys.stdout.write(visible_lines(_as_text(discovery, registry, registry_file)))
     for problem in problems:
-        print(f"hami-summary clusters: {problem}", file=sys.stderr)
+        print(visible_lines(f"hami-summary clusters: {problem}"), file=sys.stderr)
     return 2 if problems else 0
 
 

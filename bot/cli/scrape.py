@@ -18,6 +18,7 @@ from bot.settings_file import load_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.settings import SettingsError
+from core.views.visible_text import visible_lines
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -99,18 +100,20 @@ def run(args: argparse.Namespace) -> int:
         if args.chart is not None:
             write_chart(summary, args.chart)
     except CollectionError as problem:
-        print(f"hami-summary scrape: {problem.message}", file=sys.stderr)
+        print(visible_lines(f"hami-summary scrape: {problem.message}"), file=sys.stderr)
         return 2
     except InputError as problem:
         print(
-            f'hami-summary scrape (context "{args.context}"): the scraped metrics cannot be '
-            f"summarised: {problem.message}",
+            visible_lines(
+                f'hami-summary scrape (context "{args.context}"): the scraped metrics cannot '
+                f"be summarised: {problem.message}"
+            ),
             file=sys.stderr,
         )
         return 2
     except UsageProblem as problem:
-        print(f"hami-summary scrape: {problem}", file=sys.stderr)
+        print(visible_lines(f"hami-summary scrape: {problem}"), file=sys.stderr)
         return 2
     for note in collected.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(visible_lines(f"note: {note}"), file=sys.stderr)
     return 0

@@ -32,7 +32,7 @@ from bot.clusters.kube_client import api_client_for_context, api_client_in_clust
 from bot.clusters.kube_errors import Target
 from bot.clusters.prometheus import fetch_from_prometheus
 from bot.clusters.registry import ClusterEntry
-from bot.clusters.url_display import display_url
+from bot.clusters.url_display import display_url, url_secrets
 from core.model import GpuReading, PodExecResult, SourceInfo
 
 JSON_VERSION = 1
@@ -314,7 +314,7 @@ def _collect_metrics_url(
             f"{label}: the metrics URL {shown_url} answered HTTP {answer.status}. "
             'Check the URL (HAMi serves /metrics on the scheduler\'s Service port "monitor").'
         )
-    problem = scheduler_problem(answer.text)
+    problem = scheduler_problem(answer.text, url_secrets(entry.metrics_url))
     if problem is not None:
         raise CollectionError(
             f"{label}: the metrics URL {shown_url} answered, but not with HAMi scheduler "

@@ -8,7 +8,9 @@ the family catalogue of ``core.families``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
+from bot.clusters.server_text import quoted
 from core.families import FAMILIES
 
 MONITOR_FAMILIES: tuple[str, ...] = tuple(
@@ -35,15 +37,21 @@ def family_names(text: str) -> list[str]:
     return list(seen)
 
 
-def scheduler_problem(text: str) -> str | None:
-    """None when ``text`` holds HAMi scheduler families; otherwise what it holds instead."""
+# How much of a body without metrics is looked at, and how much of it is quoted.
+_HEAD_CHARS = 2000
+_QUOTED_CHARS = 80
+
+
+def scheduler_problem(text: str, secrets: Iterable[str] = ()) -> str | None:
+    """None when ``text`` holds HAMi scheduler families; otherwise what it holds instead.
+    ``secrets``: the request's credentials, which an error page may echo (never quoted)."""
     names = family_names(text)
     if any(name in FAMILIES and FAMILIES[name].component == "scheduler" for name in names):
         return None
     if any(name in MONITOR_FAMILIES for name in names):
         return "it holds HAMi vGPU monitor families only (the monitor's port, not the scheduler's)"
     if not names:
-        start = " ".join(text.strip().split())[:80]
+        start = quoted(" ".join(text[:_HEAD_CHARS].split()), secrets)[:_QUOTED_CHARS]
         return f"it holds no metrics at all (it starts with {start!r})" if start else "it is empty"
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return f"it holds other metrics ({shown})"

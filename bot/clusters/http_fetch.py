@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import urllib3
 
 from bot.clusters.deadline import Deadline, DeadlineExceeded
 from bot.clusters.errors import CollectionError
-from bot.clusters.url_display import display_url
+from bot.clusters.server_text import quoted
+from bot.clusters.url_display import display_url, url_secrets
 
 _CHUNK_BYTES = 1024 * 1024
 
@@ -20,6 +22,21 @@ class HttpAnswer:
     status: int
     text: str
     content_type: str
+
+
+def basic_auth_split(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its user-info, and the ``Authorization`` header that carries it.
+
+    urllib3 sends no credentials from a URL's ``user:password@``: they become HTTP Basic
+    authentication here, as browsers and curl send them.
+    """
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, {}
+    host = parts.netloc.rpartition("@")[2]
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    header = urllib3.util.make_headers(basic_auth=pair)
+    return urlunsplit(parts._replace(netloc=host)), dict(header)
 
 
 def http_get(
@@ -39,12 +56,18 @@ def http_get(
     except DeadlineExceeded as exc:
         raise _timeout(label, what, url, deadline) from exc
     pool = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=connect, read=read))
+    target, auth = basic_auth_split(url)
     try:
         response = pool.request(
             "GET",
-            url,
+            target,
             fields=dict(fields or {}),
-            headers={"Accept": accept, "Accept-Encoding": "gzip", "User-Agent": "hami-summary"},
+            headers={
+                "Accept": accept,
+                "Accept-Encoding": "gzip",
+                "User-Agent": "hami-summary",
+                **auth,
+            },
             preload_content=False,
         )
         chunks: list[bytes] = []
@@ -94,18 +117,18 @@ def _transport(
         inner, urllib3.exceptions.NewConnectionError
     ):
         return _timeout(label, what, url, deadline)
+    said = " ".join(quoted(str(inner), url_secrets(url)).split())[:200]
     if isinstance(inner, urllib3.exceptions.SSLError):
         return CollectionError(
             f"{label}: TLS verification failed for {what} ({display_url(url)}): "
-            f"{' '.join(str(inner).split())[:200]}. Use a URL whose certificate this machine "
-            "trusts."
+            f"{said}. Use a URL whose certificate this machine trusts."
         )
     if isinstance(inner, urllib3.exceptions.NameResolutionError):
         why = "the host name does not resolve"
     elif isinstance(inner, urllib3.exceptions.NewConnectionError):
         why = "connection refused" if "refused" in str(inner).lower() else "cannot connect"
     else:
-        why = " ".join(str(inner).split())[:200]
+        why = said
     return CollectionError(
         f"Cannot reach {what} of {label} at {display_url(url)}: {why}. Check the URL in the "
         "cluster registry and that this machine can reach it."

@@ -20,6 +20,17 @@ from bot.clusters.kubeconfig_file import NotAKubeconfig, read_kubeconfig
 from bot.ops.logging import redact
 
 
+def credentials_of(configuration: k8s.Configuration) -> tuple[str, ...]:
+    """The secrets the client sends: its token (with and without ``Bearer``) and password."""
+    found: list[str] = []
+    for value in (configuration.api_key or {}).values():
+        text = str(value)
+        found += [text, text.split(" ", 1)[-1]]
+    if configuration.password:
+        found.append(str(configuration.password))
+    return tuple(dict.fromkeys(s for s in found if s))
+
+
 def _finish(configuration: k8s.Configuration) -> k8s.ApiClient:
     configuration.retries = 0
     api = k8s.ApiClient(configuration)
@@ -72,6 +83,7 @@ def api_client_for_context(
         context=context,
         server=str(configuration.host),
         kubeconfig=kubeconfig,
+        secrets=credentials_of(configuration),
     )
     return _finish(configuration), target
 
@@ -89,5 +101,10 @@ def api_client_in_cluster(cluster: str) -> tuple[k8s.ApiClient, Target]:
             f"a Kubernetes pod with a service account ({exc}). Run the bot in the cluster, or "
             "register the cluster with a kubeconfig instead."
         ) from exc
-    target = Target(cluster=cluster, context=None, server=str(configuration.host))
+    target = Target(
+        cluster=cluster,
+        context=None,
+        server=str(configuration.host),
+        secrets=credentials_of(configuration),
+    )
     return _finish(configuration), target

@@ -20,7 +20,7 @@ import json
 import re
 import socket
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -29,7 +29,8 @@ from kubernetes.client.exceptions import ApiException
 
 from bot.clusters.deadline import DeadlineExceeded
 from bot.clusters.errors import CollectionError
-from bot.clusters.url_display import display_url
+from bot.clusters.server_text import quoted
+from bot.clusters.url_display import display_url, url_secrets
 
 FailureKind = Literal[
     "unreachable",
@@ -54,12 +55,18 @@ _HANDSHAKE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The cluster being talked to, for messages."""
+    """The cluster being talked to, for messages. ``secrets``: the credentials the client sends
+    it (token, password), removed from anything the server or the client library says."""
 
     cluster: str
     context: str | None
     server: str
     kubeconfig: Path | None = None
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    def quote(self, text: str) -> str:
+        """``text`` from the server or the client library, safe to show."""
+        return quoted(text, (*self.secrets, *url_secrets(self.server)))
 
     @property
     def label(self) -> str:
@@ -145,7 +152,7 @@ def classify(
         status, body = _status_and_body(error)
         if status:
             return _http_failure(status, body, target, call)
-        return _transport_failure(str(error.reason or ""), target, call)
+        return _transport_failure(target.quote(str(error.reason or "")), target, call)
     if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
         return classify(error.reason, target, call, budget_seconds)
     if isinstance(error, urllib3.exceptions.ProtocolError) and error.args[1:]:
@@ -157,7 +164,7 @@ def classify(
     if isinstance(error, urllib3.exceptions.NameResolutionError):
         return _unreachable("the host name does not resolve", target)
     if isinstance(error, urllib3.exceptions.NewConnectionError):
-        return _transport_failure(str(error), target, call, budget_seconds)
+        return _transport_failure(target.quote(str(error)), target, call, budget_seconds)
     if isinstance(
         error,
         urllib3.exceptions.ConnectTimeoutError
@@ -167,14 +174,14 @@ def classify(
     ):
         return _timeout(target, call, budget_seconds)
     if isinstance(error, urllib3.exceptions.SSLError | ssl.SSLError):
-        return _tls(str(error), target)
+        return _tls(target.quote(str(error)), target)
     if isinstance(error, ConnectionError | OSError):
-        return _transport_failure(str(error), target, call, budget_seconds)
+        return _transport_failure(target.quote(str(error)), target, call, budget_seconds)
+    said = _shorten(target.quote(str(error)))
     return ApiFailure(
         "other",
-        f"{target.label}: unexpected error while {call.doing}: {type(error).__name__}: "
-        f"{_shorten(str(error))}",
-        short=f"{type(error).__name__}: {_shorten(str(error))}",
+        f"{target.label}: unexpected error while {call.doing}: {type(error).__name__}: {said}",
+        short=f"{type(error).__name__}: {said}",
     )
 
 
@@ -187,19 +194,21 @@ def _status_and_body(error: ApiException) -> tuple[int, str]:
     return 0, ""
 
 
-def _server_message(body: str) -> tuple[str, str]:
-    """(message, reason) of a Kubernetes ``Status`` body, or the start of any other body."""
+def _server_message(body: str, target: Target) -> tuple[str, str]:
+    """(message, reason) of a Kubernetes ``Status`` body, or the start of any other body, with
+    whatever the server echoed of the request's credentials taken out."""
     try:
         status = json.loads(body)
     except (ValueError, TypeError):
-        return _shorten(" ".join(body.split())), ""
+        return _shorten(target.quote(body)), ""
     if isinstance(status, dict):
-        return str(status.get("message", "")), str(status.get("reason", ""))
+        message = target.quote(str(status.get("message", "")))
+        return message, target.quote(str(status.get("reason", "")))
     return "", ""
 
 
 def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFailure:
-    message, reason = _server_message(body)
+    message, reason = _server_message(body, target)
     said = f": {message}" if message else ""
     if status == 401:
         return ApiFailure(

@@ -377,14 +377,14 @@ def _read_scheduler_metrics(
     except ApiFailure as failure:
         _raise_if_fatal(failure)
         raise RouteFailure(route, failure.short, "api", failure) from failure
-    _check_scheduler_body(route, text, content_type)
+    _check_scheduler_body(route, text, content_type, target)
     return text, route
 
 
-def _check_scheduler_body(route: str, text: str, content_type: str) -> None:
-    problem = scheduler_problem(text)
+def _check_scheduler_body(route: str, text: str, content_type: str, target: Target) -> None:
+    problem = scheduler_problem(text, target.secrets)
     if problem is not None:
-        shown = content_type or "no content type"
+        shown = target.quote(content_type) or "no content type"
         raise RouteFailure(
             route,
             f"answered ({shown}), but not with HAMi scheduler metrics: {problem}",

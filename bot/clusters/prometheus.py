@@ -25,7 +25,8 @@ from typing import Any
 from bot.clusters.deadline import Deadline
 from bot.clusters.errors import CollectionError
 from bot.clusters.http_fetch import http_get
-from bot.clusters.url_display import display_url
+from bot.clusters.server_text import quoted
+from bot.clusters.url_display import display_url, url_secrets
 from core.families import FAMILIES
 
 QUERY_PATH = "/api/v1/query"
@@ -163,10 +164,10 @@ def query_api(
         hint = (
             " Check prometheus_selector in the registry." if selector and kind == "bad_data" else ""
         )
+        said = quoted(f"{kind or 'error'}: {error}", url_secrets(base_url))
         raise CollectionError(
             f"{label}: Prometheus at {display_url(base_url)} refused the query "
-            f"(HTTP {answer.status}, "
-            f"{kind or 'error'}: {error}).{hint}"
+            f"(HTTP {answer.status}, {said}).{hint}"
         )
     data = body.get("data")
     return data if isinstance(data, dict) else {}

@@ -10,7 +10,8 @@ in the URL's length whatever it contains.
 
 from __future__ import annotations
 
-from urllib.parse import unquote_plus, urlsplit
+import base64
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 HIDDEN = "***"
 UNREADABLE = "(not shown: not a URL I can read, and it may hold a credential)"
@@ -76,3 +77,29 @@ def display_url(url: str) -> str:
     if parts.fragment:
         shown += "#" + _hide_secret_parameters(parts.fragment)
     return shown
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The credentials ``url`` carries (its password, the values of its secret parameters),
+    as written and decoded, and the Basic credentials sent for its user-info, so that text
+    echoing the request can have them removed."""
+    try:
+        parts = urlsplit(url.strip())
+        password = parts.password
+    except ValueError:
+        return ()
+    found: list[str] = []
+    if parts.username is not None or password is not None:
+        raw_user, raw_secret = parts.username or "", password or ""
+        user, secret = unquote(raw_user), unquote(raw_secret)
+        # A user name alone (``https://TOKEN@host``) is a token; a password is the secret.
+        found += [raw_secret, secret] if password else [raw_user, user]
+        found.append(base64.b64encode(f"{user}:{secret}".encode()).decode())
+    for text in (parts.query, parts.fragment):
+        for separator in _SEPARATORS:
+            text = text.replace(separator, "&")
+        for pair in text.split("&"):
+            name, equals, value = pair.partition("=")
+            if equals and value and is_secret_parameter(name):
+                found += [value, unquote_plus(value)]
+    return tuple(dict.fromkeys(s for s in found if s))

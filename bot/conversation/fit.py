@@ -4,11 +4,13 @@ escaping is done where every Slack message is encoded)."""
 
 from __future__ import annotations
 
+from bot.conversation.formatting import code_block
 from bot.conversation.replies import MessageReply
 from core.fit import FitResult, fit_shape
 from core.fit_shape import Shape
 from core.model import Summary
 from core.views.fit_view import PLACEMENTS_MEANING, headline, models_line, table_lines
+from core.views.visible_text import visible
 
 SLACK_NODES = 10
 NODE_HEADER = ("node", "placements", "GPUs free", "fragmented after")
@@ -47,7 +49,7 @@ def fit_text(result: FitResult, source_label: str) -> str:
         lines.append(models)
     if result.fits:
         lines.append("Nodes, best first (fewest GPUs left fragmented after placing one job):")
-        lines.append(f"```{_node_table(result)}```")
+        lines.append(code_block(_node_table(result)))
         more = len(result.nodes) - SLACK_NODES
         if more > 0:
             lines.append(
@@ -56,12 +58,12 @@ def fit_text(result: FitResult, source_label: str) -> str:
             )
         lines.append(f"_{PLACEMENTS_MEANING}._")
     else:
-        lines.append(f"*Why:* {result.reason or ''}")
+        lines.append(f"*Why:* {visible(result.reason or '')}")
         if result.closest:
-            lines.append(f"*Closest:* {result.closest}")
+            lines.append(f"*Closest:* {visible(result.closest)}")
     if result.shape.whole_gpu:
         lines.append("A whole GPU needs 100 free cores, all of its memory and no task on it.")
-    lines.append(f"From {source_label}.")
+    lines.append(f"From {visible(source_label)}.")
     return "\n".join(lines)
 
 

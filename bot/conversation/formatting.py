@@ -14,6 +14,7 @@ from core.model import ExecFailure, PodRealUsage, Summary, UsageClass
 from core.views import tables
 from core.views.tables import age_text, num, pct
 from core.views.text_view import format_table
+from core.views.visible_text import visible
 
 # Wide enough that no column is cut: these tables go into files or code blocks, not a terminal.
 _NO_WRAP_WIDTH = 10_000
@@ -26,8 +27,22 @@ def given_text(age_seconds: float, now: datetime | None = None) -> str:
     return age_text(now - timedelta(seconds=max(0.0, age_seconds)), now, verb="given")
 
 
+# Inside a code block, Slack (like Markdown) ends the block at the next run of three backticks:
+# a name holding them would let the rest of the table out as formatting. Backticks of the data
+# are shown as the look-alike MODIFIER LETTER GRAVE ACCENT there.
+_BACKTICK = "`"
+_BACKTICK_LOOKALIKE = "\u02cb"
+
+
+def code_block(body: str) -> str:
+    """``body`` as a Slack/Markdown code block that only its own fences open and close."""
+    return f"```{body.replace(_BACKTICK, _BACKTICK_LOOKALIKE)}```"
+
+
 def fixed_width(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
-    """Rows as aligned columns (numbers right-aligned) for a code block."""
+    """Rows as aligned columns (numbers right-aligned) for a code block; control characters in
+    names (a newline in a label value) are shown escaped, so each row stays one line."""
+    rows = [[visible(cell) for cell in row] for row in rows]
     widths = [len(h) for h in header]
     for row in rows:
         for index, cell in enumerate(row):

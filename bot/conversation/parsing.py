@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.conversation.fit_words import FIT_USAGE, split_fit
+from bot.conversation.fit_words import FIT_USAGE, FIT_WORD, split_fit
 from core.errors import InputError
 from core.fit_shape import Shape
 
@@ -65,13 +65,13 @@ def looks_like_metrics(text: str) -> bool:
     """True when the text holds at least one exposition sample or HELP/TYPE line.
 
     Only a routing decision (paste or follow-up?); whether the samples are HAMi's is for
-    ``core`` to say, with a specific message.
+    ``core`` to say, with a specific message. A message that is only ``fit 4`` (where would a
+    job of 4 whole GPUs go?) is the follow-up, though it has the shape of a sample named fit.
     """
-    for raw in strip_code_fences(text).splitlines():
-        line = raw.strip()
-        if _COMMENT.match(line) or _SAMPLE.match(line):
-            return True
-    return False
+    lines = [line.strip() for line in strip_code_fences(text).splitlines() if line.strip()]
+    if len(lines) == 1 and lines[0].split()[0].lower() == FIT_WORD:
+        return False
+    return any(_COMMENT.match(line) or _SAMPLE.match(line) for line in lines)
 
 
 def _check_namespace(value: str) -> str:

@@ -8,6 +8,7 @@ bot's own events. Ours follows: the services are put in the request context, and
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
 )
 
+from bot.conversation.replies import new_error_id
 from bot.slack.listeners import register_listeners
 from bot.slack.services import CONTEXT_KEY, SlackServices
 
@@ -90,10 +92,32 @@ def skip_redeliveries(
     return None
 
 
-def report_unhandled_error(error: Exception, body: dict[str, Any], logger: logging.Logger) -> None:
-    # Listener errors are caught and answered in the listeners; this is the last resort, and
-    # the body is not logged because it may hold message text.
-    logger.error("unhandled error in a listener for a %s request: %r", body.get("type"), error)
+def report_unhandled_error(
+    error: Exception,
+    body: dict[str, Any],
+    logger: logging.Logger,
+    response: BoltResponse | None,
+) -> BoltResponse | None:
+    """The last resort for an error no listener caught (listeners answer their own errors): it
+    is logged with its traceback under an error id, and where Bolt is about to answer 500 (a
+    signed body of an unexpected shape, say), the answer names that id as the web server's own
+    500s do, instead of an empty body. An acknowledgement already made is left as it is. The
+    body is not logged: it may hold message text."""
+    error_id = new_error_id()
+    logger.error(
+        "internal error %s in a listener for a %s request: %r",
+        error_id,
+        body.get("type") if isinstance(body, dict) else None,
+        error,
+        exc_info=error,
+    )
+    if response is None or response.status != 500:
+        return None
+    return BoltResponse(
+        status=500,
+        body=json.dumps({"error": "internal error", "error_id": error_id}),
+        headers={"content-type": "application/json"},
+    )
 
 
 def drain(app: App, timeout_seconds: float) -> bool:

@@ -32,6 +32,7 @@ from slack_sdk.models.blocks import (
 
 from bot.conversation.formatting import (
     USAGE_HEADER,
+    code_block,
     filter_text,
     fixed_width,
     given_text,
@@ -45,6 +46,7 @@ from bot.slack.markup import encode_blocks, escaped_length
 from core.model import GpuSummary, Summary
 from core.views.runtime_csv import gpus_by_uuid
 from core.views.tables import age_text, num, pct, short_uuid
+from core.views.visible_text import visible
 
 MAX_BLOCKS = 50
 SECTION_TEXT_MAX = 3000
@@ -113,24 +115,26 @@ def _lines_section(
 ) -> SectionBlock:
     """A titled list that fits in one section; rows that do not fit are counted, not dropped.
 
-    With ``table_header`` the rows are shown as a fixed-width table in a code block.
+    With ``table_header`` the rows are shown as a fixed-width table in a code block. Each line
+    stays one line whatever the names in it hold (control characters are shown escaped).
     """
-    fence = "```" if table_header is not None else ""
-    reserve = (escaped_length(title) + 2 * len(fence) + escaped_length(table_header or "")
+    fences = 6 if table_header is not None else 0
+    reserve = (escaped_length(title) + fences + escaped_length(table_header or "")
                + escaped_length(overflow_hint) + 80)
     budget = SECTION_TEXT_MAX - reserve
     shown: list[str] = []
     used = 0
-    for line in lines:
+    for line in map(visible, lines):
         cost = escaped_length(line) + 1
         if used + cost > budget:
             break
         shown.append(line)
         used += cost
     text = title
-    if shown:
-        body = "\n".join([table_header, *shown] if table_header is not None else shown)
-        text += f"\n{fence}{body}{fence}"
+    if shown and table_header is not None:
+        text += "\n" + code_block("\n".join([table_header, *shown]))
+    elif shown:
+        text += "\n" + "\n".join(shown)
     left_out = len(lines) - len(shown)
     if left_out > 0:
         text += f"\n…and {left_out:,} more {noun} ({overflow_hint})"
@@ -173,7 +177,7 @@ def _source_line(summary: Summary, age_seconds: float | None) -> str:
     filters = filter_text(summary)
     if filters:
         parts.append(f"filter `{filters}`")
-    return " · ".join(parts)
+    return visible(" · ".join(parts))
 
 
 def _overview_fields(summary: Summary) -> list[MarkdownTextObject]:
@@ -474,7 +478,7 @@ def _overview_blocks(summary: Summary) -> list[Block]:
             "whole cluster."
         ))
     blocks.append(SectionBlock(fields=_overview_fields(summary)))
-    blocks.append(_section(f"*Free capacity:* {summary.cluster.capacity_answer}"))
+    blocks.append(_section(f"*Free capacity:* {visible(summary.cluster.capacity_answer)}"))
     return blocks
 
 
@@ -592,7 +596,7 @@ def _fallback_text(summary: Summary) -> str:
             f" Real usage: {len(summary.real_usage) - unread} pods read by nvidia-smi, "
             f"{unread} could not be read."
         )
-    return clip(text, FALLBACK_TEXT_MAX)
+    return clip(visible(text), FALLBACK_TEXT_MAX)
 
 
 def summary_message(
@@ -611,7 +615,7 @@ def summary_message(
     """
     omitted: list[str] = []
     what = "allocation and real usage" if summary.real_usage is not None else "allocation"
-    title = f"HAMi GPU {what}: {summary.source.cluster or summary.source.label}"
+    title = visible(f"HAMi GPU {what}: {summary.source.cluster or summary.source.label}")
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=clip(title, HEADER_TEXT_MAX))),
         _context(_source_line(summary, age_seconds)),
@@ -634,8 +638,7 @@ def summary_message(
         )
     all_notes = [*summary.notes, *notes]
     if all_notes:
-        blocks.append(_context(clip(" ".join(n for n in all_notes),
-                                    CONTEXT_TEXT_MAX)))
+        blocks.append(_context(clip(visible(" ".join(all_notes)), CONTEXT_TEXT_MAX)))
     if runtime is None and not any("utilisation" in note for note in all_notes):
         # core's notes usually say it already (SPEC 12.1); never say it twice.
         blocks.append(_context(ALLOCATION_NOTE))

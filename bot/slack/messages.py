@@ -27,6 +27,7 @@ from slack_sdk.models.blocks import (
 
 from bot.conversation.admin import Markup, admin_text
 from bot.conversation.fleet import fleet_line_text
+from bot.conversation.formatting import code_block
 from bot.conversation.replies import (
     AdminReply,
     Attachment,
@@ -158,7 +159,7 @@ def text_message(reply: MessageReply) -> SlackMessage:
 
 
 def table_message(reply: TableReply) -> SlackMessage:
-    fenced = f"*{reply.title}*\n```{reply.table}```"
+    fenced = f"*{reply.title}*\n{code_block(reply.table)}"
     if escaped_length(fenced) <= SECTION_TEXT_MAX:
         return SlackMessage(
             [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()],

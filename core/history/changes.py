@@ -90,9 +90,11 @@ class Changes:
 
     @property
     def allocation_changed(self) -> bool:
-        """Whether anything beyond the time differs."""
+        """Whether anything beyond the time differs (the totals too: a GPU's allocation can
+        change while its pod series stay the same, when the two disagree)."""
         return bool(
-            self.namespaces
+            self.totals_before != self.totals_after
+            or self.namespaces
             or self.pods_started
             or self.pods_stopped
             or self.nodes_appeared

@@ -17,6 +17,7 @@ from core.history.changes import Changes, NamespaceChange, QuotaCrossing
 from core.history.snapshot import PodFigures
 from core.views.spreadsheet import spreadsheet_cell
 from core.views.tables import gib, num, pct, quota_unit, short_type
+from core.views.visible_text import visible
 
 TOP_ROWS = 5
 WIDTH = 100
@@ -24,7 +25,7 @@ WIDTH = 100
 
 def _wrap(text: str) -> list[str]:
     # Node names such as gpu-node-01 must not be split at their hyphens.
-    return textwrap.wrap(text, width=WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    return textwrap.wrap(visible(text), width=WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def stamp(unix_seconds: float) -> str:
@@ -77,7 +78,8 @@ def header_lines(changes: Changes, subject: str | None = None) -> list[str]:
 
 def _columns(rows: list[tuple[str, ...]]) -> list[str]:
     """Rows as aligned columns indented by two; the first column is cut with "…" when the
-    row would not fit the width."""
+    row would not fit the width. Names are shown with control characters escaped."""
+    rows = [tuple(map(visible, row)) for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     room = WIDTH - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
     widths[0] = max(min(widths[0], room), 12)
@@ -234,7 +236,8 @@ def render_text(changes: Changes, top: int = TOP_ROWS, *, subject: str | None = 
     out += _quota_lines(changes.quota_crossings, top)
     if not changes.allocation_changed:
         out.append("Nothing changed in the allocation between the two.")
-    return "\n".join(out) + "\n"
+    # Every line is one line: a newline or escape sequence in a name is shown, not obeyed.
+    return "\n".join(map(visible, out)) + "\n"
 
 
 def changes_to_json(changes: Changes) -> dict[str, Any]:

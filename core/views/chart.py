@@ -21,7 +21,9 @@ filtered summary, so a thread's charts agree).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Final, Literal
 
 from core.model import Summary
@@ -41,6 +43,24 @@ NOTHING_KNOWN: Final = (
 )
 
 _DRAW_LOCK = threading.Lock()
+
+
+@contextmanager
+def drawing() -> Iterator[None]:
+    """Held while a chart is built and written: one at a time, with mathtext off for every
+    text matplotlib makes (tick labels and legends too), so a name such as ``$x^$`` is drawn
+    as written instead of parsed as a formula (a malformed one raised and lost the chart).
+    A glyph the font lacks is drawn as a box without a warning: the warning would print the
+    character itself, an escape sequence from a label among them, to the terminal or the log."""
+    import matplotlib
+
+    with (
+        _DRAW_LOCK,
+        matplotlib.rc_context({"text.parse_math": False}),
+        warnings.catch_warnings(),
+    ):
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+        yield
 
 
 def choose_layout(summary: Summary) -> Layout:
@@ -63,7 +83,7 @@ def render_chart(
     """
     data = b""
     for dpi in DPI_STEPS:  # lower resolutions only if a rendering were ever too large
-        with _DRAW_LOCK:
+        with drawing():
             data = _png_bytes(build_figure(summary, title=title, ranking=ranking), dpi)
         if len(data) < MAX_PNG_BYTES:
             break

@@ -21,6 +21,7 @@ from core.model import GpuSummary, NamespaceSummary, QuotaFigure, Summary
 from core.summary.workloads import is_core_resource, is_memory_resource
 from core.views import palette
 from core.views.chart_text import model_name, model_short_names, node_labels
+from core.views.visible_text import visible
 
 OTHER_KEY: Final = "\x00other"  # keys no namespace can have (RFC 1123 labels)
 UNATTRIBUTED_KEY: Final = "\x00unattributed"
@@ -204,7 +205,7 @@ def _styles(
     scope: Scope,
 ) -> dict[str, Style]:
     used = {key for parts in device_parts.values() for key in parts}
-    styles = {name: Style(colours[name], "", name) for name in named}
+    styles = {name: Style(colours[name], "", visible(name)) for name in named}
     present = {w.namespace for w in summary.workloads} | {n.namespace for n in summary.namespaces}
     others = len(present - set(named))
     if scope == "namespace":
@@ -375,7 +376,7 @@ def _namespace_row(usage: NamespaceSummary) -> NamespaceRow:
     )
     return NamespaceRow(
         key=usage.namespace,
-        label=usage.namespace,
+        label=visible(usage.namespace),
         cores=usage.cores,
         mem_mib=usage.mem_mib,
         core_share_percent=usage.core_share_percent,

@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from core.views.visible_text import visible
+
 NOT_KNOWN: Final = "not known"
 MAX_NAME_CHARS: Final = 22
 _MIB_PER_GIB: Final = 1024.0
@@ -68,7 +70,9 @@ def memory_each(mib: float | None) -> str:
 
 
 def short_name(name: str, limit: int = MAX_NAME_CHARS) -> str:
-    """``name`` cut in the middle with an ellipsis, so a node's number at the end stays."""
+    """``name`` cut in the middle with an ellipsis, so a node's number at the end stays; its
+    control characters shown as escapes (a newline would split the label)."""
+    name = visible(name)
     if len(name) <= limit:
         return name
     keep_end = (limit - 1) // 2
@@ -99,6 +103,7 @@ _VENDOR_WORDS: Final = ("NVIDIA", "Tesla")
 
 def model_name(device_type: str) -> str:
     """``NVIDIA-Tesla T4`` -> ``T4``, ``NVIDIA A100-PCIE-40GB`` -> ``A100-PCIE-40GB``."""
+    device_type = visible(device_type)
     name = device_type
     stripped = True
     while stripped:

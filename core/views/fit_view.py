@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.fit import FitResult, NodeFit
+from core.views.visible_text import visible
 
 PLACEMENTS_MEANING = (
     "placements: how many jobs of this shape could start now at once, each with all its GPUs "
@@ -99,6 +100,9 @@ NODE_HEADER = ("node", "placements", "GPUs free", "fragmented after", "GPUs chos
 
 
 def table_lines(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+    """Aligned columns, the first left-aligned; names with control characters (a newline in a
+    node label) shown escaped, so each row stays one line."""
+    rows = [tuple(map(visible, row)) for row in rows]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return [
         "  ".join(
@@ -113,7 +117,7 @@ def models_line(result: FitResult) -> str | None:
     if result.shape.model is None or not result.matched:
         return None
     names = ", ".join(f"{m} ({c:,} GPU{'s' if c != 1 else ''})" for m, c in result.matched)
-    return f"Model '{result.shape.model}' matches: {names}."
+    return visible(f"Model '{result.shape.model}' matches: {names}.")
 
 
 def fit_text(result: FitResult, top: int = 20) -> str:
@@ -129,9 +133,9 @@ def fit_text(result: FitResult, top: int = 20) -> str:
             lines.append(f"  ... and {more:,} more node(s); --format json lists every one.")
         lines.append(PLACEMENTS_MEANING + ".")
     else:
-        lines.append(f"Why: {result.reason}")
+        lines.append(visible(f"Why: {result.reason}"))
         if result.closest:
-            lines.append(f"Closest: {result.closest}")
+            lines.append(visible(f"Closest: {result.closest}"))
     if result.shape.whole_gpu:
         lines.append("A whole GPU needs 100 free cores, all of its memory free and no task on it.")
     elif result.shape.mem_mib is None and result.shape.mem_percent is None:

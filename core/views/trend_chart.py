@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from core.history.snapshot import Snapshot
-from core.views.chart import _DRAW_LOCK
+from core.views.chart import drawing
 from core.views.palette import OTHER_COLOUR, PALETTE, assign_colours
 from core.views.tables import short_type
+from core.views.visible_text import visible
 
 TOP_NAMESPACES: Final = 8
 OTHER_LABEL: Final = "other namespaces"
@@ -62,7 +63,7 @@ def trend_series(snapshots: Sequence[Snapshot], top: int = TOP_NAMESPACES) -> Tr
 
 def render_trend_chart(snapshots: Sequence[Snapshot], *, title: str | None = None) -> bytes:
     """The trend chart as PNG bytes."""
-    with _DRAW_LOCK:
+    with drawing():
         figure = build_trend_figure(snapshots, title=title)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
@@ -96,7 +97,7 @@ def build_trend_figure(snapshots: Sequence[Snapshot], *, title: str | None = Non
 
 
 def _title(cluster: str | None, series: TrendSeries) -> str:
-    where = f"cluster {cluster}" if cluster else "the kept history"
+    where = f"cluster {visible(cluster)}" if cluster else "the kept history"
     if not series.times:
         return f"Trend of {where}: no snapshots"
     first, last = series.times[0], series.times[-1]
@@ -108,8 +109,9 @@ def _title(cluster: str | None, series: TrendSeries) -> str:
 
 def _draw_namespaces(ax: Any, series: TrendSeries) -> None:
     if series.times and series.namespace_cores:
-        labels = [name for name, _ in series.namespace_cores]
-        colours = _distinct_colours(labels)
+        names = [name for name, _ in series.namespace_cores]
+        colours = _distinct_colours(names)
+        labels = [visible(name) for name in names]
         ax.stackplot(
             list(series.times),
             *[list(values) for _, values in series.namespace_cores],
@@ -143,7 +145,7 @@ def _draw_free_gpus(ax: Any, series: TrendSeries) -> None:
             markersize=3,
             linewidth=1.4,
             color=PALETTE[index % len(PALETTE)],
-            label=short_type(model),
+            label=visible(short_type(model)),
         )
     if series.free_whole:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)

@@ -29,3 +29,10 @@ def visible(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(map(_shown, text))
+
+
+def visible_lines(text: str) -> str:
+    """``text`` with each of its lines made ``visible``, its own line breaks kept."""
+    if text.isprintable():
+        return text
+    return "\n".join(map(visible, text.split("\n")))

@@ -16,7 +16,7 @@ from tests.core.test_fit import oracle_fit
 
 @pytest.mark.slow
 def test_fit_follow_ups_in_the_chat(tmp_path: Path) -> None:
-    script = "fit 1xA100\nfit 8xH100\nfit 2x50\nfit\nquit\n"
+    script = "fit 1xA100\nfit 8xH100\nfit 2x50\nfit\nfit 1\nquit\n"
     result = chat(str(FIXTURES / "scheduler-small.prom"), stdin=script, tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -25,6 +25,8 @@ def test_fit_follow_ups_in_the_chat(tmp_path: Path) -> None:
     assert "no GPU model matches 'H100'. Models here:" in out
     assert "'50' has no unit" in out
     assert "`fit` needs a job shape" in out
+    # A count alone is the follow-up, though it has the shape of a sample named fit.
+    assert "1 GPU, whole GPU: fits now on 2 nodes, 2 placements." in out
     assert "Traceback" not in out + result.stderr
 
 

@@ -20,6 +20,8 @@ slack_piece = st.one_of(
         (
             "ns", "namespace=", "node", "gpus", "workloads", "csv", "chart", "help", "admin",
             "check", "clusters", "demo", "context=prod", "runtime", "usage", "fresh", "ns=team-a",
+            "fit", "8xH100", "2x50c/20GiB", "memory=30GiB", "gpumem-percentage=150", "4",
+            "changes", "since=24h", "since=0s", "since=99999d",
             "<@U0123ABC>", "<@U0123ABC|bot>", "<#C0123|general>", "<!channel>", "<!here>",
             "<https://example.com|link>", "<mailto:a@b.c>", "&amp;", "&lt;", "&gt;", "```",
             "> quoted", "hami_gpu_core_allocated_ratio{node=\"n\"} NaN", "# HELP x y",

@@ -48,3 +48,18 @@ def test_a_paste_where_nothing_is_usable_is_explained(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert "No usable HAMi sample in that text: all 63 were left out" in result.stdout
+
+
+@pytest.mark.slow
+def test_escape_sequences_in_names_are_shown_never_sent_to_the_terminal(tmp_path: Path) -> None:
+    paste = (
+        read_fixture("scheduler-small.prom")
+        .replace('"gpu-node-2"', '"n\x1b]0;title\x07ode"')
+        .replace('"team-a"', '"te\x1b[2Jam"')
+    )
+    result = chat(stdin=paste.rstrip("\n") + "\n\nfit 1xT4\nworkloads\n", tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr  # chart warnings too
+    assert "n\\x1b]0;title\\x07ode           1          1                 2" in result.stdout
+    assert "te\\x1b[2Jam" in result.stdout

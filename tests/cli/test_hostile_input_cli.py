@@ -48,9 +48,13 @@ def refuse(name: str) -> object:
 
 @pytest.mark.parametrize(
     ("value", "shown", "reason"),
-    [("NaN", "NaN", "not a number"), ("+Inf", "+Inf", "infinite"), ("-Inf", "-Inf", "infinite"),
-     ("1e308", "1e+308", "above 2,147,483,647, the most HAMi's 32-bit core count holds"),
-     ("-30", "-30", "negative")],
+    [
+        ("NaN", "NaN", "not a number"),
+        ("+Inf", "+Inf", "infinite"),
+        ("-Inf", "-Inf", "infinite"),
+        ("1e308", "1e+308", "above 2,147,483,647, the most HAMi's 32-bit core count holds"),
+        ("-30", "-30", "negative"),
+    ],
 )
 def test_json_is_strict_and_the_warning_is_exact(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str, shown: str, reason: str
@@ -68,6 +72,32 @@ def test_json_is_strict_and_the_warning_is_exact(
     assert warning in document["notes"]
 
 
+A100_0_LIMIT = A100_0_CORES.replace("core_allocated_ratio", "core_limit_ratio")[: -len(" 50")]
+
+
+@pytest.mark.parametrize("value", ["4e-320", "1e-300", "0.5", "99.5"])
+def test_a_fractional_limit_is_left_out_so_no_share_of_it_is_infinite(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str
+) -> None:
+    # 50 cores of a limit of 4e-320 would be a share of +Inf, which strict JSON cannot hold.
+    text = read_fixture("scheduler-small.prom").replace(
+        A100_0_LIMIT + " 100", A100_0_LIMIT + " " + value
+    )
+    path = write(tmp_path, text)
+    for fmt in ("json", "text", "markdown", "csv", "blocks"):
+        code, out, err = run(capsys, str(path), "--format", fmt)
+        assert code == 0, err
+        assert err == (
+            f"hami-summary summarize ({path}): warning: Input problems: 1 value(s) that no HAMi "
+            "exporter writes were left out of every figure: "
+            f"{NAMED.replace('core_allocated', 'core_limit')} = {value} (not a whole number).\n"
+        )
+        assert "inf%" not in out and "Infinity" not in out
+    code, out, _ = run(capsys, str(path), "--format", "json")
+    gpu = json.loads(out, parse_constant=refuse)["gpus"][0]
+    assert (gpu["node"], gpu["device_index"], gpu["core_limit"]) == ("gpu-node-1", 0, 0)
+
+
 def test_text_report_shows_the_warning_under_its_header(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -83,8 +113,9 @@ def test_nothing_usable_is_exit_2_naming_the_values(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     lines = [
-        line if not line or line.startswith(("#", "hami_build_info")) else
-        line.rsplit(" ", 1)[0] + " +Inf"
+        line
+        if not line or line.startswith(("#", "hami_build_info"))
+        else line.rsplit(" ", 1)[0] + " +Inf"
         for line in read_fixture("scheduler-small.prom").split("\n")
     ]
     path = write(tmp_path, "\n".join(lines))
@@ -123,15 +154,17 @@ def test_a_utf16_file_is_read(
 
 @pytest.mark.slow
 def test_the_installed_command_on_hostile_values_gives_strict_json(tmp_path: Path) -> None:
-    text = with_a100_cores("NaN").replace(
-        'pod="notebook-0"', 'pod="=HYPERLINK(\\"http://x\\")"'
-    )
+    text = with_a100_cores("NaN").replace('pod="notebook-0"', 'pod="=HYPERLINK(\\"http://x\\")"')
     text += text.split("# HELP hami_vgpu_core_allocated_ratio")[1].split("\n", 2)[2]
     env = dict(os.environ, MPLCONFIGDIR=str(tmp_path))
     for fmt in ("json", "csv"):
         done = subprocess.run(
             [sys.executable, "-m", "bot.cli.main", "summarize", "-", "--format", fmt],
-            input=text.encode("utf-16"), capture_output=True, env=env, timeout=60, check=False,
+            input=text.encode("utf-16"),
+            capture_output=True,
+            env=env,
+            timeout=60,
+            check=False,
         )
         assert done.returncode == 0, done.stderr
         assert b"Traceback" not in done.stderr

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.cli.main import main
+from bot.slack.blocks import summary_blocks
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo
@@ -138,6 +139,8 @@ def test_mutated_expositions_summarise_or_raise_input_error(
     assert all(gpu["core_allocated"] >= 0 for gpu in document["gpus"])
     for fmt in ("text", "markdown", "csv"):
         assert render(summary, fmt)
+    # The Slack message of the same summary is strict JSON too.
+    assert isinstance(strict_json(json.dumps(summary_blocks(summary), allow_nan=False)), list)
 
 
 @settings(FUZZ, max_examples=4)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.clusters.url_display import UNREADABLE, display_url, is_secret_parameter
+from bot.clusters.url_display import UNREADABLE, display_url, is_secret_parameter, url_secrets
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,19 @@ def test_long_hostile_urls_are_shown_whole_and_without_secrets() -> None:
     assert display_url("a" * 50_000 + "://u:pw@x/") == "a" * 50_000 + "://x/"
     assert display_url("http://" + "@" * 50_000 + "h/") == "http://h/"
     assert display_url("http://h/?" + "token=1&" * 6_000) == "http://h/?" + "token=***&" * 6_000
+
+
+@pytest.mark.parametrize(
+    ("url", "secrets"),
+    [
+        ("http://admin:s3cret%21@h/m", ("s3cret%21", "s3cret!", "YWRtaW46czNjcmV0IQ==")),
+        ("http://ghp_token@h/m", ("ghp_token", "Z2hwX3Rva2VuOg==")),
+        ("https://h/m?job=hami&token=tok%2B1#sig=abc", ("tok%2B1", "tok+1", "abc")),
+        ("http://h/m?job=hami", ()),
+        ("http://[::1/", ()),
+    ],
+)
+def test_url_secrets_are_what_an_echo_of_the_request_could_hold(
+    url: str, secrets: tuple[str, ...]
+) -> None:
+    assert url_secrets(url) == secrets

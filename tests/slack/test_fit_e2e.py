@@ -24,7 +24,13 @@ from tests.slack.conftest import (
     stop_bot,
     write_registry,
 )
-from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, answer_in, blocks_text
+from tests.slack.test_http_e2e import (
+    ACK_LIMIT_SECONDS,
+    answer_in,
+    blocks_text,
+    pasted,
+    thread_reply,
+)
 from tests.support.slack_api import SlackWebApi
 
 SIMULATED = simulate_exposition(20, 8, seed=5)
@@ -98,6 +104,16 @@ def test_pasted_metrics_thread_answers_fit(bot: RunningBot) -> None:
     fit = [t for t in texts if "2 x A100, whole GPUs" in t]
     assert fit, texts
     assert "Model 'A100' matches: NVIDIA A100-PCIE-40GB" in fit[0]
+
+
+def test_fit_with_a_gpu_count_alone_is_the_follow_up_not_a_paste(bot: RunningBot) -> None:
+    # "fit 1" has the shape of a sample named fit with the value 1.
+    _, root = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
+    answer_in(bot.api, CHANNEL, root)
+    bot.sender.mention("fit 1", thread_ts=root)
+    text = thread_reply(bot.api, root, "1 GPU, whole GPU")
+    assert "1 GPU, whole GPU: fits now on 2 nodes, 2 placements." in text
+    assert "No HAMi scheduler" not in text
 
 
 def test_bad_shape_is_answered_in_the_acknowledgement(bot: RunningBot) -> None:

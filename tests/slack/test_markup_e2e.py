@@ -6,12 +6,22 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
+from bot.clusters.registry import load_registry
 from tests.conftest import read_fixture
-from tests.slack.conftest import CHANNEL, USER, RunningBot
+from tests.slack.conftest import (
+    CHANNEL,
+    USER,
+    MetricsServer,
+    RunningBot,
+    start_bot,
+    stop_bot,
+    write_registry,
+)
 from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
-from tests.support.slack_api import ApiCall
+from tests.support.slack_api import ApiCall, SlackWebApi
 
 # Label values an attacker (or anyone naming a pod) controls, and the raw markup each would be.
 HOSTILE = {
@@ -141,7 +151,46 @@ def test_markers_in_label_values_cannot_forge_a_mention(bot: RunningBot) -> None
     _, ts = bot.sender.mention(pasted(forged))
     answer = answer_in(bot.api, CHANNEL, ts)
     shown = blocks_text(answer.blocks)
-    assert "@U0EVIL01 !channel" in shown
+    # Private-use characters are not printable: the node name shows them as their escapes.
+    assert "\\ue000@U0EVIL01\\ue001 \\ue000!channel\\ue001" in shown
     everything = json.dumps([c.params for c in sent(bot)], ensure_ascii=False)
     assert "<@U0EVIL01>" not in everything and "<!channel>" not in everything
     assert "\ue000" not in everything and "\ue001" not in everything
+
+
+def test_line_breaks_and_fences_in_names_stay_inside_their_table_row(
+    slack_api: SlackWebApi, tmp_path: Path
+) -> None:
+    # "\\n" is a newline once the exposition is read; ``` would close Slack's code block. A
+    # live cluster, not a paste: reading a paste takes ``` out as the fences of a code block.
+    scheduler = MetricsServer(
+        read_fixture("scheduler-small.prom").replace('"gpu-node-1"', '"a```\\n*bold* <!here>"')
+    )
+    running, server = start_bot(slack_api, load_registry(write_registry(tmp_path, scheduler.url)))
+    try:
+        running.sender.command("demo", response_url=slack_api.response_url("demo"))
+        answer = answer_in(slack_api, CHANNEL, None)
+    finally:
+        stop_bot(running, server)
+        scheduler.stop()
+    sections = [b["text"]["text"] for b in answer.blocks if b["type"] == "section" and "text" in b]
+    nodes = next(text for text in sections if text.startswith("*Nodes*"))
+    _, table = nodes.split("\n", 1)
+    assert table.startswith("```") and table.endswith("```") and table.count("```") == 2
+    rows = table.strip("`").split("\n")
+    assert len(rows) == 3  # the header and one row per node
+    assert rows[2].startswith("a\u02cb\u02cb\u02cb\\n*bold* &lt;!here&gt;  ")
+    findings = next(text for text in sections if text.startswith("*Findings*"))
+    assert "a```\\n*bold* &lt;!here&gt;/GPU 1" in findings  # one bullet, still one line
+
+
+def test_a_name_that_looks_like_a_chart_formula_is_drawn_as_written(bot: RunningBot) -> None:
+    metrics = read_fixture("scheduler-small.prom").replace('"gpu-node-1"', '"gpu$\\\\frac{$x"')
+    _, ts = bot.sender.mention(pasted(metrics))
+    answer_in(bot.api, CHANNEL, ts)
+    upload = bot.api.wait_for("files.completeUploadExternal")[0]
+    assert [f["title"] for f in upload.json_param("files")] == ["GPU allocation per node"]
+    png = next(f.content for f in bot.api.uploaded_files())
+    assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n"
+    posted = [str(c.params.get("text")) for c in bot.api.calls_to("chat.postMessage")]
+    assert not any("could not attach" in text for text in posted)
