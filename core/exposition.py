@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from core.errors import InputError
+from core.errors import InputError, shorten_line
 
 __all__ = [
     "Exposition",
@@ -86,14 +86,6 @@ class Exposition:
     # The text does not end with a newline and its last line could not be parsed: it was
     # most likely cut off (a paste or a download that stopped mid-line).
     truncated_last_line: bool
-
-
-_SHOWN_CHARS = 120
-
-
-def shorten_line(text: str, limit: int = _SHOWN_CHARS) -> str:
-    """The line as shown in messages: at most ``limit`` characters, with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ExpositionError(InputError):

@@ -19,8 +19,10 @@ import re
 from functools import lru_cache
 from operator import itemgetter
 
-from core.families import FAMILIES
+from core.families import FAMILIES, FamilySpec
 from core.readings import Columns, FamilyRows
+
+Fields = tuple[str, ...]
 
 # Go strconv 'g' output, and Prometheus' special values. Every quantifier is possessive: a run
 # of digits is taken whole and never given back, so a 40,000-digit value followed by junk fails
@@ -52,21 +54,70 @@ def _label_names(block: str) -> list[str] | None:
 @lru_cache(maxsize=256)
 def _row_pattern(name: str, labels: tuple[str, ...]) -> re.Pattern[str]:
     # A literal "\n" + name prefix lets the engine skip ahead with a fast substring search; the
-    # empty group at the end gives every row a "" to stand for labels a family does not have.
+    # first group is the whole label block (see ``_LabelBlocks``), and the empty group at the
+    # end gives every row a "" to stand for labels a family does not have.
     if not labels:
-        return re.compile("\n" + re.escape(name) + r" ([^\n]*+)()")
+        return re.compile("\n" + re.escape(name) + r"() ([^\n]*+)()")
     return re.compile(
         "\n"
         + re.escape(name)
-        + r"\{"
+        + r"\{("
         # A value may not hold a newline, but excluding it costs time: a match running across
         # lines would swallow a line of its own and break the line count checked below.
         + ",".join(re.escape(label) + '="([^"]*+)"' for label in labels)
-        + r"\} ([^\n]*+)()"
+        + r")\} ([^\n]*+)()"
     )
 
 
-def _block_rows(name: str, text: str, start: int, end: int) -> Columns | None:
+@lru_cache(maxsize=256)
+def _block_and_value_pattern(name: str) -> re.Pattern[str]:
+    """A sample line of ``name`` as its label block and its value, the labels left unread.
+
+    As in ``_row_pattern``, the block may run across lines ("}" inside a value, a line without
+    one): such a match swallows a line of its own, and the line count check fails.
+    """
+    return re.compile("\n" + re.escape(name) + r"\{([^}]*+)\} ([^\n]*+)")
+
+
+# Per (label names, field positions): the label block of every line of the first family read
+# in full with them, and the field tuples read from those lines.
+_LabelBlocks = dict[
+    tuple[tuple[str, ...], tuple[int, ...]], tuple[list[str], list[tuple[str, ...]]]
+]
+
+
+def _rows_like(
+    name: str, text: str, start: int, end: int, lines: int, known: tuple[list[str], list[Fields]]
+) -> tuple[list[Fields], list[str]] | None:
+    """Field tuples and value tokens of a block whose label blocks are, line for line, those of
+    a family already read in full (``known``); None when they are not.
+
+    Families of one kind list the same series in the same order (the Go client sorts series by
+    label values), so their labels need no second reading: a line whose label block equals one
+    already read is vouched for as that one was.
+    """
+    blocks, fields = known
+    rows = _block_and_value_pattern(name).findall(text, start - 1, end)
+    if len(rows) != lines or len(rows) != len(blocks):
+        return None
+    if list(map(itemgetter(0), rows)) != blocks:
+        return None
+    return list(fields), list(map(itemgetter(1), rows))
+
+
+def _field_positions(spec: FamilySpec, labels: list[str]) -> tuple[int, ...]:
+    """Where each canonical field is in a row of ``_row_pattern``: its label's group (after
+    the label block's), or the always-empty last group when the family lacks that label."""
+    missing = len(labels) + 2
+    return tuple(
+        labels.index(own) + 1 if (own := spec.own_label_for(canonical)) in labels else missing
+        for canonical in spec.fields
+    )
+
+
+def _block_rows(
+    name: str, text: str, start: int, end: int, read_before: _LabelBlocks
+) -> Columns | None:
     """All rows of the family block ``text[start:end]``, or None if any line is odd."""
     spec = FAMILIES[name]
     first_end = text.find("\n", start, end)
@@ -81,22 +132,27 @@ def _block_rows(name: str, text: str, start: int, end: int) -> Columns | None:
         if any(label.startswith("__") for label in labels):
             return None
     assert labels is not None
-    # The block always follows a comment line, so text[start - 1] is the "\n" the pattern wants.
-    rows = _row_pattern(name, tuple(labels)).findall(text, start - 1, end)
-    if len(rows) != text.count("\n", start, end) + 1:
-        return None
-    value_at = len(labels)
-    missing_at = value_at + 1
-    positions = [
-        labels.index(own) if (own := spec.own_label_for(canonical)) in labels else missing_at
-        for canonical in spec.fields
-    ]
-    if len(positions) == 1:
-        only = positions[0]
-        fields: list[tuple[str, ...]] = [(row[only],) for row in rows]
+    lines = text.count("\n", start, end) + 1
+    positions = _field_positions(spec, labels)
+    key = (tuple(labels), positions)
+    known = read_before.get(key) if labels else None
+    alike = None if known is None else _rows_like(name, text, start, end, lines, known)
+    if alike is not None:
+        fields, tokens = alike
     else:
-        fields = list(map(itemgetter(*positions), rows))
-    tokens = list(map(itemgetter(value_at), rows))
+        # The block always follows a comment line, so text[start - 1] is the "\n" wanted.
+        rows = _row_pattern(name, key[0]).findall(text, start - 1, end)
+        if len(rows) != lines:
+            return None
+        if len(positions) == 1:
+            only = positions[0]
+            fields = [(row[only],) for row in rows]
+        else:
+            fields = list(map(itemgetter(*positions), rows))
+        tokens = list(map(itemgetter(len(labels) + 1), rows))
+        if labels:
+            # A copy: the rows of a family met twice are extended in place (``add_family``).
+            read_before.setdefault(key, (list(map(itemgetter(0), rows)), list(fields)))
     # float() also takes "1_000", which the exposition format does not; a timestamp or any
     # other trailing token makes float() fail, and the general parser takes over.
     if "_" in "".join(tokens):
@@ -145,6 +201,7 @@ def read_go_exposition(text: str) -> FamilyRows | None:
     # between comments is not a family name, and either way the text goes to the parser.
     length = len(text) - 1 if text.endswith("\n") else len(text)
     out = FamilyRows()
+    read_before: _LabelBlocks = {}
     position = 0
     while position < length:
         # A run of comment lines, then a block of sample lines up to the next comment line.
@@ -169,7 +226,7 @@ def read_go_exposition(text: str) -> FamilyRows | None:
             return None
         name = typed
         if name in FAMILIES:
-            columns = _block_rows(name, text, position, block_end)
+            columns = _block_rows(name, text, position, block_end, read_before)
             if columns is None:
                 return None
             out.add_family(name, *columns)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.exposition import shorten_line
+from core.errors import shorten_line
 
 MAX_LINE_CHARS = 16_384
 MAX_LABELS_PER_SERIES = 200

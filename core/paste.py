@@ -22,7 +22,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from core.exposition import line_problem, shorten_line
+from core.errors import shorten_line
+from core.exposition import line_problem
 
 __all__ = ["CleanedPaste", "clean_paste"]
 

@@ -12,8 +12,8 @@ each allocation is counted once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Protocol
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
@@ -239,6 +239,16 @@ def _set_on_previous_rows(
     return True
 
 
+@lru_cache(maxsize=1024)
+def _label_number(text: str) -> float | None:
+    """A number written in a label, or None when it is not one. A cluster has a few memory
+    sizes and share counts: each is read once, not once per GPU."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     if _set_on_previous_rows(surface.last_device_rows, rows, attr):
         return
@@ -266,11 +276,9 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
         in_order.append(dev)
         if memlimit and dev.overview_mem_limit_mib is None:
             # The overview's device_memory_limit label is MiB as a decimal string (ref. 2.1).
-            with suppress(ValueError):
-                dev.overview_mem_limit_mib = float(memlimit)
+            dev.overview_mem_limit_mib = _label_number(memlimit)
         if shared and dev.overview_shared_count is None:
-            with suppress(ValueError):
-                dev.overview_shared_count = float(shared)
+            dev.overview_shared_count = _label_number(shared)
     surface.last_device_rows = (fields, in_order)
 
 

@@ -20,8 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from bot.ops.logging import redact_handlers
-
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
@@ -66,6 +64,31 @@ COMMANDS: tuple[Command, ...] = (
 
 def _add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
+
+
+class _RedactingOnFirstRecord(logging.Filter):
+    """``bot.ops.logging.RedactingFilter``, loaded when the first record comes: most runs of
+    a command log nothing, and compiling the redaction patterns is a noticeable part of the
+    start-up of a short command."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._redacting: logging.Filter | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._redacting is None:
+            from bot.ops.logging import RedactingFilter
+
+            self._redacting = RedactingFilter()
+        return bool(self._redacting.filter(record))
+
+
+def _redact_handlers() -> None:
+    """Every handler of the root logger redacts credentials, at any level: what the Kubernetes
+    client, an exec credential plugin's error output or the bot logs (``serve`` replaces these
+    handlers with ``bot.ops.logging.configure_logging``'s, which redact too)."""
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_RedactingOnFirstRecord())
 
 
 class _ScoutProblem(Exception):
@@ -115,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     # Every command's logs, not only serve's JSON lines, go through the credential redaction.
-    redact_handlers()
+    _redact_handlers()
     try:
         code: int = args.run(args)
         return code

@@ -7,7 +7,6 @@ import gc
 import sys
 import zlib
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 
 from bot.settings_file import load_settings
@@ -17,8 +16,7 @@ from core.model import SourceInfo, Summary
 from core.settings import SettingsError
 from core.summary.build import human_size, input_problems_note
 from core.text_decoding import decode_metrics_bytes
-from core.views import json_view, render
-from core.views.csv_view import TABLES, table_csv
+from core.views import CSV_TABLES, json_view, render
 
 FORMATS = ("text", "markdown", "json", "csv", "blocks")
 
@@ -49,7 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="with --format json or blocks: indent the JSON (default: one compact line)",
     )
     parser.add_argument(
-        "--csv-table", choices=TABLES, default=None, help="with --format csv: print only this table"
+        "--csv-table",
+        choices=CSV_TABLES,
+        default=None,
+        help="with --format csv: print only this table",
     )
     parser.add_argument(
         "--chart",
@@ -71,6 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def read_input(file: str | None, use_example: bool, max_bytes: int) -> tuple[str, SourceInfo]:
     if use_example:
+        from importlib import resources
+
         text = resources.files("core").joinpath("data/example-scheduler.prom").read_text("utf-8")
         return text, SourceInfo(kind="file", label="bundled example cluster")
     if file is None:
@@ -140,6 +143,8 @@ def format_summary(
     if fmt == "json":
         return json_view.render(summary, pretty=pretty)
     if fmt == "csv" and csv_table is not None:
+        from core.views.csv_view import table_csv
+
         return table_csv(summary, csv_table)
     return render(summary, fmt, top=top)
 

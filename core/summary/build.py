@@ -10,10 +10,10 @@ import functools
 import gc
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import ParamSpec, TypeVar
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from core.errors import InputError
-from core.exposition import RejectedLine, parse_exposition
 from core.families import FAMILIES
 from core.fast_reader import read_go_exposition
 from core.line_limits import OverLimitLine, over_limit_note, screen_lines
@@ -30,7 +30,6 @@ from core.model import (
     Surface,
     Workload,
 )
-from core.paste import clean_paste
 from core.readings import (
     AllocationReading,
     DeviceKey,
@@ -53,6 +52,9 @@ from core.summary.tenants import Fleet
 from core.summary.workloads import build_namespaces, build_workloads
 from core.text_decoding import looks_like_utf16_read_as_utf8
 
+if TYPE_CHECKING:
+    from core.exposition import RejectedLine
+
 ALLOCATION_ONLY_NOTE = (
     "This report reflects scheduler allocation state for vGPU share and GPU memory, not "
     "instantaneous GPU utilisation."
@@ -72,11 +74,20 @@ NO_ALLOCATION_NOTE = (
 )
 # Families whose values make a GPU's four figures (limits and allocations of cores and memory).
 DEVICE_FIGURE_ROLES = frozenset(
-    {"core_limit", "core_allocated", "mem_limit_bytes", "mem_allocated_bytes",
-     "overview_mem_allocated_bytes"}
+    {
+        "core_limit",
+        "core_allocated",
+        "mem_limit_bytes",
+        "mem_allocated_bytes",
+        "overview_mem_allocated_bytes",
+    }
 )
 P = ParamSpec("P")
 R = TypeVar("R")
+_NODE_AND_UUID = attrgetter("node", "device_uuid")
+_NAMESPACE_AND_POD = attrgetter("namespace", "pod")
+_NAMESPACE = attrgetter("namespace")
+_POD = attrgetter("pod")
 
 NO_DEVICES_ANSWER = (
     "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
@@ -168,7 +179,7 @@ def _overview(
     mem_limit = sum(n.mem_limit_mib for n in nodes)
     mem = sum(n.mem_allocated_mib for n in nodes)
     idle = sum(n.idle_gpus for n in nodes)
-    pods = {(w.namespace, w.pod) for w in workloads}
+    pods = set(map(_NAMESPACE_AND_POD, workloads))
     return ClusterOverview(
         nodes=len(nodes),
         gpus=len(cols),
@@ -183,7 +194,7 @@ def _overview(
         full_gpus=sum(n.full_gpus for n in nodes),
         inconsistent_gpus=sum(n.inconsistent_gpus for n in nodes),
         shared_gpus=sum(n.shared_gpus for n in nodes),
-        exclusive_gpus=int((cols.shared_count == 1).sum()),
+        exclusive_gpus=sum(1 for count in cols.shared_count if count == 1),
         free_whole_gpus=sum(n.free_whole_gpus for n in nodes),
         free_cores=sum(n.free_cores for n in nodes),
         free_mem_mib=sum(n.free_mem_mib for n in nodes),
@@ -289,6 +300,9 @@ def summarize_text(
     if direct is not None:
         rows = direct
     else:
+        # Imported here: text the bulk reader takes needs neither (nor their start-up cost).
+        from core.paste import clean_paste
+
         cleaned = clean_paste(text)
         rows, rejected_lines = _family_rows(cleaned.text)
         paste_notes = cleaned.notes
@@ -373,6 +387,8 @@ def _family_rows(text: str) -> tuple[FamilyRows, list[RejectedLine]]:
     fast = read_go_exposition(text)
     if fast is not None:
         return fast, []
+    from core.exposition import parse_exposition
+
     exposition = parse_exposition(text)
     return rows_from_samples(exposition.samples), list(exposition.rejected)
 
@@ -396,6 +412,9 @@ def allocation_device_keys(
     """The (node, UUID) of the device each allocation sits on (SPEC 3: devices are identified by
     both). An allocation whose node label is missing or differs still joins a device by a UUID
     that only one node reports."""
+    as_labelled = list(map(_NODE_AND_UUID, allocations))
+    if all(map(devices.__contains__, as_labelled)):  # the usual case, checked in C
+        return as_labelled
     by_uuid: dict[str, list[DeviceKey]] = defaultdict(list)
     for key in devices:
         by_uuid[key[1]].append(key)
@@ -408,6 +427,27 @@ def allocation_device_keys(
                 key = same_uuid[0]
         keys.append(key)
     return keys
+
+
+def namespaces_per_device(
+    device_keys: Sequence[DeviceKey], namespaces: Sequence[str]
+) -> dict[DeviceKey, tuple[str, ...]]:
+    """The namespaces of each device's allocations, sorted: ``namespaces[i]`` is that of the
+    allocation on ``device_keys[i]``."""
+    listed: dict[DeviceKey, list[str]] = {}
+    for key, namespace in set(zip(device_keys, namespaces, strict=True)):
+        listed.setdefault(key, []).append(namespace)
+    return {key: tuple(sorted(names)) for key, names in listed.items()}
+
+
+def pods_per_node(
+    allocations: Sequence[AllocationReading], device_keys: Sequence[DeviceKey]
+) -> Counter[str]:
+    """How many distinct pods have allocations on each node (the device's node for an
+    allocation without a node label)."""
+    nodes = [a.node or key[0] for a, key in zip(allocations, device_keys, strict=True)]
+    pods = zip(map(_NAMESPACE, allocations), map(_POD, allocations), strict=True)
+    return Counter(map(itemgetter(0), set(zip(nodes, pods, strict=True))))
 
 
 def summarize_readings(
@@ -429,15 +469,10 @@ def summarize_readings(
     # Allocation keys are unique per (namespace, pod, container index, device): the number of
     # allocations on a device is its number of distinct containers.
     containers_per_device = Counter(device_keys)
-    ns_per_device: dict[DeviceKey, set[str]] = defaultdict(set)
-    pods_per_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for a, key in zip(allocations, device_keys, strict=True):
-        ns_per_device[key].add(a.namespace)
-        pods_per_node[a.node or key[0]].add((a.namespace, a.pod))
     gpus, missing_series = build_gpus(
         readings.devices.values(),
         containers_per_device,
-        {key: tuple(sorted(ns)) for key, ns in ns_per_device.items()},
+        namespaces_per_device(device_keys, list(map(_NAMESPACE, allocations))),
         t,
     )
     # Devices by number: a GPU's position in ``gpus``; devices only allocations name get numbers
@@ -447,8 +482,8 @@ def summarize_readings(
     core_limits = [g.core_limit for g in gpus]
     workloads, workload_devices = build_workloads(allocations, device_keys, device_ids, core_limits)
     cols = GpuColumns.of(gpus)
-    nodes = build_nodes(gpus, cols, {n: len(p) for n, p in pods_per_node.items()})
-    fleet = Fleet(float(cols.core_limit.sum()), float(cols.mem_limit_mib.sum()), len(gpus))
+    nodes = build_nodes(gpus, cols, pods_per_node(allocations, device_keys))
+    fleet = Fleet(float(sum(cols.core_limit)), float(sum(cols.mem_limit_mib)), len(gpus))
     namespaces = build_namespaces(
         workloads,
         workload_devices,
@@ -467,7 +502,7 @@ def summarize_readings(
             free_cores,
             free_mem,
             gpus=len(gpus),
-            incomplete_gpus=int(cols.incomplete.sum()),
+            incomplete_gpus=sum(cols.incomplete),
         )
         if gpus
         else NO_DEVICES_ANSWER
@@ -481,7 +516,13 @@ def summarize_readings(
         FAMILIES[p.family].role in DEVICE_FIGURE_ROLES for p in readings.problems
     )
     checks = build_checks(
-        gpus, cols, workloads, workload_devices, namespaces, missing_series, t,
+        gpus,
+        cols,
+        workloads,
+        workload_devices,
+        namespaces,
+        missing_series,
+        t,
         values_left_out=device_values_left_out,
     )
     findings = build_findings(gpus, cols, workloads, namespaces, t)

@@ -7,87 +7,116 @@ jobs of that shape could start at once without sharing a device slice.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-import numpy as np
-
 from core.model import ShapeFit
-from core.summary.columns import Floats, GpuColumns
+from core.summary.columns import GpuColumns
 from core.views import numbers
 
 _TOP_NODES = 5
 
 
-def _ranked(names: Sequence[str], counts: Floats) -> tuple[tuple[str, int], ...]:
+def _ranked(names: Sequence[str], counts: Sequence[float]) -> tuple[tuple[str, int], ...]:
     """The top nodes by placements (most first, then by name); nodes with none are left out."""
     ranked = sorted(
-        ((name, int(count)) for name, count in zip(names, counts.tolist(), strict=True) if count),
+        ((name, int(count)) for name, count in zip(names, counts, strict=True) if count),
         key=lambda kv: (-kv[1], kv[0]),
     )
     return tuple(ranked[:_TOP_NODES])
 
 
-def _slices(cols: GpuColumns, fraction: float) -> Floats:
-    """Per GPU, how many slices of ``fraction`` of its cores and memory fit in its free space."""
-    usable = cols.core_limit > 0
-    slice_cores = np.where(usable, cols.core_limit * fraction, 1.0)
-    slice_mem = cols.mem_limit_mib * fraction
-    # The 1e-9 absorbs float noise: 25 free cores hold exactly one quarter of 100.
-    by_cores = np.floor(cols.free_cores / slice_cores + 1e-9)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        by_mem = np.where(slice_mem > 0, np.floor(cols.free_mem_mib / slice_mem + 1e-9), by_cores)
-    slices: Floats = np.where(usable, np.maximum(np.minimum(by_cores, by_mem), 0.0), 0.0)
-    return slices
+def _whole_slices(free: float, size: float) -> float:
+    """How many slices of ``size`` fit in ``free``; the 1e-9 absorbs float noise (25 free cores
+    hold exactly one quarter of 100)."""
+    if size <= 0:  # a slice too small for a float: as many as there are
+        return math.inf if free > 0 else 0.0
+    fitting = free / size + 1e-9
+    return float(math.floor(fitting)) if fitting < math.inf else fitting
+
+
+# (core limit, memory limit, free cores, free memory) of one GPU.
+_Figures = tuple[float, float, float, float]
+
+
+def _gpu_slices(figures: _Figures, fractions: Sequence[float]) -> tuple[float, ...]:
+    """How many slices of each of ``fractions`` of its cores and memory fit in one GPU's free
+    space."""
+    core_limit, mem_limit, free_cores, free_mem = figures
+    if core_limit <= 0 or free_cores <= 0:
+        return (0.0,) * len(fractions)
+    counts = []
+    for fraction in fractions:
+        by_cores = _whole_slices(free_cores, core_limit * fraction)
+        slice_mem = mem_limit * fraction
+        by_mem = _whole_slices(free_mem, slice_mem) if slice_mem > 0 else by_cores
+        counts.append(max(min(by_cores, by_mem), 0.0))
+    return tuple(counts)
+
+
+def _slices(figures: Sequence[_Figures], fractions: Sequence[float]) -> list[tuple[float, ...]]:
+    """Per fraction, how many slices fit on each GPU; worked out once per distinct set of
+    figures (a cluster has a few models, and many GPUs idle or full)."""
+    counts = {one: _gpu_slices(one, fractions) for one in set(figures)}
+    return list(zip(*map(counts.__getitem__, figures), strict=True))
+
+
+def _shape(
+    name: str,
+    gpus: int,
+    cores_per_gpu: float,
+    mem_per_gpu_mib: float | None,
+    names: Sequence[str],
+    per_node: Sequence[float],
+) -> ShapeFit:
+    return ShapeFit(
+        name=name,
+        gpus=gpus,
+        cores_per_gpu=cores_per_gpu,
+        mem_per_gpu_mib=mem_per_gpu_mib,
+        placements=int(sum(per_node)),
+        nodes=_ranked(names, per_node),
+        node_count=sum(1 for count in per_node if count),
+    )
 
 
 def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
     names = cols.node_names
-    # A whole GPU means all of its cores and all of its memory are free.
-    whole = (
-        (cols.core_limit > 0)
-        & (cols.free_cores >= cols.core_limit)
-        & (cols.free_mem_mib >= cols.mem_limit_mib)
+    figures = list(
+        zip(cols.core_limit, cols.mem_limit_mib, cols.free_cores, cols.free_mem_mib, strict=True)
     )
+    # A whole GPU means all of its cores and all of its memory are free.
+    whole = [
+        core_limit > 0 and free_cores >= core_limit and free_mem >= mem_limit
+        for core_limit, mem_limit, free_cores, free_mem in figures
+    ]
     whole_per_node = cols.per_node(whole)
     shapes: list[ShapeFit] = []
     for count in (1, 2, 4, 8):
-        per_node = np.floor(whole_per_node / count)
         shapes.append(
-            ShapeFit(
-                name=f"{count} whole GPU" + ("s" if count > 1 else ""),
-                gpus=count,
-                cores_per_gpu=100.0,
-                mem_per_gpu_mib=None,
-                placements=int(per_node.sum()),
-                nodes=_ranked(names, per_node),
-                node_count=int(np.count_nonzero(per_node)),
+            _shape(
+                f"{count} whole GPU" + ("s" if count > 1 else ""),
+                count,
+                100.0,
+                None,
+                names,
+                [whole // count for whole in whole_per_node],
             )
         )
-    for name, fraction in (("half GPU", 0.5), ("quarter GPU", 0.25)):
-        per_node = cols.per_node(_slices(cols, fraction))
-        shapes.append(
-            ShapeFit(
-                name=name,
-                gpus=1,
-                cores_per_gpu=100.0 * fraction,
-                mem_per_gpu_mib=None,
-                placements=int(per_node.sum()),
-                nodes=_ranked(names, per_node),
-                node_count=int(np.count_nonzero(per_node)),
-            )
-        )
-    largest_mem = float(cols.free_mem_mib.max()) if len(cols) else 0.0
-    holding = cols.free_mem_mib >= largest_mem if largest_mem > 0 else np.zeros(len(cols), bool)
-    per_node = cols.per_node(holding)
+    fractions = {"half GPU": 0.5, "quarter GPU": 0.25}
+    per_gpu = _slices(figures, list(fractions.values())) if figures else [(), ()]
+    for (name, fraction), slices in zip(fractions.items(), per_gpu, strict=True):
+        shapes.append(_shape(name, 1, 100.0 * fraction, None, names, cols.per_node(slices)))
+    largest_mem = max(cols.free_mem_mib) if len(cols) else 0.0
+    holding = [free >= largest_mem if largest_mem > 0 else False for free in cols.free_mem_mib]
     shapes.append(
-        ShapeFit(
-            name=f"memory-only {numbers.mem_each(largest_mem)}",
-            gpus=1,
-            cores_per_gpu=0.0,
-            mem_per_gpu_mib=largest_mem,
-            placements=int(per_node.sum()),
-            nodes=_ranked(names, per_node),
-            node_count=int(np.count_nonzero(per_node)),
+        _shape(
+            f"memory-only {numbers.mem_each(largest_mem)}",
+            1,
+            0.0,
+            largest_mem,
+            names,
+            cols.per_node(holding),
         )
     )
     return shapes

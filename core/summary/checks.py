@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from core.model import Check, GpuSummary, NamespaceSummary, Workload
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns
@@ -45,17 +43,22 @@ def _gpu(g: GpuSummary) -> str:
 
 def check_memory_ratio(gpus: Sequence[GpuSummary], cols: GpuColumns, t: Thresholds) -> Check:
     name = "device memory ratio"
-    has_ratio = ~np.isnan(cols.mem_ratio) & (cols.mem_limit_mib > 0)
-    checked = int(has_ratio.sum())
+    checked = 0
+    off: list[tuple[int, float, float]] = []  # (GPU, allocated/limit, ratio series)
+    for i, (ratio, mem, limit) in enumerate(
+        zip(cols.mem_ratio, cols.mem_mib, cols.mem_limit_mib, strict=True)
+    ):
+        if ratio is None or limit <= 0:
+            continue
+        checked += 1
+        computed = mem / limit
+        if abs(computed - ratio) > t.check_ratio:
+            off.append((i, computed, ratio))
     if not checked:
         return Check(name, "skip", "no hami_node_gpu_memory_allocated_ratio series in the input.")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        computed = np.where(has_ratio, cols.mem_mib / cols.mem_limit_mib, 0.0)
-    off = np.flatnonzero(has_ratio & (np.abs(computed - cols.mem_ratio) > t.check_ratio))
     problems = [
-        f"{_gpu(gpus[i])}: allocated/limit = {computed[i]:.4f}, "
-        f"ratio series = {cols.mem_ratio[i]:.4f}"
-        for i in off[:_MAX_LISTED].tolist()
+        f"{_gpu(gpus[i])}: allocated/limit = {computed:.4f}, ratio series = {ratio:.4f}"
+        for i, computed, ratio in off[:_MAX_LISTED]
     ]
     return _report(name, problems, len(off), checked, "memory allocated/limit and ratio series")
 
@@ -72,25 +75,29 @@ def check_device_sums(
     name = "device vs container sums"
     if not workloads:
         return Check(name, "skip", "no per-pod allocation series (hami_vgpu_*) in the input.")
-    ids = np.asarray(device_ids, dtype=np.int64)
-    cores = np.fromiter((w.cores for w in workloads), dtype=np.float64, count=len(workloads))
-    mem = np.fromiter((w.mem_mib for w in workloads), dtype=np.float64, count=len(workloads))
-    listed = ids < len(gpus)
-    sum_cores = np.bincount(ids[listed], weights=cores[listed], minlength=len(gpus))
-    sum_mem = np.bincount(ids[listed], weights=mem[listed], minlength=len(gpus))
+    known = len(gpus)
+    sum_cores = [0.0] * known
+    sum_mem = [0.0] * known
     unknown: dict[str, list[float]] = {}
-    for i in np.flatnonzero(~listed).tolist():
-        totals = unknown.setdefault(workloads[i].device_uuid, [0.0, 0.0])
-        totals[0] += workloads[i].cores
-        totals[1] += workloads[i].mem_mib
-    off = np.flatnonzero(
-        (np.abs(sum_cores - cols.cores) > t.check_cores)
-        | (np.abs(sum_mem - cols.mem_mib) > t.check_mem_mib)
-    )
+    for w, device in zip(workloads, device_ids, strict=True):
+        if device < known:
+            sum_cores[device] += w.cores
+            sum_mem[device] += w.mem_mib
+        else:
+            totals = unknown.setdefault(w.device_uuid, [0.0, 0.0])
+            totals[0] += w.cores
+            totals[1] += w.mem_mib
+    off = [
+        i
+        for i, (ours, theirs, ours_mem, theirs_mem) in enumerate(
+            zip(sum_cores, cols.cores, sum_mem, cols.mem_mib, strict=True)
+        )
+        if abs(ours - theirs) > t.check_cores or abs(ours_mem - theirs_mem) > t.check_mem_mib
+    ]
     problems = [
         f"{_gpu(gpus[i])}: device {_fmt(cols.cores[i])} cores / {_fmt(cols.mem_mib[i])} MiB, "
         f"containers {_fmt(sum_cores[i])} cores / {_fmt(sum_mem[i])} MiB"
-        for i in off[:_MAX_LISTED].tolist()
+        for i in off[:_MAX_LISTED]
     ]
     problems += [
         f"{uuid}: containers hold {_fmt(c)} cores / {_fmt(m)} MiB on a device the device series "
@@ -106,11 +113,17 @@ def check_shared_counts(
     name = "shared count vs allocations"
     if not workloads:
         return Check(name, "skip", "no per-pod allocation series (hami_vgpu_*) in the input.")
-    off = np.flatnonzero(cols.shared_count != cols.containers)
+    off = [
+        i
+        for i, (shared, containers) in enumerate(
+            zip(cols.shared_count, cols.containers, strict=True)
+        )
+        if shared != containers
+    ]
     problems = [
         f"{_gpu(gpus[i])}: shared count {cols.shared_count[i]}, "
         f"{cols.containers[i]} distinct allocations"
-        for i in off[:_MAX_LISTED].tolist()
+        for i in off[:_MAX_LISTED]
     ]
     return _report(name, problems, len(off), len(gpus), "shared counts and distinct allocations")
 

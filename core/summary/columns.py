@@ -1,107 +1,116 @@
-"""The GPU table as numpy columns, for the figures that aggregate over every GPU.
+"""The GPU table as columns, for the figures that aggregate over every GPU.
 
 Nodes, capacity shapes, findings, checks and the distribution verdict each look at every GPU; a
-1,000-node cluster has 8,000 of them. Reading the numbers once into arrays and aggregating with
-numpy keeps each of those passes in C. GPUs are sorted by node, so a node's GPUs form one run
-and per-node sums are ``np.add.reduceat`` over the run starts.
+1,000-node cluster has 8,000 of them. The rows are NamedTuples, so one ``zip(*gpus)`` turns
+them into columns in C, and each pass is a comprehension over plain lists. (numpy did the same
+in C, but importing it costs more than every pass together at 8,000 GPUs.) GPUs are sorted by
+node, so a node's GPUs form one run: ``node_bounds`` gives each run's start and end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
 
-import numpy as np
-import numpy.typing as npt
+from core.model import GpuState, GpuSummary
 
-from core.model import GpuSummary
-
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
-Bools = npt.NDArray[np.bool_]
-
-STATE_CODES = {"idle": 0, "partial": 1, "full": 2, "inconsistent": 3}
+# Positions of the fields in a GpuSummary row (asserted against its field names below).
+_DEVICE_TYPE, _CORE_LIMIT, _CORES, _MEM_LIMIT, _MEM = 3, 4, 5, 7, 8
+_SHARED, _CONTAINERS, _STATE, _FLAGS, _FREE_CORES, _FREE_MEM, _MEM_RATIO = (
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+    17,
+)
+assert [GpuSummary._fields[i] for i in (_DEVICE_TYPE, _CORE_LIMIT, _CORES, _MEM_LIMIT, _MEM)] == [
+    "device_type",
+    "core_limit",
+    "core_allocated",
+    "mem_limit_mib",
+    "mem_allocated_mib",
+]
+assert [
+    GpuSummary._fields[i]
+    for i in (_SHARED, _CONTAINERS, _STATE, _FLAGS, _FREE_CORES, _FREE_MEM, _MEM_RATIO)
+] == [
+    "shared_count",
+    "containers",
+    "state",
+    "flags",
+    "free_cores",
+    "free_mem_mib",
+    "mem_ratio_reported",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class GpuColumns:
-    core_limit: Floats
-    cores: Floats
-    mem_limit_mib: Floats
-    mem_mib: Floats
-    free_cores: Floats
-    free_mem_mib: Floats
-    shared_count: Ints
-    containers: Ints
-    mem_ratio: Floats  # NaN where the ratio series is absent
-    state: Ints  # STATE_CODES
-    overcommitted: Bools
-    incomplete: Bools  # a limit or allocation series is missing for the GPU
+    device_type: Sequence[str]
+    core_limit: Sequence[float]
+    cores: Sequence[float]
+    mem_limit_mib: Sequence[float]
+    mem_mib: Sequence[float]
+    free_cores: Sequence[float]
+    free_mem_mib: Sequence[float]
+    shared_count: Sequence[int]
+    containers: Sequence[int]
+    mem_ratio: Sequence[float | None]  # None where the ratio series is absent
+    state: Sequence[GpuState]
+    overcommitted: Sequence[bool]
+    incomplete: Sequence[bool]  # a limit or allocation series is missing for the GPU
     node_names: tuple[str, ...]  # one per run, in order
-    node_starts: Ints  # index of each node's first GPU
+    node_bounds: tuple[tuple[int, int], ...]  # (first, past the last) GPU of each run
 
     @classmethod
     def of(cls, gpus: Sequence[GpuSummary]) -> GpuColumns:
         """Columns of ``gpus``, which must be sorted by node (``build_gpus`` sorts them)."""
-        numbers = np.array(
-            [
-                (
-                    g.core_limit,
-                    g.core_allocated,
-                    g.mem_limit_mib,
-                    g.mem_allocated_mib,
-                    g.free_cores,
-                    g.free_mem_mib,
-                    g.shared_count,
-                    g.containers,
-                    np.nan if g.mem_ratio_reported is None else g.mem_ratio_reported,
-                    STATE_CODES[g.state],
-                )
-                for g in gpus
-            ],
-            dtype=np.float64,
-        ).reshape(len(gpus), 10)
+        if not gpus:
+            return cls((), (), (), (), (), (), (), (), (), (), (), (), (), (), ())
+        columns = list(zip(*gpus, strict=True))
+        flags = columns[_FLAGS]
         names: list[str] = []
         starts: list[int] = []
         previous = None
-        for position, g in enumerate(gpus):
-            if g.node != previous:
-                names.append(g.node)
+        for position, node in enumerate(columns[0]):
+            if node != previous:
+                names.append(node)
                 starts.append(position)
-                previous = g.node
-        core_limit, cores, mem_limit, mem = (numbers[:, i] for i in range(4))
+                previous = node
+        ends = [*starts[1:], len(gpus)]
         return cls(
-            core_limit=core_limit,
-            cores=cores,
-            mem_limit_mib=mem_limit,
-            mem_mib=mem,
-            free_cores=numbers[:, 4],
-            free_mem_mib=numbers[:, 5],
-            shared_count=numbers[:, 6].astype(np.int64),
-            containers=numbers[:, 7].astype(np.int64),
-            mem_ratio=numbers[:, 8],
-            state=numbers[:, 9].astype(np.int64),
-            overcommitted=((core_limit > 0) & (cores > core_limit))
-            | ((mem_limit > 0) & (mem > mem_limit)),
-            incomplete=np.array(["incomplete" in g.flags for g in gpus], dtype=np.bool_),
+            device_type=columns[_DEVICE_TYPE],
+            core_limit=columns[_CORE_LIMIT],
+            cores=columns[_CORES],
+            mem_limit_mib=columns[_MEM_LIMIT],
+            mem_mib=columns[_MEM],
+            free_cores=columns[_FREE_CORES],
+            free_mem_mib=columns[_FREE_MEM],
+            shared_count=columns[_SHARED],
+            containers=columns[_CONTAINERS],
+            mem_ratio=columns[_MEM_RATIO],
+            state=columns[_STATE],
+            # build_gpus flags a GPU "overcommitted" or "incomplete" on exactly these terms.
+            overcommitted=[("overcommitted" in f) for f in flags],
+            incomplete=[("incomplete" in f) for f in flags],
             node_names=tuple(names),
-            node_starts=np.array(starts, dtype=np.int64),
+            node_bounds=tuple(zip(starts, ends, strict=True)),
         )
 
     def __len__(self) -> int:
         return len(self.cores)
 
-    def per_node(self, values: npt.NDArray[np.generic]) -> Floats:
-        """Sum of ``values`` over each node's GPUs, in node order."""
-        if not len(self.node_starts):
-            return np.zeros(0)
-        return np.add.reduceat(values.astype(np.float64), self.node_starts)
+    def per_node(self, values: Sequence[float]) -> list[float]:
+        """Sum of ``values`` (one per GPU) over each node's GPUs, in node order."""
+        return [sum(values[start:end]) for start, end in self.node_bounds]
 
-    def node_of(self) -> Ints:
-        """For every GPU, the position of its node in ``node_names``."""
-        run_lengths = np.diff(np.append(self.node_starts, len(self)))
-        return np.repeat(np.arange(len(self.node_starts)), run_lengths)
+    def is_state(self, state: GpuState) -> list[bool]:
+        return [s == state for s in self.state]
 
-    def is_state(self, state: str) -> Bools:
-        result: Bools = self.state == STATE_CODES[state]
-        return result
+
+def where(mask: Sequence[bool]) -> list[int]:
+    """Positions of the true values of ``mask``."""
+    return list(compress(range(len(mask)), mask))

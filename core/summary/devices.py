@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 
-import numpy as np
-
-from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict
+from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict, new_row
 from core.readings import BYTES_PER_MIB, DeviceKey, DeviceReading
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns
@@ -136,25 +134,28 @@ def build_gpus(
             if state == "full":
                 state = "partial"
         append(
-            GpuSummary(
-                dev.node,
-                _index(dev.device_index),
-                uuid,
-                dev.device_type or "unknown",
-                core_limit,
-                cores,
-                core_pct,
-                mem_limit,
-                mem,
-                mem_pct,
-                shared,
-                containers,
-                state,
-                flags,
-                free_cores,
-                free_mem,
-                namespaces_per_device.get(key, no_namespaces),
-                dev.mem_ratio,
+            new_row(
+                GpuSummary,
+                (
+                    dev.node,
+                    _index(dev.device_index),
+                    uuid,
+                    dev.device_type or "unknown",
+                    core_limit,
+                    cores,
+                    core_pct,
+                    mem_limit,
+                    mem,
+                    mem_pct,
+                    shared,
+                    containers,
+                    state,
+                    flags,
+                    free_cores,
+                    free_mem,
+                    namespaces_per_device.get(key, no_namespaces),
+                    dev.mem_ratio,
+                ),
             )
         )
     gpus.sort(key=attrgetter("node", "device_index", "device_uuid"))
@@ -173,52 +174,47 @@ def build_nodes(
     gpus: Sequence[GpuSummary], cols: GpuColumns, pods_per_node: Mapping[str, int]
 ) -> list[NodeSummary]:
     """Per-node totals: sums over each node's run of GPUs (``gpus`` is sorted by node)."""
-    per_node = cols.per_node
-    core_limit = per_node(cols.core_limit)
-    cores = per_node(cols.cores)
-    mem_limit = per_node(cols.mem_limit_mib)
-    mem = per_node(cols.mem_mib)
-    free_cores = per_node(cols.free_cores)
-    free_mem = per_node(cols.free_mem_mib)
-    idle = per_node(cols.is_state("idle"))
-    # A whole GPU is free only when its limits are known (see the "incomplete" flag).
-    free_whole = per_node(cols.is_state("idle") & ~cols.incomplete)
-    partial = per_node(cols.is_state("partial"))
-    full = per_node(cols.is_state("full"))
-    inconsistent = per_node(cols.is_state("inconsistent"))
-    shared = per_node(cols.shared_count > 1)
-    # The largest free slice on one GPU: the most free cores, then the most free memory. Sorting
-    # by (node, cores, memory) puts each node's best GPU last in its run.
-    order = np.lexsort((cols.free_mem_mib, cols.free_cores, cols.node_of()))
-    ends = np.append(cols.node_starts[1:], len(cols)) - 1
-    best = order[ends] if len(cols) else np.zeros(0, dtype=np.int64)
-    bounds = [*cols.node_starts.tolist(), len(gpus)]
     nodes: list[NodeSummary] = []
-    for i, name in enumerate(cols.node_names):
-        types = tuple(sorted({g.device_type for g in gpus[bounds[i] : bounds[i + 1]]}))
-        idle_count = int(idle[i])
+    states = cols.state
+    for name, (start, end) in zip(cols.node_names, cols.node_bounds, strict=True):
+        core_limit = sum(cols.core_limit[start:end])
+        cores = sum(cols.cores[start:end])
+        mem_limit = sum(cols.mem_limit_mib[start:end])
+        mem = sum(cols.mem_mib[start:end])
+        free_cores = sum(cols.free_cores[start:end])
+        free_mem = sum(cols.free_mem_mib[start:end])
+        node_states = states[start:end]
+        idle = node_states.count("idle")
+        # A whole GPU is free only when its limits are known (see the "incomplete" flag).
+        free_whole = idle - sum(
+            1 for i in range(start, end) if cols.incomplete[i] and states[i] == "idle"
+        )
+        # The largest free slice on one GPU: the most free cores, then the most free memory.
+        best_cores, best_mem = max(
+            zip(cols.free_cores[start:end], cols.free_mem_mib[start:end], strict=True)
+        )
         nodes.append(
             NodeSummary(
                 name,
-                bounds[i + 1] - bounds[i],
-                types,
-                float(core_limit[i]),
-                float(cores[i]),
-                percent(float(cores[i]), float(core_limit[i])),
-                float(mem_limit[i]),
-                float(mem[i]),
-                percent(float(mem[i]), float(mem_limit[i])),
-                idle_count,
-                int(partial[i]),
-                int(full[i]),
-                int(inconsistent[i]),
-                int(shared[i]),
-                int(free_whole[i]),
-                float(free_cores[i]),
-                float(free_mem[i]),
-                float(cols.free_cores[best[i]]),
-                float(cols.free_mem_mib[best[i]]),
-                node_verdict(int(free_whole[i]), float(free_cores[i]), float(free_mem[i])),
+                end - start,
+                tuple(sorted(set(cols.device_type[start:end]))),
+                float(core_limit),
+                float(cores),
+                percent(cores, core_limit),
+                float(mem_limit),
+                float(mem),
+                percent(mem, mem_limit),
+                idle,
+                node_states.count("partial"),
+                node_states.count("full"),
+                node_states.count("inconsistent"),
+                sum(1 for count in cols.shared_count[start:end] if count > 1),
+                free_whole,
+                float(free_cores),
+                float(free_mem),
+                float(best_cores),
+                float(best_mem),
+                node_verdict(free_whole, free_cores, free_mem),
                 pods_per_node.get(name, 0),
             )
         )

@@ -3,80 +3,109 @@
 Every capacity question is asked per model: a job names the model it wants (HAMi's
 ``nvidia.com/use-gputype``), and a free T4 does not hold an H100 job. The figures are the same
 as the cluster's (states, free whole GPUs, the capacity outlook's shapes) restricted to the GPUs
-of one model, computed on the numpy columns of the GPU table.
+of one model, computed on the columns of the GPU table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from operator import itemgetter
+from typing import TypeVar
 
 from core.model import GpuSummary, ModelSummary, NodeSummary, WholeJob
 from core.summary.capacity import build_capacity
-from core.summary.columns import Bools, GpuColumns
+from core.summary.columns import GpuColumns
 from core.summary.devices import percent
 
+T = TypeVar("T")
 
-def _subset(cols: GpuColumns, mask: Bools) -> GpuColumns:
-    """The columns of the GPUs ``mask`` selects; still sorted by node, so runs stay runs."""
-    node_of = cols.node_of()[mask]
-    starts = np.flatnonzero(np.diff(node_of, prepend=-1)) if len(node_of) else node_of
+
+def _node_of(cols: GpuColumns) -> list[int]:
+    """For every GPU, the position of its node in ``cols.node_names``."""
+    node_of = [0] * len(cols)
+    for number, (start, end) in enumerate(cols.node_bounds):
+        node_of[start:end] = [number] * (end - start)
+    return node_of
+
+
+def _subset(cols: GpuColumns, rows: Sequence[int], node_of: Sequence[int]) -> GpuColumns:
+    """The columns of the GPUs at ``rows`` (in order); still sorted by node, so runs stay runs."""
+    pick = itemgetter(*rows) if len(rows) > 1 else (lambda column: (column[rows[0]],))
+
+    def take(column: Sequence[T]) -> tuple[T, ...]:
+        return tuple(pick(column))
+
+    names: list[str] = []
+    bounds: list[tuple[int, int]] = []
+    previous = None
+    for position, row in enumerate(rows):
+        if node_of[row] != previous:
+            if bounds:
+                bounds[-1] = (bounds[-1][0], position)
+            names.append(cols.node_names[node_of[row]])
+            bounds.append((position, position))
+            previous = node_of[row]
+    if bounds:
+        bounds[-1] = (bounds[-1][0], len(rows))
     return GpuColumns(
-        core_limit=cols.core_limit[mask],
-        cores=cols.cores[mask],
-        mem_limit_mib=cols.mem_limit_mib[mask],
-        mem_mib=cols.mem_mib[mask],
-        free_cores=cols.free_cores[mask],
-        free_mem_mib=cols.free_mem_mib[mask],
-        shared_count=cols.shared_count[mask],
-        containers=cols.containers[mask],
-        mem_ratio=cols.mem_ratio[mask],
-        state=cols.state[mask],
-        overcommitted=cols.overcommitted[mask],
-        incomplete=cols.incomplete[mask],
-        node_names=tuple(cols.node_names[i] for i in node_of[starts].tolist()),
-        node_starts=starts.astype(np.int64),
+        device_type=take(cols.device_type),
+        core_limit=take(cols.core_limit),
+        cores=take(cols.cores),
+        mem_limit_mib=take(cols.mem_limit_mib),
+        mem_mib=take(cols.mem_mib),
+        free_cores=take(cols.free_cores),
+        free_mem_mib=take(cols.free_mem_mib),
+        shared_count=take(cols.shared_count),
+        containers=take(cols.containers),
+        mem_ratio=take(cols.mem_ratio),
+        state=take(cols.state),
+        overcommitted=take(cols.overcommitted),
+        incomplete=take(cols.incomplete),
+        node_names=tuple(names),
+        node_bounds=tuple(bounds),
     )
 
 
 def _model(name: str, cols: GpuColumns) -> ModelSummary:
-    free_whole = cols.is_state("idle") & ~cols.incomplete
+    free_whole = [s == "idle" and not gone for s, gone in zip(cols.state, cols.incomplete,
+                                                                 strict=True)]
     per_node = cols.per_node(free_whole)
-    largest = int(per_node.max()) if len(per_node) else 0
-    core_limit = float(cols.core_limit.sum())
-    cores = float(cols.cores.sum())
-    mem_limit = float(cols.mem_limit_mib.sum())
-    mem = float(cols.mem_mib.sum())
+    largest = int(max(per_node, default=0))
+    core_limit = float(sum(cols.core_limit))
+    cores = float(sum(cols.cores))
+    mem_limit = float(sum(cols.mem_limit_mib))
+    mem = float(sum(cols.mem_mib))
+    states = list(cols.state)
     return ModelSummary(
         model=name,
         nodes=len(cols.node_names),
         gpus=len(cols),
-        idle_gpus=int(cols.is_state("idle").sum()),
-        partial_gpus=int(cols.is_state("partial").sum()),
-        full_gpus=int(cols.is_state("full").sum()),
-        inconsistent_gpus=int(cols.is_state("inconsistent").sum()),
-        incomplete_gpus=int(cols.incomplete.sum()),
+        idle_gpus=states.count("idle"),
+        partial_gpus=states.count("partial"),
+        full_gpus=states.count("full"),
+        inconsistent_gpus=states.count("inconsistent"),
+        incomplete_gpus=sum(cols.incomplete),
         core_limit=core_limit,
         core_allocated=cores,
         core_allocated_percent=percent(cores, core_limit),
         mem_limit_mib=mem_limit,
         mem_allocated_mib=mem,
         mem_allocated_percent=percent(mem, mem_limit),
-        mem_per_gpu_mib=float(cols.mem_limit_mib.max()) if len(cols) else 0.0,
-        free_whole_gpus=int(free_whole.sum()),
+        mem_per_gpu_mib=float(max(cols.mem_limit_mib, default=0.0)),
+        free_whole_gpus=sum(free_whole),
         largest_whole_job=largest,
-        largest_whole_job_nodes=int((per_node == largest).sum()) if largest else 0,
+        largest_whole_job_nodes=sum(1 for n in per_node if n == largest) if largest else 0,
         capacity=tuple(build_capacity(cols)),
     )
 
 
 def build_models(gpus: Sequence[GpuSummary], cols: GpuColumns) -> list[ModelSummary]:
     """One row per GPU model, the most GPUs first (then by name)."""
-    if not gpus:
-        return []
-    names, model_of = np.unique([g.device_type for g in gpus], return_inverse=True)
-    models = [_model(str(name), _subset(cols, model_of == i)) for i, name in enumerate(names)]
+    rows_of: dict[str, list[int]] = {}
+    for row, device_type in enumerate(cols.device_type):
+        rows_of.setdefault(device_type, []).append(row)
+    node_of = _node_of(cols)
+    models = [_model(name, _subset(cols, rows, node_of)) for name, rows in rows_of.items()]
     return sorted(models, key=lambda m: (-m.gpus, m.model))
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
-
-import numpy as np
+from itertools import accumulate, compress
 
 from core.model import Distribution, Finding, GpuSummary, NamespaceSummary, Workload
 from core.settings import Thresholds
-from core.summary.columns import GpuColumns, Ints
+from core.summary.columns import GpuColumns, where
 from core.summary.workloads import is_memory_resource
 from core.views import numbers
 
@@ -20,29 +20,29 @@ def _gpu_name(g: GpuSummary) -> str:
     return f"{g.node}/GPU {g.device_index}"
 
 
-def _names(gpus: Sequence[GpuSummary], which: Ints) -> tuple[str, ...]:
-    return tuple(_gpu_name(gpus[i]) for i in which[:_MAX_SUBJECTS].tolist())
+def _names(gpus: Sequence[GpuSummary], which: Sequence[int]) -> tuple[str, ...]:
+    return tuple(_gpu_name(gpus[i]) for i in which[:_MAX_SUBJECTS])
 
 
-def _listing(gpus: Sequence[GpuSummary], which: Ints) -> str:
+def _listing(gpus: Sequence[GpuSummary], which: Sequence[int]) -> str:
     shown = ", ".join(_names(gpus, which))
     extra = len(which) - _MAX_SUBJECTS
     return shown + (f" and {extra:,} more" if extra > 0 else "")
 
 
 def free_cores_on_partial_percent(cols: GpuColumns) -> float:
-    free = float(cols.free_cores.sum())
-    on_partial = float(cols.free_cores[cols.is_state("partial")].sum())
+    free = sum(cols.free_cores)
+    on_partial = sum(compress(cols.free_cores, cols.is_state("partial")))
     return on_partial / free * 100.0 if free > 0 else 0.0
 
 
 def gpus_holding_half_of_cores(cols: GpuColumns) -> int:
     """The fewest GPUs that together hold at least half of all allocated cores."""
-    total = float(cols.cores.sum())
+    total = sum(cols.cores)
     if total <= 0:
         return 0
-    running = np.cumsum(np.sort(cols.cores)[::-1])
-    return int(np.searchsorted(running, total / 2)) + 1
+    running = list(accumulate(sorted(cols.cores, reverse=True)))
+    return bisect_left(running, total / 2) + 1
 
 
 def distribution(
@@ -55,7 +55,7 @@ def distribution(
     holders = gpus_holding_half_of_cores(cols)
     if holders and holders <= math.floor(len(cols) * t.concentrated_gpu_percent / 100.0):
         return "concentrated"
-    partial = int(cols.is_state("partial").sum())
+    partial = sum(cols.is_state("partial"))
     if (
         partial >= t.fragmented_min_partial_gpus
         and free_cores_on_partial_percent(cols) >= t.fragmented_free_on_partial_percent
@@ -72,9 +72,9 @@ def build_findings(
     t: Thresholds,
 ) -> list[Finding]:
     findings: list[Finding] = []
-    full = np.flatnonzero(cols.is_state("full"))
-    if len(full):
-        exclusive = int((cols.shared_count[full] == 1).sum())
+    full = where(cols.is_state("full"))
+    if full:
+        exclusive = sum(1 for i in full if cols.shared_count[i] == 1)
         findings.append(
             Finding(
                 "fully-occupied",
@@ -84,8 +84,8 @@ def build_findings(
                 _names(gpus, full),
             )
         )
-    shared = np.flatnonzero(cols.shared_count > 1)
-    if len(shared):
+    shared = where([count > 1 for count in cols.shared_count])
+    if shared:
         findings.append(
             Finding(
                 "shared",
@@ -95,8 +95,8 @@ def build_findings(
             )
         )
     idle_states = cols.is_state("idle")
-    idle = np.flatnonzero(idle_states & ~cols.incomplete)
-    if len(idle):
+    idle = where([s and not i for s, i in zip(idle_states, cols.incomplete, strict=True)])
+    if idle:
         findings.append(
             Finding(
                 "idle",
@@ -107,8 +107,8 @@ def build_findings(
             )
         )
     # A GPU whose limit series is missing looks idle but cannot be offered for a job.
-    idle_unknown = np.flatnonzero(idle_states & cols.incomplete)
-    if len(idle_unknown):
+    idle_unknown = where([s and i for s, i in zip(idle_states, cols.incomplete, strict=True)])
+    if idle_unknown:
         findings.append(
             Finding(
                 "idle-incomplete",
@@ -118,7 +118,7 @@ def build_findings(
                 _names(gpus, idle_unknown),
             )
         )
-    partial = np.flatnonzero(cols.is_state("partial"))
+    partial = where(cols.is_state("partial"))
     on_partial = free_cores_on_partial_percent(cols)
     # The same condition as the "fragmented" distribution verdict, so the verdict always has a
     # finding that explains it.
@@ -151,8 +151,8 @@ def build_findings(
                     (ns.namespace,),
                 )
             )
-    inconsistent = np.flatnonzero(cols.is_state("inconsistent"))
-    if len(inconsistent):
+    inconsistent = where(cols.is_state("inconsistent"))
+    if inconsistent:
         findings.append(
             Finding(
                 "inconsistent",
@@ -163,8 +163,8 @@ def build_findings(
                 _names(gpus, inconsistent),
             )
         )
-    over = np.flatnonzero(cols.overcommitted)
-    if len(over):
+    over = where(cols.overcommitted)
+    if over:
         findings.append(
             Finding(
                 "overcommitted",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from operator import attrgetter, itemgetter
 
-from core.model import NamespaceSummary, QuotaFigure, Workload
+from core.model import NamespaceSummary, QuotaFigure, Workload, new_row
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
 from core.settings import Thresholds
 from core.summary.devices import percent
@@ -14,6 +15,10 @@ from core.summary.tenants import Fleet, TenantShape, classify
 
 _MEMORY_RESOURCE = re.compile(r"mem", re.IGNORECASE)
 _CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
+
+
+_SORT_KEY = attrgetter("namespace", "pod", "device_uuid", "container_index")
+_POD = attrgetter("namespace", "pod")
 
 
 def build_workloads(
@@ -28,16 +33,16 @@ def build_workloads(
     ``allocations[i]``: the position of its GPU in the GPU list, or a number past the end for a
     device the device series do not list. Returns the rows and their device numbers, in order.
     """
-    count = len(allocations)
-    devices_per_pod: dict[tuple[str, str], set[int]] = defaultdict(set)
-    pods_per_device: dict[int, set[tuple[str, str]]] = defaultdict(set)
-    for a, device in zip(allocations, device_ids, strict=True):
-        devices_per_pod[(a.namespace, a.pod)].add(device)
-        pods_per_device[device].add((a.namespace, a.pod))
-    multi_gpu_pods = {pod for pod, devices in devices_per_pod.items() if len(devices) > 1}
-    shared_devices = {device for device, pods in pods_per_device.items() if len(pods) > 1}
-    sort_keys = [(a.namespace, a.pod, a.device_uuid, a.container_index) for a in allocations]
-    order = sorted(range(count), key=sort_keys.__getitem__)
+    pods = list(map(_POD, allocations))
+    # Each (pod, device) pair once: a pod on more than one device is multi-GPU, a device with
+    # more than one pod is shared. (Counted in C: a large cluster has tens of thousands.)
+    pairs = set(zip(pods, device_ids, strict=True))
+    multi_gpu_pods = {pod for pod, count in Counter(map(itemgetter(0), pairs)).items() if count > 1}
+    shared_devices = {
+        device for device, count in Counter(map(itemgetter(1), pairs)).items() if count > 1
+    }
+    sort_keys = list(map(_SORT_KEY, allocations))
+    order = sorted(range(len(allocations)), key=sort_keys.__getitem__)
     known = len(core_limits)
     workloads: list[Workload] = []
     append = workloads.append
@@ -49,20 +54,23 @@ def build_workloads(
         # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
         core_limit = core_limits[device] if device < known else 100.0
         append(
-            Workload(
-                a.namespace,
-                a.pod,
-                a.container_index,
-                a.node or device_keys[i][0],
-                a.device_uuid,
-                cores,
-                mem,
-                core_limit > 0 and cores >= core_limit,
-                (a.namespace, a.pod) in multi_gpu_pods,
-                device in shared_devices,
+            new_row(
+                Workload,
+                (
+                    a.namespace,
+                    a.pod,
+                    a.container_index,
+                    a.node or device_keys[i][0],
+                    a.device_uuid,
+                    cores,
+                    mem,
+                    core_limit > 0 and cores >= core_limit,
+                    pods[i] in multi_gpu_pods,
+                    device in shared_devices,
+                ),
             )
         )
-    return workloads, [device_ids[i] for i in order]
+    return workloads, list(map(device_ids.__getitem__, order))
 
 
 def is_memory_resource(resource: str) -> bool:
@@ -106,28 +114,7 @@ def build_namespaces(
         quota_by_ns[q.namespace].append(
             QuotaFigure(q.resource, q.used or 0.0, quota_limit(q, quota_limit_family_seen))
         )
-    # One pass over the workloads: per namespace, per pod totals and the devices touched.
-    per_ns: dict[str, _NamespaceTally] = {}
-    # (Inlined rather than a method per workload: a large cluster has tens of thousands.)
-    for w, device in zip(workloads, device_ids, strict=True):
-        tally = per_ns.get(w.namespace)
-        if tally is None:
-            tally = per_ns[w.namespace] = _NamespaceTally()
-        tally.cores += w.cores
-        tally.mem_mib += w.mem_mib
-        tally.allocations += 1
-        if w.whole_gpu:
-            tally.whole += 1
-        pod = tally.pods.get(w.pod)
-        if pod is None:
-            tally.pods[w.pod] = [w.cores, w.mem_mib]
-        else:
-            pod[0] += w.cores
-            pod[1] += w.mem_mib
-        tally.devices.add(device)
-        tally.nodes.add(w.node)
-        if w.cores <= 0 < w.mem_mib:
-            tally.memory_only += 1
+    per_ns = _tallies(workloads, device_ids)
 
     from_quota = not workloads
     totals: dict[str, tuple[float, float]] = {}
@@ -184,7 +171,7 @@ def build_namespaces(
 
 
 class _NamespaceTally:
-    """Running totals of one namespace's workloads."""
+    """Totals of one namespace's workloads."""
 
     __slots__ = (
         "allocations",
@@ -206,3 +193,40 @@ class _NamespaceTally:
         self.pods: dict[str, list[float]] = {}
         self.devices: set[int] = set()
         self.nodes: set[str] = set()
+
+
+def _tallies(
+    workloads: Sequence[Workload], device_ids: Sequence[int]
+) -> dict[str, _NamespaceTally]:
+    """Per namespace: totals, per-pod totals, the devices and nodes touched and how many
+    allocations hold memory without a core share.
+
+    Sums and sets are taken over each namespace's column slices in C; only the per-pod totals
+    look at one workload at a time (a large cluster has tens of thousands).
+    """
+    if not workloads:
+        return {}
+    namespaces, pods, _, nodes, _, cores, mems, whole, _, _ = zip(*workloads, strict=True)
+    rows_of: dict[str, list[int]] = {}
+    for row, namespace in enumerate(namespaces):
+        rows_of.setdefault(namespace, []).append(row)
+    tallies: dict[str, _NamespaceTally] = {}
+    for namespace, rows in rows_of.items():
+        tally = tallies[namespace] = _NamespaceTally()
+        pick = itemgetter(*rows) if len(rows) > 1 else lambda column, row=rows[0]: (column[row],)
+        ns_cores, ns_mems = pick(cores), pick(mems)
+        tally.cores = sum(ns_cores, 0.0)
+        tally.mem_mib = sum(ns_mems, 0.0)
+        tally.allocations = len(rows)
+        tally.whole = sum(pick(whole))
+        tally.devices = set(pick(device_ids))
+        tally.nodes = set(pick(nodes))
+        tally.memory_only = sum(1 for c, m in zip(ns_cores, ns_mems, strict=True) if c <= 0 < m)
+        for pod, pod_cores, pod_mem in zip(pick(pods), ns_cores, ns_mems, strict=True):
+            totals = tally.pods.get(pod)
+            if totals is None:
+                tally.pods[pod] = [pod_cores, pod_mem]
+            else:
+                totals[0] += pod_cores
+                totals[1] += pod_mem
+    return tallies

@@ -24,6 +24,9 @@ def _registry() -> dict[str, TextView]:
 
 
 TEXT_FORMATS = ("text", "markdown", "json", "csv")
+# The tables of the CSV view, each printable on its own (named here so that a command line can
+# offer them without loading the CSV writer).
+CSV_TABLES = ("gpus", "workloads", "nodes", "namespaces", "models", "runtime")
 
 
 def render(summary: Summary, fmt: str, *, top: int | None = None) -> str:

@@ -11,11 +11,12 @@ import io
 from collections.abc import Callable, Iterable
 
 from core.model import Summary
+from core.views import CSV_TABLES
 from core.views.digest_tables import MODEL_RECORDS
 from core.views.runtime_csv import runtime_csv
 from core.views.spreadsheet import may_start_a_formula, spreadsheet_cell
 
-TABLES = ("gpus", "workloads", "nodes", "namespaces", "models", "runtime")
+TABLES = CSV_TABLES
 
 
 def _write(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:

@@ -7,9 +7,10 @@ device; namespaces by name.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from typing import Any
 
+from core import json_text
 from core.families import FAMILIES
 from core.model import (
     ClusterOverview,
@@ -117,41 +118,80 @@ def _node(n: NodeSummary) -> dict[str, Any]:
     }
 
 
-def _gpu(g: GpuSummary) -> dict[str, Any]:
-    return {
-        "node": g.node,
-        "device_index": g.device_index,
-        "device_uuid": g.device_uuid,
-        "device_type": g.device_type,
-        "core_limit": g.core_limit,
-        "core_allocated": g.core_allocated,
-        "core_allocated_percent": _r(g.core_allocated_percent),
-        "mem_limit_mib": g.mem_limit_mib,
-        "mem_allocated_mib": g.mem_allocated_mib,
-        "mem_allocated_percent": _r(g.mem_allocated_percent),
-        "shared_count": g.shared_count,
-        "containers": g.containers,
-        "free_cores": g.free_cores,
-        "free_mem_mib": g.free_mem_mib,
-        "namespaces": list(g.namespaces),
-        "state": g.state,
-        "flags": list(g.flags),
-    }
+def _gpus(gpus: Iterable[GpuSummary]) -> list[dict[str, Any]]:
+    # Unpacking the rows (NamedTuples) in the comprehension avoids a call and 17 attribute
+    # lookups per GPU (a 1,000-node cluster has 8,000), and a dict display is the fastest way
+    # to build a dict (faster than dict(zip(keys, row)) in C).
+    return [
+        {
+            "node": node,
+            "device_index": index,
+            "device_uuid": uuid,
+            "device_type": device_type,
+            "core_limit": core_limit,
+            "core_allocated": cores,
+            "core_allocated_percent": round(core_pct, 4),
+            "mem_limit_mib": mem_limit,
+            "mem_allocated_mib": mem,
+            "mem_allocated_percent": round(mem_pct, 4),
+            "shared_count": shared,
+            "containers": containers,
+            "free_cores": free_cores,
+            "free_mem_mib": free_mem,
+            "namespaces": list(namespaces),
+            "state": state,
+            "flags": list(flags),
+        }
+        for (
+            node,
+            index,
+            uuid,
+            device_type,
+            core_limit,
+            cores,
+            core_pct,
+            mem_limit,
+            mem,
+            mem_pct,
+            shared,
+            containers,
+            state,
+            flags,
+            free_cores,
+            free_mem,
+            namespaces,
+            _,
+        ) in gpus
+    ]
 
 
-def _workload(w: Workload) -> dict[str, Any]:
-    return {
-        "namespace": w.namespace,
-        "pod": w.pod,
-        "container_index": w.container_index,
-        "node": w.node,
-        "device_uuid": w.device_uuid,
-        "cores": w.cores,
-        "mem_mib": w.mem_mib,
-        "whole_gpu": w.whole_gpu,
-        "multi_gpu": w.multi_gpu,
-        "shares_gpu": w.shares_gpu,
-    }
+def _workloads(workloads: Iterable[Workload]) -> list[dict[str, Any]]:
+    return [
+        {
+            "namespace": namespace,
+            "pod": pod,
+            "container_index": container_index,
+            "node": node,
+            "device_uuid": uuid,
+            "cores": cores,
+            "mem_mib": mem,
+            "whole_gpu": whole_gpu,
+            "multi_gpu": multi_gpu,
+            "shares_gpu": shares_gpu,
+        }
+        for (
+            namespace,
+            pod,
+            container_index,
+            node,
+            uuid,
+            cores,
+            mem,
+            whole_gpu,
+            multi_gpu,
+            shares_gpu,
+        ) in workloads
+    ]
 
 
 def _namespace(ns: NamespaceSummary) -> dict[str, Any]:
@@ -280,8 +320,8 @@ def to_document(summary: Summary) -> dict[str, Any]:
         },
         "cluster": _cluster_known(summary),
         "nodes": [_node(n) for n in summary.nodes],
-        "gpus": [_gpu(g) for g in summary.gpus],
-        "workloads": [_workload(w) for w in summary.workloads],
+        "gpus": _gpus(summary.gpus),
+        "workloads": _workloads(summary.workloads),
         "namespaces": [_namespace(ns) for ns in summary.namespaces],
         "findings": [
             {
@@ -310,19 +350,10 @@ def to_document(summary: Summary) -> dict[str, Any]:
 
 
 def render(summary: Summary, *, pretty: bool = False) -> str:
-    """The document as strict JSON (no NaN or Infinity), one line unless ``pretty``.
-
-    Compact output goes through the standard library's C encoder; ``indent`` switches ``json``
-    to its pure-Python encoder, several times slower on a 1,000-node summary, so indented
-    output is asked for, never the default.
-    """
+    """The document as strict JSON (no NaN or Infinity), one line unless ``pretty``."""
     return dumps(to_document(summary), pretty=pretty)
 
 
 def dumps(document: object, *, pretty: bool = False) -> str:
     """``document`` as strict JSON plus a newline: compact, or indented by two if ``pretty``."""
-    if pretty:
-        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
-    else:
-        text = json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return text + "\n"
+    return json_text.dumps(document, pretty=pretty) + "\n"

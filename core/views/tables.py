@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from heapq import nsmallest
 
 from core.model import (
     ContainerRuntime,
@@ -199,9 +200,9 @@ def nodes_table(summary: Summary, top: int) -> Table:
     ordered = (
         nodes
         if len(nodes) <= top
-        else sorted(nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node))
+        else nsmallest(top, nodes, key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node))
     )
-    omitted = _top(ordered, top)
+    omitted = _top(nodes, top)
     title = (
         "Nodes (I/P/F/X = idle/partial/full/inconsistent GPUs)"
         if not omitted
@@ -268,8 +269,8 @@ GPUS: TableSpec[GpuSummary] = TableSpec(
 
 def gpus_table(summary: Summary, top: int) -> Table:
     gpus = list(summary.gpus)
-    ordered = gpus if len(gpus) <= top else sorted(gpus, key=_gpu_order)
-    omitted = _top(ordered, top)
+    ordered = gpus if len(gpus) <= top else nsmallest(top, gpus, key=_gpu_order)
+    omitted = _top(gpus, top)
     title = (
         "GPUs"
         if not omitted
@@ -315,13 +316,18 @@ def workloads_spec(index_of: dict[str, int]) -> TableSpec[Workload]:
 
 
 def workloads_table(summary: Summary, top: int) -> Table:
-    workloads = sorted(summary.workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod))
+    workloads = summary.workloads
     omitted = _top(workloads, top)
+    largest = nsmallest(top, workloads, key=lambda w: (-w.cores, -w.mem_mib, w.namespace, w.pod))
     title = (
         "Workloads" if not omitted else f"Workloads ({top:,} of {len(workloads):,}, largest first)"
     )
-    spec = workloads_spec({g.device_uuid: g.device_index for g in summary.gpus})
-    return spec.table(title, workloads[:top], omitted)
+    # Only the GPUs of the rows shown are looked up: a large cluster has 8,000.
+    shown_uuids = {w.device_uuid for w in largest}
+    spec = workloads_spec(
+        {g.device_uuid: g.device_index for g in summary.gpus if g.device_uuid in shown_uuids}
+    )
+    return spec.table(title, largest, omitted)
 
 
 def _quota_use(ns: NamespaceSummary) -> str:

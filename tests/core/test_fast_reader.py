@@ -132,3 +132,52 @@ def test_clean_go_output_is_left_alone_by_paste_cleaning() -> None:
     for text in (SCHEDULER, simulate_exposition(5, 2, seed=4, both=True)):
         assert read_go_exposition(text) is not None
         assert clean_paste(text).text == text
+
+
+def _second_family_line(text: str, family: str, number: int) -> str:
+    return [line for line in text.splitlines() if line.startswith(family + "{")][number]
+
+
+# Families of one kind list the same series: the bulk reader compares their label blocks with
+# those of the first one instead of reading the labels again. A line that differs in any way
+# must still be read as the general parser reads it, or declined.
+SIMULATED = simulate_exposition(6, 4, seed=5)
+LIMIT_LINE = _second_family_line(SIMULATED, "hami_gpu_core_limit_ratio", 3)
+
+
+@pytest.mark.parametrize(
+    ("what", "replacement"),
+    [
+        ("another node on one line", LIMIT_LINE.replace('node="', 'node="x', 1)),
+        ("a label value holding a brace", LIMIT_LINE.replace('node="', 'node="}', 1)),
+        ("a label dropped on one line", LIMIT_LINE.replace(',zone="vGPU"', "")),
+        ("a label added on one line", LIMIT_LINE.replace("{", '{a="1",', 1)),
+        ("a line without its value", LIMIT_LINE.rsplit(" ", 1)[0]),
+        ("a line without its closing brace", LIMIT_LINE.replace("}", "", 1)),
+    ],
+)
+def test_a_family_like_one_read_before_is_read_as_the_general_parser_reads_it(
+    what: str, replacement: str
+) -> None:
+    text = SIMULATED.replace(LIMIT_LINE + "\n", replacement + "\n")
+    assert text != SIMULATED, what
+    readings = fast(text)
+    if readings is not None:
+        assert readings == general(text), what
+
+
+def test_a_family_like_one_read_before_takes_the_bulk_route() -> None:
+    readings = fast(SIMULATED)
+    assert readings is not None
+    assert readings == general(SIMULATED)
+    limits = {key: dev.core_limit for key, dev in readings.devices.items()}
+    assert len(limits) == 24 and None not in limits.values()
+
+
+def test_families_met_twice_are_read_as_the_general_parser_reads_them() -> None:
+    text = SIMULATED + SIMULATED  # a text pasted twice: every family block comes again
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert all(p.reason.startswith("a repeat") for p in readings.problems)
+    assert len(readings.problems) > len(readings.devices)

@@ -74,6 +74,7 @@ def test_text_report_follows_spec_order_and_says_what_it_is_based_on(small: Summ
     assert "(none: no vGPU monitor metrics in the input" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
 def test_reports_fit_100_columns_and_stay_short_on_1000_nodes(large: Summary, fmt: str) -> None:
     report = render(large, fmt)
@@ -176,6 +177,7 @@ def test_json_contract(small: Summary) -> None:
     }
 
 
+@pytest.mark.slow
 def test_csv_tables_are_complete(large: Summary) -> None:
     gpus = list(csv.DictReader(io.StringIO(table_csv(large, "gpus"))))
     assert len(gpus) == len(large.gpus) == 8000
@@ -205,6 +207,7 @@ def test_unknown_format_is_refused(small: Summary) -> None:
         render(small, "yaml")
 
 
+@pytest.mark.slow
 def test_the_first_page_names_the_commands_of_its_surface(large: Summary) -> None:
     from core.views import text_view
     from core.views.attention import Hints

@@ -40,6 +40,12 @@ def _row_pattern_without_labels() -> re.Pattern[str]:
     return build("hami_gpu_core_limit_ratio", ())
 
 
+def _block_and_value_pattern() -> re.Pattern[str]:
+    from core.fast_reader import _block_and_value_pattern as build
+
+    return build("hami_gpu_core_limit_ratio")
+
+
 def _family_line_pattern() -> re.Pattern[str]:
     from core.fast_reader import _family_line_pattern as build
 
@@ -62,6 +68,9 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.fast_reader:_row_pattern": UserTextPattern("findall", METRICS, _row_pattern),
     "core.fast_reader:_row_pattern#no-labels": UserTextPattern(
         "findall", METRICS, _row_pattern_without_labels
+    ),
+    "core.fast_reader:_block_and_value_pattern": UserTextPattern(
+        "findall", METRICS, _block_and_value_pattern
     ),
     "core.fast_reader:_family_line_pattern": UserTextPattern(
         "findall", METRICS, _family_line_pattern
@@ -127,6 +136,10 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.fit_shape:_MEMORY": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_shape:_PERCENT": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_slices:model_matches": UserTextPattern("split", "GPU models typed in Slack"),
+    "core.json_text:_FIXED_SMALL_FLOAT": UserTextPattern("search", "JSON holding label values"),
+    "core.json_text:_SHORT_NEGATIVE_EXPONENT": UserTextPattern(
+        "search", "JSON holding label values"
+    ),
     "bot.clusters.notify_fields:_CHANNEL": UserTextPattern("match", "registry fields"),
     "bot.clusters.notify_fields:_RULE_NAME": UserTextPattern("match", "registry fields"),
     "bot.clusters.notify_fields:_NAMESPACE": UserTextPattern("match", "registry fields"),

@@ -238,7 +238,10 @@ class MetricsServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/metrics"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # shutdown() waits for the loop's next poll: half a second by default, every test.
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def stop(self) -> None:
         self._server.shutdown()

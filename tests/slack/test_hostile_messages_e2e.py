@@ -13,7 +13,7 @@ import pytest
 from bot.clusters.registry import load_registry
 from tests.conftest import read_fixture
 from tests.slack.conftest import CHANNEL, RunningBot, start_bot, stop_bot, write_registry
-from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
+from tests.slack.test_http_e2e import ACK_LIMIT_SECONDS, answer_in, blocks_text, pasted
 from tests.support.slack_api import SlackWebApi
 
 REFUSAL = (
@@ -50,13 +50,15 @@ def test_a_paste_over_the_allowance_is_refused_and_uses_up_live_scrapes_too(
 
 
 @pytest.mark.slow
-def test_a_40000_character_message_is_acknowledged_within_a_second(bot: RunningBot) -> None:
-    """A long digit run followed by junk: the shape that made backtracking patterns stall."""
+def test_a_40000_character_message_is_acknowledged_in_time(bot: RunningBot) -> None:
+    """A long digit run followed by junk: the shape that made backtracking patterns stall (40 s
+    before they were made linear, checked exactly in test_user_text_patterns). Slack's own
+    deadline is the bound here, not a tighter one that a loaded machine could miss."""
     hostile = "a{} " + "1" * (SLACK_MESSAGE_CHARS - 5) + "x"
     assert len(hostile) == SLACK_MESSAGE_CHARS
     response, ts = bot.sender.mention(hostile)
     assert response.status == 200
-    assert response.elapsed_seconds < 1.0
+    assert response.elapsed_seconds < ACK_LIMIT_SECONDS
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
     assert "Traceback" not in text
 

@@ -42,7 +42,9 @@ class Forwarder:
         socketserver.ThreadingTCPServer.allow_reuse_address = True
         self._server = socketserver.ThreadingTCPServer(("127.0.0.1", self.port), Relay)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def close(self) -> None:
         if self._server is not None:

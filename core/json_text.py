@@ -1,0 +1,44 @@
+"""JSON text of plain documents (dicts, lists, tuples, str, int, float, bool, None), fast.
+
+The standard library's encoder spends about 0.1 s on the 7 MB document of a 1,000-node summary;
+orjson writes the same bytes in a tenth of that. "The same" is checked, not assumed: orjson
+spells a float from 1e-9 up to 1e-4 differently (``0.00001``, ``1e-6`` where Python writes
+``1e-05``, ``1e-06``), and refuses what the standard library accepts (integers past 64 bits,
+non-string keys, lone surrogates). Such documents go to the standard library, so the text is
+always what ``json.dumps(..., ensure_ascii=False, allow_nan=False)`` writes, with one exception:
+orjson writes NaN and infinities as ``null`` where the standard library raises. Summaries never
+hold them (the sample screen leaves such values out).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import orjson
+
+# orjson's spellings of the floats it writes differently: "0.00001" (Python: "1e-05") and a
+# one-digit exponent, "1e-6" (Python: "1e-06"), which ends a number, so a delimiter follows (a
+# UUID's "7e-6" does not). A string holding one of them only costs the slower encoder.
+_FIXED_SMALL_FLOAT = re.compile(r"0\.0000[1-9]")
+_SHORT_NEGATIVE_EXPONENT = re.compile(r"e-[6-9](?=[,\]}\n]|\Z)")
+# Types orjson would write but the standard library refuses: leave them to raise there.
+_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def dumps(document: object, *, pretty: bool = False) -> str:
+    """``document`` as strict JSON: one compact line, or indented by two if ``pretty``."""
+    option = _STRICT | orjson.OPT_INDENT_2 if pretty else _STRICT
+    try:
+        text = orjson.dumps(document, option=option).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return _standard_dumps(document, pretty)
+    if _FIXED_SMALL_FLOAT.search(text) or _SHORT_NEGATIVE_EXPONENT.search(text):
+        return _standard_dumps(document, pretty)
+    return text
+
+
+def _standard_dumps(document: object, pretty: bool) -> str:
+    if pretty:
+        return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,64 @@
+"""The fast JSON writer writes exactly what the standard library writes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.json_text import dumps
+
+# Floats of every magnitude, with the spellings orjson and Python disagree on well covered.
+FLOATS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(min_value=1e-11, max_value=1e-3),
+    st.floats(min_value=-1e-3, max_value=-1e-11),
+    st.integers(-(10**6), 10**6).map(lambda n: n / 1024.0 / 1024.0),
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),  # past 64 bits too
+    FLOATS,
+    st.text(),  # lone surrogates and control characters too
+)
+DOCUMENTS = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.tuples(inner, inner),
+        st.dictionaries(st.text(max_size=8), inner, max_size=5),
+        st.dictionaries(st.integers(), inner, max_size=3),  # keys the standard library converts
+    ),
+    max_leaves=20,
+)
+
+
+def standard(document: object, pretty: bool) -> str:
+    if pretty:
+        return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(DOCUMENTS, st.booleans())
+def test_the_text_is_the_standard_librarys(document: object, pretty: bool) -> None:
+    assert dumps(document, pretty=pretty) == standard(document, pretty)
+
+
+def test_small_floats_keep_pythons_spelling() -> None:
+    values = [1e-05, 4.5e-06, -7e-09, 1e-10, 0.0001, 9.5367431640625e-07, 1e16, 2.5e-300]
+    assert dumps(values) == "[" + ",".join(repr(v) for v in values) + "]"
+
+
+def test_a_string_that_looks_like_a_small_float_is_written_as_it_is() -> None:
+    document = {"pod": "node-6e-7 0.00001", "value": 1.5}
+    assert dumps(document) == standard(document, False)
+
+
+def test_non_finite_values_never_reach_the_text_as_bare_names() -> None:
+    text = dumps({"a": math.nan, "b": [math.inf]})
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"a": None, "b": [None]}
