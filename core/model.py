@@ -347,6 +347,72 @@ class InputReport:
     problems: tuple[InputProblem, ...] = ()
 
 
+class PodShare(NamedTuple):
+    """One pod under a filter: what it holds, and on which GPUs (node, index; -1 when the
+    scheduler lists no such GPU)."""
+
+    namespace: str
+    pod: str
+    cores: float
+    mem_mib: float
+    devices: tuple[tuple[str, int], ...]
+    whole_gpus: int  # allocations of a whole GPU
+
+
+class GpuShare(NamedTuple):
+    """A GPU under a filter, with the part the filter's pods hold of it."""
+
+    gpu: GpuSummary
+    cores: float
+    mem_mib: float
+    pods: int
+
+
+class NodeShare(NamedTuple):
+    """A node under a filter, with the part the filter's pods hold of it."""
+
+    node: NodeSummary
+    gpus: int  # of its GPUs, those the filter's pods hold a part of
+    cores: float
+    mem_mib: float
+    pods: int
+
+
+class NamespaceShare(NamedTuple):
+    """One namespace's allocation within a filter (on a node: its totals there)."""
+
+    namespace: str
+    cores: float
+    mem_mib: float
+    gpus: int
+    pods: int
+    core_percent: float  # of the cores of the GPUs in the filter
+    mem_percent: float  # of their memory
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """What a filter (``ns=``, ``node=``) narrows a summary to, beyond its filtered rows.
+
+    ``pods``, ``gpus``, ``nodes`` and ``namespaces`` list everything in the filter (largest
+    first; a node's GPUs in index order, idle ones included); ``whole`` is the unfiltered
+    summary (the cluster's rows, e.g. the namespace ranking that gives charts their colours).
+    """
+
+    namespace: str | None
+    node: str | None
+    whole: Summary
+    cores: float  # allocated to the filter's pods
+    mem_mib: float
+    pods: tuple[PodShare, ...]
+    gpus: tuple[GpuShare, ...]
+    nodes: tuple[NodeShare, ...]
+    namespaces: tuple[NamespaceShare, ...]
+    namespace_row: NamespaceSummary | None = None  # the namespace's own totals and quota
+    node_row: NodeSummary | None = None
+    containers: int = 0  # runtime containers measured in the filter
+
+
 @dataclass(frozen=True, slots=True)
 class Summary:
     source: SourceInfo
@@ -371,3 +437,5 @@ class Summary:
     largest_whole_job: WholeJob = field(default=WholeJob())
     # Pods whose allocation runtime data shows idle; None without any runtime data.
     idle_allocations: tuple[IdleAllocation, ...] | None = None
+    # Under a filter: what it narrows to, and the whole summary (``core.summary.filtered``).
+    focus: Focus | None = None

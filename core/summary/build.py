@@ -19,7 +19,6 @@ from core.fast_reader import read_go_exposition
 from core.line_limits import OverLimitLine, over_limit_note, screen_lines
 from core.model import (
     ClusterOverview,
-    GpuSummary,
     InputProblem,
     InputReport,
     NamespaceSummary,
@@ -44,6 +43,7 @@ from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
 from core.summary.columns import GpuColumns
 from core.summary.devices import build_gpus, build_nodes, percent
+from core.summary.filtered import filter_summary
 from core.summary.idle import idle_allocations
 from core.summary.models import build_models, largest_whole_job
 from core.summary.patterns import build_findings, distribution
@@ -205,44 +205,6 @@ def _overview(
     )
 
 
-def _apply_filters(
-    namespace: str | None,
-    node: str | None,
-    gpus: list[GpuSummary],
-    nodes: list[NodeSummary],
-    workloads: list[Workload],
-    namespaces: list[NamespaceSummary],
-) -> tuple[list[GpuSummary], list[NodeSummary], list[Workload], list[NamespaceSummary]]:
-    if node is not None:
-        known = [n.node for n in nodes]
-        if node not in known:
-            raise InputError(
-                f"No node named '{node}' in these metrics. Nodes present: "
-                + (", ".join(known[:20]) or "none")
-                + ("" if len(known) <= 20 else f" and {len(known) - 20} more")
-                + "."
-            )
-        gpus = [g for g in gpus if g.node == node]
-        nodes = [n for n in nodes if n.node == node]
-        workloads = [w for w in workloads if w.node == node]
-        on_node = {w.namespace for w in workloads}
-        namespaces = [ns for ns in namespaces if ns.namespace in on_node]
-    if namespace is not None:
-        known_ns = [ns.namespace for ns in namespaces]
-        if namespace not in known_ns:
-            raise InputError(
-                f"No namespace named '{namespace}' holds GPU allocations here. Namespaces "
-                "present: " + (", ".join(known_ns[:20]) or "none") + "."
-            )
-        namespaces = [ns for ns in namespaces if ns.namespace == namespace]
-        workloads = [w for w in workloads if w.namespace == namespace]
-        touched = {w.device_uuid for w in workloads}
-        gpus = [g for g in gpus if g.device_uuid in touched]
-        node_names = {g.node for g in gpus}
-        nodes = [n for n in nodes if n.node in node_names]
-    return gpus, nodes, workloads, namespaces
-
-
 def _cyclic_gc_paused(function: Callable[P, R]) -> Callable[P, R]:
     """Pause the cyclic garbage collector while ``function`` builds a summary.
 
@@ -282,7 +244,7 @@ def summarize_text(
     ``text`` may be a messy paste: it is cleaned first and the cleaning is noted in the report.
     ``monitor_texts`` are extra vGPU monitor expositions (one per node) from a live scrape.
     ``real_usage`` are nvidia-smi exec results collected by ``bot``.
-    ``namespace`` / ``node`` filter the tables (cluster totals stay whole).
+    ``namespace`` / ``node`` narrow it (``core.summary.filtered``; cluster totals stay whole).
 
     Raises ``core.errors.InputError`` with a message for the user when no HAMi series remain
     or the input is over the size limit.
@@ -564,23 +526,8 @@ def summarize_readings(
         if warning:
             headline.append(warning)
             notes.insert(len(headline) - 1, warning)
-    filters: list[tuple[str, str]] = []
-    if namespace is not None or node is not None:
-        gpus, nodes, workloads, namespaces = _apply_filters(
-            namespace, node, gpus, nodes, workloads, namespaces
-        )
-        if namespace is not None:
-            filters.append(("namespace", namespace))
-        if node is not None:
-            filters.append(("node", node))
-        notes.append(
-            "Tables are filtered to "
-            + " and ".join(f"{k} {v}" for k, v in filters)
-            + "; the overview, findings, checks, runtime, real usage and capacity outlook still "
-            "cover the whole cluster."
-        )
     idle = idle_allocations(runtime, usage, t)
-    return Summary(
+    whole = Summary(
         source=source,
         input=report,
         cluster=cluster,
@@ -594,12 +541,12 @@ def summarize_readings(
         runtime=runtime,
         real_usage=usage,
         notes=tuple(notes),
-        filters=tuple(filters),
         headline=tuple(headline),
         models=tuple(models),
         largest_whole_job=whole_job,
         idle_allocations=idle,
     )
+    return filter_summary(whole, namespace=namespace, node=node)
 
 
 def device_series_gap_note(missing: Mapping[str, int], values_left_out: bool = False) -> str:

@@ -90,7 +90,7 @@ def test_missing_file_is_exit_2_with_a_message(capsys: pytest.CaptureFixture[str
 def test_unknown_namespace_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, SCHEDULER, "--namespace", "ghost")
     assert code == 2
-    assert "No namespace named 'ghost' holds GPU allocations here" in err
+    assert "No namespace named 'ghost' holds GPUs in these metrics" in err
     assert "Traceback" not in err
 
 

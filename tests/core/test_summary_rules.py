@@ -239,9 +239,9 @@ def test_filters_narrow_tables_but_not_the_overview() -> None:
     [
         (
             {"namespace": "nope"},
-            "No namespace named 'nope' holds GPU allocations here. Namespaces present: team-a.",
+            "No namespace named 'nope' holds GPUs in these metrics. The namespaces here: team-a.",
         ),
-        ({"node": "nope"}, "No node named 'nope' in these metrics. Nodes present: n1."),
+        ({"node": "nope"}, "No node named 'nope' in these metrics. The nodes here: n1."),
     ],
 )
 def test_unknown_filter_values_are_named(kwargs: dict[str, str], message: str) -> None:

@@ -97,6 +97,7 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.realusage:_CSV_NUMBER": UserTextPattern("fullmatch", "nvidia-smi output"),
     "core.summary.workloads:_MEMORY_RESOURCE": UserTextPattern("search", "quota label values"),
     "core.summary.workloads:_CORE_RESOURCE": UserTextPattern("search", "quota label values"),
+    "core.summary.filtered:_DIGITS": UserTextPattern("sub", "namespace and node names asked for"),
     "bot.conversation.parsing:_NAMESPACE": UserTextPattern("match", SLACK),
     "bot.conversation.parsing:_NODE": UserTextPattern("match", SLACK),
     "bot.conversation.parsing:_CLUSTER": UserTextPattern("match", SLACK),
