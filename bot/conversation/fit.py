@@ -9,6 +9,7 @@ from bot.conversation.replies import MessageReply
 from core.fit import FitResult, fit_shape
 from core.fit_shape import Shape
 from core.model import Summary
+from core.summary.filtered import fit_scope
 from core.views.fit_view import PLACEMENTS_MEANING, headline, models_line, table_lines
 from core.views.visible_text import visible
 
@@ -68,8 +69,8 @@ def fit_text(result: FitResult, source_label: str) -> str:
 
 
 def fit_reply(summary: Summary, shape: Shape) -> MessageReply:
-    result = fit_shape(summary.gpus, shape)
-    return MessageReply(
-        text=fit_text(result, summary.source.label),
-        title=headline(result),
-    )
+    """Where ``shape`` fits; under a filter, on its node (or, for a namespace, anywhere)."""
+    gpus, where = fit_scope(summary)
+    result = fit_shape(gpus, shape)
+    label = summary.source.label + (f", {where}" if where else "")
+    return MessageReply(text=fit_text(result, label), title=headline(result))

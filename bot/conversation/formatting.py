@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from core.model import Summary, UsageClass
-from core.views import tables, text_view
+from core.views import focus_tables, tables, text_view
+from core.views.digest_filtered import filter_words
 from core.views.tables import age_text
 from core.views.text_view import format_table
 
@@ -49,8 +50,24 @@ def _whole(table: tables.Table, *, titled: bool = False, width: int = _NO_WRAP_W
 
 
 def gpu_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str:
-    """Every GPU, in node and index order; ``width`` narrower leaves optional columns out."""
-    return _whole(tables.gpus_table(summary, top=len(summary.gpus)), width=width)
+    """Every GPU, in node and index order; ``width`` narrower leaves optional columns out.
+
+    Under a namespace filter: every GPU and node it uses, with its share of each; under a node
+    filter: every GPU of the node, then each namespace's totals there."""
+    plain = _whole(tables.gpus_table(summary, top=len(summary.gpus)), width=width)
+    focus = summary.focus
+    if focus is None:
+        return plain
+    rows = max(len(focus.gpus), len(focus.nodes), len(focus.namespaces), 1)
+    shares = [_whole(t, titled=True, width=width) for t in focus_tables.share_tables(summary, rows)]
+    if focus.namespace is not None:
+        return "\n\n".join(shares)
+    return "\n\n".join([plain, *shares])
+
+
+def of_filter(summary: Summary) -> str:
+    """`` of namespace team-a`` for a filtered summary; empty otherwise."""
+    return f" of {filter_words(summary.focus)}" if summary.focus is not None else ""
 
 
 def workload_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str:

@@ -74,11 +74,18 @@ def looks_like_metrics(text: str) -> bool:
     return any(_COMMENT.match(line) or _SAMPLE.match(line) for line in lines)
 
 
+def _lower_case_hint(value: str, pattern: re.Pattern[str], key: str) -> str:
+    """`` Did you mean ns=team-a?`` when only capitals make ``value`` no Kubernetes name."""
+    lowered = value.lower()
+    return f" Did you mean {key}={lowered}?" if lowered != value and pattern.match(lowered) else ""
+
+
 def _check_namespace(value: str) -> str:
     if not _NAMESPACE.match(value):
         raise InputError(
             f"'{value}' is not a Kubernetes namespace name (lower-case letters, digits and '-', "
-            "at most 63 characters). Example: ns=team-a"
+            "at most 63 characters)."
+            + (_lower_case_hint(value, _NAMESPACE, "ns") or " Example: ns=team-a")
         )
     return value
 
@@ -86,8 +93,8 @@ def _check_namespace(value: str) -> str:
 def _check_node(value: str) -> str:
     if not _NODE.match(value):
         raise InputError(
-            f"'{value}' is not a Kubernetes node name (lower-case letters, digits, '-' and '.'). "
-            "Example: node=gpu-node-1"
+            f"'{value}' is not a Kubernetes node name (lower-case letters, digits, '-' and '.')."
+            + (_lower_case_hint(value, _NODE, "node") or " Example: node=gpu-node-1")
         )
     return value
 
@@ -287,8 +294,6 @@ FollowUpAction = Literal[
 
 _ACTION_WORDS: dict[str, FollowUpAction] = {
     "summary": "summary",
-    "all": "summary",
-    "overview": "summary",
     "gpus": "gpus",
     "gpu": "gpus",
     "devices": "gpus",
@@ -316,12 +321,17 @@ class FollowUp:
     namespace: str | None = None
     node: str | None = None
     since_seconds: float | None = None  # ``changes since=24h`` in a cluster thread
+    # ``all``: the whole cluster again, forgetting the filter the thread kept.
+    clear: bool = False
 
+
+# Words that ask for the whole cluster again (the thread's filter is forgotten).
+CLEAR_WORDS = ("all", "overview")
 
 FOLLOW_UP_USAGE = (
-    "`ns team-a`, `node gpu-node-1`, `gpus`, `workloads`, `csv`, `chart`, `usage` (threads of "
-    "a cluster summary), `fit 8xH100`, `changes` (since the previous paste, or `since=24h` for a "
-    "cluster), `help`"
+    "`ns team-a`, `node gpu-node-1` (kept for the thread's follow-ups until `all`), `gpus`, "
+    "`workloads`, `csv`, `chart`, `usage` (threads of a cluster summary), `fit 8xH100`, "
+    "`changes` (since the previous paste, or `since=24h` for a cluster), `help`"
 )
 
 
@@ -337,6 +347,7 @@ def parse_follow_up(text: str) -> FollowUp | None:
     namespace: str | None = None
     node: str | None = None
     since: float | None = None
+    clear = False
     index = 0
     while index < len(words):
         word = words[index]
@@ -356,6 +367,8 @@ def parse_follow_up(text: str) -> FollowUp | None:
             since = parse_since(value)
         elif sep:
             return None
+        elif key in CLEAR_WORDS and not clear:
+            clear = True
         elif key in _ACTION_WORDS and action is None:
             action = _ACTION_WORDS[key]
         else:
@@ -363,6 +376,15 @@ def parse_follow_up(text: str) -> FollowUp | None:
         index += 1
     if since is not None and action != "changes":
         raise InputError("since= goes with `changes`, e.g. `changes since=24h`.")
+    if clear and (namespace is not None or node is not None):
+        raise InputError(
+            "`all` is the whole cluster, without a filter: ask `all`, or `ns NAME` / "
+            "`node NAME` alone."
+        )
     return FollowUp(
-        action=action or "summary", namespace=namespace, node=node, since_seconds=since
+        action=action or "summary",
+        namespace=namespace,
+        node=node,
+        since_seconds=since,
+        clear=clear,
     )

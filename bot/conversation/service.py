@@ -35,6 +35,7 @@ from bot.conversation.formatting import (
     WIDE,
     all_tables,
     gpu_table,
+    of_filter,
     real_usage_full_table,
     usage_headline,
     workload_table,
@@ -77,6 +78,14 @@ from bot.conversation.replies import (
     SummaryReply,
     TableReply,
 )
+from bot.conversation.thread_filter import (
+    NO_FILTER,
+    ThreadFilter,
+    filter_for_follow_up,
+    remember_thread_filter,
+    thread_filter,
+    whole_cluster_note,
+)
 from bot.store.ratelimit import RateLimiter, rate_limit_message
 from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
 from bot.store.summary_memo import memoized_render
@@ -86,6 +95,7 @@ from core.fit_shape import Shape
 from core.history.snapshot import snapshot_of
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
+from core.summary.filtered import cluster_of
 from core.views.runtime_csv import runtime_csv
 
 BUTTON_ACTIONS: dict[str, FollowUpAction] = {
@@ -172,14 +182,25 @@ def _problem(error: InputError) -> MessageReply:
     return MessageReply(text=error.message, tone="problem", title="I could not use that")
 
 
+def chart_title(summary: Summary) -> str:
+    """What the chart shows, and of which filter."""
+    return (
+        f"Chart{of_filter(summary)}: who holds the GPUs (by GPU model and namespace) and where "
+        "there is room"
+    )
+
+
 def chart_attachment(summary: Summary) -> Attachment:
+    """The chart; a filtered one gives each namespace its colour in the cluster's chart."""
+
     def render() -> bytes:
         from core.views.chart import render_chart
+        from core.views.palette import namespace_ranking
 
-        return render_chart(summary)
+        return render_chart(summary, ranking=namespace_ranking(cluster_of(summary)))
 
     name = "hami-allocation.png"
-    return Attachment(name, "GPU allocation per node", memoized_render(summary, name, render))
+    return Attachment(name, chart_title(summary), memoized_render(summary, name, render))
 
 
 def csv_attachment(summary: Summary) -> Attachment:
@@ -272,12 +293,18 @@ class Conversation:
             self.remember_cluster_thread(reply, channel=channel, thread_ts=thread_ts)
         return reply
 
-    def remember_cluster_thread(self, reply: Reply, *, channel: str, thread_ts: str) -> None:
+    def remember_cluster_thread(
+        self, reply: Reply, *, channel: str, thread_ts: str, with_filter: bool = True
+    ) -> None:
         """A cluster summary shown in a thread becomes what its follow-ups ask about: the
-        cluster, its context, and whether runtime and real usage were asked (so ``ns team-a``
-        after a real-usage summary keeps the real usage)."""
+        cluster, its context, whether runtime and real usage were asked (so ``ns team-a``
+        after a real-usage summary keeps the real usage) and, unless ``with_filter`` is False
+        (a summary refreshed in place), its filter."""
         if isinstance(reply, SummaryReply) and reply.ref.cluster is not None:
             self.state.remember_thread(channel, thread_ts, reply.ref.cluster)
+            if with_filter:
+                chosen = ThreadFilter(reply.ref.namespace, reply.ref.node)
+                remember_thread_filter(self.state, channel, thread_ts, chosen)
 
     def answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
         if isinstance(command, HelpCommand):
@@ -400,7 +427,10 @@ class Conversation:
         """``fit SHAPE`` in a thread: placed against the thread's metrics or cluster."""
         if self.state.thread_subject(channel, thread_ts) is None:
             return no_metrics_reply()
-        ref = SummaryRef(channel=channel, thread_ts=thread_ts)
+        kept = thread_filter(self.state, channel, thread_ts)
+        ref = SummaryRef(
+            channel=channel, thread_ts=thread_ts, namespace=kept.namespace, node=kept.node
+        )
         try:
             found = self._summary_for(ref, user=user, channel=channel, fresh=False)
         except InputError as error:
@@ -619,6 +649,8 @@ class Conversation:
         previous = self.state.thread_subject(channel, thread_ts)
         if isinstance(previous, PastedMetrics):
             notes += self._compare_with_previous(previous, pasted, summary, channel, thread_ts)
+        # New metrics start unfiltered: a filter may name what they no longer have.
+        remember_thread_filter(self.state, channel, thread_ts, NO_FILTER)
         if not self.state.remember_thread(channel, thread_ts, pasted):
             notes = (
                 "These metrics are too large to keep for follow-ups in this thread; paste or "
@@ -693,8 +725,30 @@ class Conversation:
     ) -> Reply:
         if follow_up.action == "help":
             return follow_up_help_reply()
+        kept = thread_filter(self.state, channel, thread_ts)
         if follow_up.action == "changes":
-            return self._thread_changes(follow_up, channel=channel, thread_ts=thread_ts, user=user)
+            changes = self._thread_changes(
+                follow_up, channel=channel, thread_ts=thread_ts, user=user
+            )
+            return whole_cluster_note(changes, kept)
+        chosen = filter_for_follow_up(kept, follow_up.namespace, follow_up.node, follow_up.clear)
+        reply = self._filtered_follow_up(
+            follow_up, chosen, channel=channel, thread_ts=thread_ts, user=user
+        )
+        if chosen != kept and not (isinstance(reply, MessageReply) and reply.tone == "problem"):
+            # Kept only once it named something: a mistyped name leaves the filter as it was.
+            remember_thread_filter(self.state, channel, thread_ts, chosen)
+        return reply
+
+    def _filtered_follow_up(
+        self,
+        follow_up: FollowUp,
+        chosen: ThreadFilter,
+        *,
+        channel: str,
+        thread_ts: str,
+        user: str | None,
+    ) -> Reply:
         subject = self.state.thread_subject(channel, thread_ts)
         if subject is None:
             return no_metrics_reply()
@@ -709,8 +763,8 @@ class Conversation:
             channel=channel,
             thread_ts=thread_ts,
             cluster=cluster,
-            namespace=follow_up.namespace,
-            node=follow_up.node,
+            namespace=chosen.namespace,
+            node=chosen.node,
         )
         action: FollowUpAction = "summary" if follow_up.action == "usage" else follow_up.action
         return self._answer(ref, action, user=user, channel=channel)
@@ -747,15 +801,17 @@ class Conversation:
         summary = found.summary
         # A real-usage summary's follow-ups keep its real usage (the same nvidia-smi reading).
         headline = usage_headline(summary)
+        label, scope = summary.source.label, of_filter(summary)
         if action == "gpus":
+            what = " and their shares" if summary.focus and summary.focus.namespace else ""
             return _table_reply(
-                summary, f"All {len(summary.gpus)} GPUs ({summary.source.label})",
+                summary, f"All {len(summary.gpus):,} GPUs{scope}{what} ({label})",
                 gpu_table, "hami-gpus.txt", len(summary.gpus),
             )
         if action == "workloads":
             return _table_reply(
                 summary,
-                f"All {len(summary.workloads)} workload allocations ({summary.source.label})",
+                f"All {len(summary.workloads):,} workload allocations{scope} ({label})",
                 workload_table, "hami-workloads.txt", len(summary.workloads),
             )
         if action == "csv":
@@ -763,7 +819,7 @@ class Conversation:
             usage = ", real usage" if summary.real_usage is not None else ""
             return FilesReply(
                 text=(
-                    f"Full tables of {summary.source.label}: GPUs and workloads as CSV{runtime}"
+                    f"Full tables of {label}{scope}: GPUs and workloads as CSV{runtime}"
                     f" and every table (nodes and namespaces too{usage}) as text."
                     + (f" {headline}." if headline else "")
                 ),
@@ -771,8 +827,7 @@ class Conversation:
             )
         if action == "chart":
             return FilesReply(
-                text=f"Allocation per GPU, grouped by node ({summary.source.label})."
-                + (f" {headline}." if headline else ""),
+                text=f"{chart_title(summary)} ({label})." + (f" {headline}." if headline else ""),
                 attachments=(chart_attachment(summary),),
             )
         return summary_reply(ref, found)

@@ -95,8 +95,12 @@ class BotState:
 
     # -- thread context ------------------------------------------------------------------
 
+    def thread_key(self, kind: str, channel: str, thread_ts: str) -> str:
+        """The key of what the bot keeps of ``kind`` for one thread (under ``prefix``)."""
+        return f"{self.prefix}{kind}:{_key_part(channel)}:{_key_part(thread_ts)}"
+
     def _thread_key(self, channel: str, thread_ts: str) -> str:
-        return f"{self.prefix}thread:{_key_part(channel)}:{_key_part(thread_ts)}"
+        return self.thread_key("thread", channel, thread_ts)
 
     def remember_thread(self, channel: str, thread_ts: str, subject: ThreadSubject) -> bool:
         """Keep ``subject`` for the thread's follow-ups; False when the text is over the cap."""

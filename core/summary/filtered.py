@@ -230,8 +230,7 @@ def _check_names(whole: Summary, namespace: str | None, node: str | None) -> Non
         there = {w.namespace for w in whole.workloads if w.node == node}
         if whole.runtime is not None:
             on_node = {h.device_uuid for h in whole.runtime.host_gpus if h.node == node}
-            there.update(c.namespace for c in whole.runtime.containers
-                         if c.device_uuid in on_node)
+            there.update(c.namespace for c in whole.runtime.containers if c.device_uuid in on_node)
         if namespace not in there:
             listed = ", ".join(sorted(there)) or "none"
             raise InputError(
@@ -350,3 +349,15 @@ def filter_summary(whole: Summary, *, namespace: str | None, node: str | None) -
 def cluster_of(summary: Summary) -> Summary:
     """The whole summary a filtered one narrows; ``summary`` itself when it is not filtered."""
     return summary.focus.whole if summary.focus is not None else summary
+
+
+def fit_scope(summary: Summary) -> tuple[tuple[GpuSummary, ...], str]:
+    """The GPUs a job could be placed on under ``summary``'s filter, and where that is: a node
+    filter keeps the node's GPUs (idle ones too); a namespace filter keeps the whole cluster,
+    since a namespace's pods may go on any node. Empty words: no filter."""
+    focus = summary.focus
+    if focus is None:
+        return summary.gpus, ""
+    if focus.node is None:
+        return focus.whole.gpus, "the whole cluster (a namespace's pods may go on any node)"
+    return tuple(g for g in focus.whole.gpus if g.node == focus.node), f"node {focus.node}"

@@ -90,7 +90,7 @@ def _quota_items(summary: Summary, hints: Hints) -> list[Line]:
     return [tuple(facts)]
 
 
-def _gpu_items(summary: Summary, hints: Hints) -> list[Line]:
+def _gpu_items(summary: Summary, hints: Hints, nodes: bool) -> list[Line]:
     items = []
     inconsistent = [g for g in summary.gpus if g.state == "inconsistent"]
     if inconsistent:
@@ -115,7 +115,7 @@ def _gpu_items(summary: Summary, hints: Hints) -> list[Line]:
             )
         )
     fragmented = sorted(
-        (n for n in summary.nodes if n.verdict == "fragmented"),
+        (n for n in summary.nodes if nodes and n.verdict == "fragmented"),
         key=lambda n: (-n.free_cores, -n.free_mem_mib, n.node),
     )
     if fragmented:
@@ -165,10 +165,11 @@ def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
     return items
 
 
-def attention(summary: Summary, hints: Hints) -> list[Line]:
-    """The items that need attention, the most pressing first; empty when none does."""
+def attention(summary: Summary, hints: Hints, *, nodes: bool = True) -> list[Line]:
+    """The items that need attention, the most pressing first; empty when none does.
+    ``nodes`` False leaves fragmented nodes out."""
     items = _quota_items(summary, hints)
-    items += _gpu_items(summary, hints)
+    items += _gpu_items(summary, hints, nodes)
     dominant = [ns.namespace for ns in summary.namespaces if ns.size_class == "dominant"]
     if dominant:
         items.append(
@@ -190,6 +191,7 @@ def attention(summary: Summary, hints: Hints) -> list[Line]:
                 "consistency checks failed",
                 failed,
                 hints.everything,
+                "whole cluster" if summary.filters else "",
             )
         )
     items += _runtime_items(summary, hints)

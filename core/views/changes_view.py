@@ -183,10 +183,15 @@ def _models_section(changes: Changes) -> list[str]:
         )
         rows.append((short_type(m.model), free, gpus))
     left_out = len(ordered) - MAX_MODEL_ROWS
-    more = [f"  ... and {left_out:,} more models, unchanged"] if left_out > 0 and all(
-        m.free_after == m.free_before and m.gpus_after == m.gpus_before
-        for m in ordered[MAX_MODEL_ROWS:]
-    ) else _more(len(ordered), min(len(ordered), MAX_MODEL_ROWS))
+    more = (
+        [f"  ... and {left_out:,} more models, unchanged"]
+        if left_out > 0
+        and all(
+            m.free_after == m.free_before and m.gpus_after == m.gpus_before
+            for m in ordered[MAX_MODEL_ROWS:]
+        )
+        else _more(len(ordered), min(len(ordered), MAX_MODEL_ROWS))
+    )
     return ["Free whole GPUs per model, then -> now:", *_columns(rows), *more]
 
 

@@ -153,12 +153,7 @@ def _runtime_headline(summary: Summary) -> list[Line]:
     ]
 
 
-def _whole_cluster(summary: Summary) -> str:
-    """Said after the title of a section a filter does not narrow."""
-    return " (whole cluster)" if summary.filters else ""
-
-
-def _models_sections(summary: Summary, hints: Hints) -> list[Section]:
+def models_sections(summary: Summary, hints: Hints) -> list[Section]:
     models: Sequence[ModelSummary] = summary.models
     if not models:
         return []
@@ -168,7 +163,7 @@ def _models_sections(summary: Summary, hints: Hints) -> list[Section]:
     return [
         Section(
             "models",
-            f"By GPU model{_whole_cluster(summary)}",
+            "By GPU model",
             digest_tables.MODELS_NOTE,
             digest_tables.MODELS.table("By GPU model", shown, more),
             after=after,
@@ -182,7 +177,7 @@ def _outlook_section(summary: Summary, hints: Hints) -> Section | None:
         return None
     return Section(
         "outlook",
-        f"Capacity outlook by GPU model{_whole_cluster(summary)}",
+        "Capacity outlook by GPU model",
         digest_tables.OUTLOOK_NOTE,
         digest_tables.OUTLOOK.table("Capacity outlook", models),
         after=f"{digest_tables.OUTLOOK_SHAPES} · where: {hints.fit}",
@@ -233,14 +228,14 @@ def _more(count: int, plural: str, where: str) -> str:
     return f"{numbers.count(count)} more {plural}: {where}" if count else ""
 
 
-def _host_section(summary: Summary, hints: Hints) -> Section | None:
+def host_section(summary: Summary, hints: Hints) -> Section | None:
     runtime = summary.runtime
     if runtime is None:
         return None
     hosts = list(runtime.host_gpus)
     missing = len(runtime.missing_monitors)
     title = (
-        f"Runtime (vGPU monitor, measured at scrape time){_whole_cluster(summary)}: "
+        "Runtime (vGPU monitor, measured at scrape time): "
         + numbers.counted(len(hosts), "host GPU")
         + ", "
         + numbers.counted(len(runtime.containers), "container")
@@ -262,7 +257,7 @@ def _host_section(summary: Summary, hints: Hints) -> Section | None:
     return Section("hosts", title, note, table if hosts else None, after=more)
 
 
-def _containers_section(summary: Summary, hints: Hints) -> Section | None:
+def containers_section(summary: Summary, hints: Hints) -> Section | None:
     runtime = summary.runtime
     if runtime is None or not runtime.containers:
         return None
@@ -291,7 +286,7 @@ def _containers_section(summary: Summary, hints: Hints) -> Section | None:
     )
 
 
-def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
+def real_usage_section(summary: Summary, hints: Hints) -> Section | None:
     usage = summary.real_usage
     if usage is None:
         return None
@@ -318,7 +313,7 @@ def _real_usage_section(summary: Summary, hints: Hints) -> Section | None:
     )
     return Section(
         "real usage",
-        "Real usage (nvidia-smi, point in time)" + _whole_cluster(summary),
+        "Real usage (nvidia-smi, point in time)",
         note,
         digest_tables.REAL_USAGE.table("Real usage", shown, len(read) - len(shown))
         if read
@@ -353,65 +348,74 @@ def _nothing_found(summary: Summary) -> Fact:
     return Fact("Nothing found", f": {text}")
 
 
-def _attention_section(summary: Summary, hints: Hints) -> Section:
-    items = attention(summary, hints)
+def attention_section(summary: Summary, hints: Hints, *, nodes: bool = True) -> Section:
+    """``nodes`` False: fragmented nodes are left out (a namespace's page is about it, not
+    about the nodes it shares)."""
+    items = attention(summary, hints, nodes=nodes)
     if not items:
         return Section("attention", "Needs attention", lines=((_nothing_found(summary),),))
     return Section("attention", "Needs attention", lines=tuple(items))
 
 
-def _scope(summary: Summary) -> str:
-    if not summary.filters:
-        return ""
-    filters = " ".join(f"{key}={value}" for key, value in summary.filters)
-    return (
-        f"Filter {filters}: the GPU, namespace and attention lists show its rows (checks and "
-        "runtime stay whole-cluster); the headline, the models and the outlook cover the whole "
-        "cluster."
+def cluster_headline(summary: Summary) -> list[Line]:
+    """The headline of the whole cluster: allocation, or what runtime metrics measured, or
+    that the input tells neither."""
+    if _devices_known(summary):
+        return _allocation_headline(summary)
+    if summary.runtime is not None:
+        return _runtime_headline(summary)
+    return [
+        (
+            Fact(
+                "not known",
+                ": the input has no scheduler device series",
+                "nodes, GPUs and allocation: ",
+            ),
+        )
+    ]
+
+
+def more_line(hints: Hints) -> str:
+    """The page's last line: where every full list is."""
+    return hints.more or (
+        f"Every GPU: {hints.gpus} · every pod: {hints.workloads} · every table: {hints.everything}."
     )
 
 
+def warnings_of(summary: Summary) -> tuple[str, ...]:
+    """What the reader must see first (runtime only, incomplete input)."""
+    return tuple(note for note in summary.headline if note != ALLOCATION_ONLY_NOTE)
+
+
 def build_digest(summary: Summary, hints: Hints) -> Digest:
-    """The first page of ``summary``; ``hints`` say where the full lists are."""
+    """The first page of ``summary``; ``hints`` say where the full lists are. A filtered
+    summary gets the filter's page (``digest_filtered``)."""
+    if summary.focus is not None:
+        from core.views.digest_filtered import filtered_digest
+
+        return filtered_digest(summary, hints)
     known = _devices_known(summary)
     sections: list[Section] = []
     if known:
-        sections += _models_sections(summary, hints)
+        sections += models_sections(summary, hints)
         gpus = _gpus_section(summary)
         if gpus is not None:
             sections.append(gpus)
     for section in (
         _namespaces_section(summary, hints),
-        _host_section(summary, hints),
-        _containers_section(summary, hints),
-        _real_usage_section(summary, hints),
-        _attention_section(summary, hints),
+        host_section(summary, hints),
+        containers_section(summary, hints),
+        real_usage_section(summary, hints),
+        attention_section(summary, hints),
         _outlook_section(summary, hints) if known else None,
     ):
         if section is not None:
             sections.append(section)
-    headline = _allocation_headline(summary) if known else _runtime_headline(summary)
-    if not known and summary.runtime is None:
-        headline = [
-            (
-                Fact(
-                    "not known",
-                    ": the input has no scheduler device series",
-                    "nodes, GPUs and allocation: ",
-                ),
-            )
-        ]
-    warnings = tuple(note for note in summary.headline if note != ALLOCATION_ONLY_NOTE)
     return Digest(
         title=summary.source.cluster or summary.source.label,
-        warnings=warnings,
+        warnings=warnings_of(summary),
         basis=ALLOCATION_ONLY_NOTE if ALLOCATION_ONLY_NOTE in summary.headline else None,
-        headline=tuple(headline),
+        headline=tuple(cluster_headline(summary)),
         sections=tuple(sections),
-        more=hints.more
-        or (
-            f"Every GPU: {hints.gpus} · every pod: {hints.workloads} · every table: "
-            f"{hints.everything}."
-        ),
-        scope=_scope(summary),
+        more=more_line(hints),
     )

@@ -14,6 +14,7 @@ from core import json_text
 from core.families import FAMILIES
 from core.model import (
     ClusterOverview,
+    Focus,
     GpuSummary,
     ModelSummary,
     NamespaceSummary,
@@ -345,7 +346,64 @@ def to_document(summary: Summary) -> dict[str, Any]:
         "runtime": runtime,
         "real_usage": real_usage,
         "filters": dict(summary.filters),
+        "focus": _focus(summary.focus),
         "notes": list(summary.notes),
+    }
+
+
+def _focus(focus: Focus | None) -> dict[str, Any] | None:
+    """What a filter narrows to, every row with exact figures; None without a filter."""
+    if focus is None:
+        return None
+    return {
+        "namespace": focus.namespace,
+        "node": focus.node,
+        "cores": _r(focus.cores),
+        "mem_mib": _r(focus.mem_mib),
+        "pods": [
+            {
+                "namespace": p.namespace,
+                "pod": p.pod,
+                "cores": _r(p.cores),
+                "mem_mib": _r(p.mem_mib),
+                "gpus": [{"node": node, "device_index": index} for node, index in p.devices],
+                "whole_gpus": p.whole_gpus,
+            }
+            for p in focus.pods
+        ],
+        "gpus": [
+            {
+                "node": s.gpu.node,
+                "device_index": s.gpu.device_index,
+                "device_uuid": s.gpu.device_uuid,
+                "cores": _r(s.cores),
+                "mem_mib": _r(s.mem_mib),
+                "pods": s.pods,
+            }
+            for s in focus.gpus
+        ],
+        "nodes": [
+            {
+                "node": s.node.node,
+                "gpus": s.gpus,
+                "cores": _r(s.cores),
+                "mem_mib": _r(s.mem_mib),
+                "pods": s.pods,
+            }
+            for s in focus.nodes
+        ],
+        "namespaces": [
+            {
+                "namespace": s.namespace,
+                "cores": _r(s.cores),
+                "mem_mib": _r(s.mem_mib),
+                "gpus": s.gpus,
+                "pods": s.pods,
+                "core_percent": _r(s.core_percent),
+                "mem_percent": _r(s.mem_percent),
+            }
+            for s in focus.namespaces
+        ],
     }
 
 

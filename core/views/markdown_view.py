@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from core.model import Summary
-from core.views import tables
+from core.views import focus_tables, tables
 from core.views.attention import Hints, Line
 from core.views.digest import Digest, build_digest
+from core.views.digest_filtered import filter_words
 from core.views.table_spec import markdown_lines
 from core.views.tables import Table
 from core.views.visible_text import visible
@@ -25,7 +26,8 @@ MARKDOWN_HINTS = Hints(
 
 def _strong(line: Line) -> str:
     return " · ".join(
-        f"{visible(f.before)}**{visible(f.strong)}**{visible(f.after)}" if f.strong
+        f"{visible(f.before)}**{visible(f.strong)}**{visible(f.after)}"
+        if f.strong
         else visible(f.before + f.after)
         for f in line
     )
@@ -66,7 +68,8 @@ def format_table(table: Table) -> list[str]:
 def render(summary: Summary, top: int = TOP_ROWS) -> str:
     """The report: the first page, then every section in detail, each table cut to ``top``
     rows with how many more and where they are."""
-    out = ["# HAMi GPU allocation summary", ""]
+    scope = f", {filter_words(summary.focus)}" if summary.focus is not None else ""
+    out = [f"# HAMi GPU allocation summary{visible(scope)}", ""]
     out += [f"- {visible(line)}" for line in tables.header_lines(summary)]
     for note in summary.headline:
         out += ["", f"> {visible(note)}"]
@@ -75,6 +78,7 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
     out += [f"- {visible(line)}" for line in tables.overview_lines(summary)]
     out.append("")
     for table in (
+        *focus_tables.share_tables(summary, top),
         tables.nodes_table(summary, top),
         tables.gpus_table(summary, top),
         tables.workloads_table(summary, top),

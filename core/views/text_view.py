@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from core.model import Summary
-from core.views import tables
+from core.views import focus_tables, tables
 from core.views.attention import Hints
 from core.views.digest import Digest, build_digest, plain
+from core.views.digest_filtered import filter_words
 from core.views.table_spec import fixed_width
 from core.views.tables import Table
 from core.views.text_fit import wrap_words
@@ -37,7 +38,10 @@ def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
 def first_page(summary: Summary, hints: Hints | None = None, width: int = WIDTH) -> str:
     """The one-screen answer: what the source is, then the first page (``core.views.digest``);
     ``hints`` say where the full lists are (by default: the details of this report)."""
-    out: list[str] = ["HAMi GPU allocation summary", "=" * 27]
+    title = "HAMi GPU allocation summary" + (
+        f", {filter_words(summary.focus)}" if summary.focus is not None else ""
+    )
+    out: list[str] = [*_wrap(title, width), "=" * min(len(title), width)]
     for line in tables.header_lines(summary):
         out.extend(_wrap(line, width))
     for note in summary.headline:
@@ -58,6 +62,7 @@ def render(
         out.extend(_wrap(line, width, indent="  "))
     out.append("")
     for table in (
+        *focus_tables.share_tables(summary, top),
         tables.nodes_table(summary, top),
         tables.gpus_table(summary, top),
         tables.workloads_table(summary, top),

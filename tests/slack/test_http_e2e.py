@@ -291,24 +291,29 @@ def test_follow_ups_in_the_thread_use_the_metrics_given_there(bot: RunningBot) -
     filtered = [m for m in bot.api.messages.values()
                 if m.thread_ts == root and "filter `namespace=team-b`" in blocks_text(m.blocks)]
     assert filtered, "no summary filtered to team-b in the thread"
-    # The metrics pasted in the thread, narrowed to team-b: its one namespace row, no other.
+    # The metrics pasted in the thread, narrowed to team-b: its totals, quota and pods.
     text = blocks_text(filtered[0].blocks)
-    namespaces = text[text.index("*Namespaces (2 pods)*"):]
-    namespaces = namespaces[: namespaces.index("```", namespaces.index("```") + 3)]
-    assert re.search(r"team-b\s+16\.4%\s+15\.6%\s+75\.0%\s+2\s+2", namespaces)
-    assert "team-a" not in namespaces and "ml-batch" not in namespaces
+    assert "namespace team-b: *45 cores* (16.4% of the cluster's allocation)" in text
+    assert "quota use *75.0%* (memory 12.0 GiB / 16.0 GiB)" in text
+    pods = text[text.index("*Its pods (2)*"):]
+    pods = pods[: pods.index("```", pods.index("```") + 3)]
+    assert "notebook-0" in pods and "embed-svc-0" in pods and "train-full-0" not in pods
 
+    # The filter sticks: workloads after it are team-b's, until `all`.
     bot.sender.mention("workloads", thread_ts=root)
     bot.api.wait_for("chat.update", 3)
     workloads = [m for m in bot.api.messages.values() if "workload allocations" in m.text]
-    assert workloads and "train-full-0" in blocks_text(workloads[0].blocks)
+    assert workloads and "of namespace team-b" in workloads[0].text
+    assert "notebook-0" in blocks_text(workloads[0].blocks)
+    assert "train-full-0" not in blocks_text(workloads[0].blocks)
 
+    bot.sender.mention("all", thread_ts=root)
     bot.sender.mention("csv", thread_ts=root)
     bot.api.wait_for("files.completeUploadExternal",
                      where=lambda c: "CSV" in json.dumps(c.json_param("files")))
     csv_file = next(f for f in bot.api.uploaded_files() if f.filename.endswith(".csv"))
     assert csv_file.thread_ts == root
-    assert csv_file.content is not None and b"GPU-5f3c1a2e" in csv_file.content
+    assert csv_file.content is not None and b"train-full-0" in csv_file.content
 
 
 def test_follow_up_without_metrics_explains_what_to_paste(bot: RunningBot) -> None:
@@ -676,25 +681,24 @@ def test_filtered_answers_say_which_sections_cover_the_whole_cluster(bot: Runnin
     bot.sender.command("demo", response_url=bot.api.response_url("whole"))
     whole = answer_in(bot.api, CHANNEL, None)
     text = blocks_text(whole.blocks)
-    assert "whole cluster" not in text and "*Needs attention*" in text
+    assert "Whole cluster" not in text and "*Needs attention*" in text
 
     bot.sender.command("demo ns=team-a", response_url=bot.api.response_url("team-a"))
     bot.api.wait_for("chat.update", 2)
     filtered = thread_reply(bot.api, None, "filter `namespace=team-a`")
-    assert ("Filter namespace=team-a: the GPU, namespace and attention lists show its rows "
-            "(checks and runtime stay whole-cluster); the headline, the models and the outlook "
-            "cover the whole cluster.") in filtered
-    assert "cores *45.8%* allocated (275 / 600 cores)" in filtered
-    assert "*By GPU model (whole cluster)*" in filtered
-    assert "*Capacity outlook by GPU model (whole cluster)*" in filtered
-    namespaces = filtered[filtered.index("*Namespaces ("):]
-    namespaces = namespaces[: namespaces.index("```", namespaces.index("```") + 3)]
-    assert "team-a" in namespaces and "team-b" not in namespaces
+    assert filtered.startswith("HAMi GPU allocation: demo, namespace team-a")
+    # The namespace first, then the cluster, labelled as the whole cluster.
+    assert filtered.index("*Its pods") < filtered.index("*Whole cluster (demo)*")
+    cluster = filtered[filtered.index("*Whole cluster (demo)*"):]
+    assert "cores *45.8%* allocated (275 / 600 cores)" in cluster
+    pods = filtered[filtered.index("*Its pods"):]
+    pods = pods[: pods.index("```", pods.index("```") + 3)]
+    assert "train-full-0" in pods and "embed-svc-0" not in pods
 
     bot.sender.mention("node gpu-node-2", thread_ts=whole.ts)
     by_node = thread_reply(bot.api, whole.ts, "filter `node=gpu-node-2`")
-    assert "Filter node=gpu-node-2" in by_node
-    every_gpu = by_node[by_node.index("*Every GPU*"):]
+    assert by_node.startswith("HAMi GPU allocation: demo, node gpu-node-2")
+    every_gpu = by_node[by_node.index("*Every GPU of the node (3)*"):]
     assert "gpu-node-2/0" in every_gpu and "gpu-node-1/0" not in every_gpu
 
 

@@ -188,7 +188,9 @@ def test_a_name_that_looks_like_a_chart_formula_is_drawn_as_written(bot: Running
     _, ts = bot.sender.mention(pasted(metrics))
     answer_in(bot.api, CHANNEL, ts)
     upload = bot.api.wait_for("files.completeUploadExternal")[0]
-    assert [f["title"] for f in upload.json_param("files")] == ["GPU allocation per node"]
+    assert [f["title"] for f in upload.json_param("files")] == [
+        "Chart: who holds the GPUs (by GPU model and namespace) and where there is room"
+    ]
     png = next(f.content for f in bot.api.uploaded_files())
     assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n"
     posted = [str(c.params.get("text")) for c in bot.api.calls_to("chat.postMessage")]

@@ -296,16 +296,26 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
     filtered = final_message(api, has("filter `namespace=team-a`"), thread_ts=root.ts)
     text = blocks_text(filtered.blocks)
     assert_valid(filtered.blocks)
-    assert filtered.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
-    # nvidia-smi read every pod of the cluster, and the section says so under the filter.
-    assert "*Real usage (nvidia-smi, point in time) (whole cluster)*  _4 pods read of 5" in text
+    assert filtered.blocks[0]["text"]["text"] == (
+        "HAMi GPU allocation and real usage: lab, namespace team-a"
+    )
+    # The filter narrows real usage to the namespace's pods (two of the five read).
+    assert "*Real usage (nvidia-smi, point in time)*  _2 pods read of 2" in text
     assert row("team-a/llm-infer-0", "41.0%", "8.8/10.0 GiB", "87.9%", "high").search(text)
+    assert "team-b/embed-svc-0" not in text
     assert button_value(filtered)["us"] == 1 and button_value(filtered)["ns"] == "team-a"
 
     lab.bot.sender.mention("node gpu-node-1", thread_ts=root.ts)
     on_node = final_message(api, has("filter `node=gpu-node-1`"), thread_ts=root.ts)
     assert USAGE_SECTION in blocks_text(on_node.blocks)
 
+    # `all` forgets the thread's filter: what follows is the whole cluster again.
+    lab.bot.sender.mention("all", thread_ts=root.ts)
+    def unfiltered(message: StoredMessage) -> bool:
+        text = blocks_text(message.blocks)
+        return USAGE_SECTION in text and "filter `" not in text
+
+    final_message(api, unfiltered, thread_ts=root.ts)
     lab.bot.sender.mention("gpus", thread_ts=root.ts)
     gpus = blocks_text(final_message(api, has("All 6 GPUs"), thread_ts=root.ts).blocks)
     assert "with real usage per pod" in gpus
@@ -329,7 +339,7 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
     assert b"nvidia-smi unavailable" in tables.content
 
     lab.bot.sender.mention("chart", thread_ts=root.ts)
-    chart = blocks_text(final_message(api, has("Allocation per GPU"), thread_ts=root.ts).blocks)
+    chart = blocks_text(final_message(api, has("Chart: who holds"), thread_ts=root.ts).blocks)
     assert "Real usage (nvidia-smi, point in time): 4 of 5 pods read" in chart
 
     lab.bot.sender.mention("thanks!", thread_ts=root.ts)
@@ -366,7 +376,9 @@ def test_real_usage_button_replaces_the_summary_in_place_once(lab: Lab) -> None:
     answer = updated_in_place(api, summary.ts, USAGE_SECTION)
     text = blocks_text(answer.blocks)
     assert_valid(answer.blocks)
-    assert answer.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
+    assert answer.blocks[0]["text"]["text"] == (
+        "HAMi GPU allocation and real usage: lab, namespace team-a"
+    )
     assert "filter `namespace=team-a`" in text  # the same filters, now with real usage
     assert row("team-a/train-full-0", "97.0%", "38.1/40.0 GiB", "95.2%", "high").search(text)
     assert button_labels(answer) == ["Refresh", "GPUs", "Workloads", "CSV"]

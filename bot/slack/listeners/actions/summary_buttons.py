@@ -143,8 +143,10 @@ def _refresh_in_place(
         delivery.ephemeral(channel, pressed.user, thread_root, new)
         return
     if thread_root is not None:
-        # The summary in place is now the thread's latest: follow-ups ask what it shows.
+        # The summary in place is now the thread's latest: follow-ups ask its cluster (with
+        # real usage if it has it); the filter follow-ups keep is the thread's, not changed by
+        # refreshing an older message.
         services.conversation.remember_cluster_thread(
-            reply, channel=channel, thread_ts=thread_root
+            reply, channel=channel, thread_ts=thread_root, with_filter=False
         )
     delivery.finish(channel, message_ts, thread_root, new)
