@@ -38,7 +38,7 @@ from bot.store.ratelimit import (
     rate_limit_message,
 )
 from bot.store.summary_memo import SUMMARIES
-from core.api import summarize_text
+from core.api import filter_summary, summarize_text
 from core.errors import InputError
 from core.history.snapshot import Snapshot
 from core.model import Summary
@@ -290,18 +290,24 @@ def summary_of(
     node: str | None = None,
 ) -> Summary:
     """The summary of a collection; the scrape cache hands out one object per collection, so
-    it is built once per filter and process."""
+    it is built once per process, and each filter of it once (from the whole summary)."""
+    if namespace is not None or node is not None:
+        return SUMMARIES.get_or_build(
+            collected,
+            (namespace, node, settings),
+            lambda: filter_summary(
+                summary_of(collected, settings), namespace=namespace, node=node
+            ),
+        )
     return SUMMARIES.get_or_build(
         collected,
-        (namespace, node, settings),
+        (None, None, settings),
         lambda: summarize_text(
             collected.text,
             collected.source,
             monitor_texts=collected.monitor_texts,
             missing_monitors=collected.missing_monitors,
             real_usage=collected.real_usage,
-            namespace=namespace,
-            node=node,
             settings=settings,
         ),
     )

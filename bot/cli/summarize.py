@@ -150,10 +150,13 @@ def format_summary(
 
 
 def write_chart(summary: Summary, path: Path) -> None:
+    """The chart; a filtered one gives each namespace its colour in the cluster's chart."""
+    from core.api import cluster_of
     from core.views.chart import render_chart
+    from core.views.palette import namespace_ranking
 
     try:
-        path.write_bytes(render_chart(summary))
+        path.write_bytes(render_chart(summary, ranking=namespace_ranking(cluster_of(summary))))
     except OSError as err:
         raise UsageProblem(f"cannot write the chart to {path}: {err.strerror or err}.") from err
     print(f"chart written to {path.resolve()}", file=sys.stderr)

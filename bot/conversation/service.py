@@ -89,13 +89,12 @@ from bot.conversation.thread_filter import (
 from bot.store.ratelimit import RateLimiter, rate_limit_message
 from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
 from bot.store.summary_memo import memoized_render
-from core.api import summarize_text
+from core.api import cluster_of, summarize_text
 from core.errors import InputError
 from core.fit_shape import Shape
 from core.history.snapshot import snapshot_of
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
-from core.summary.filtered import cluster_of
 from core.views.runtime_csv import runtime_csv
 
 BUTTON_ACTIONS: dict[str, FollowUpAction] = {
