@@ -60,8 +60,9 @@ def test_file_then_follow_ups_use_the_same_metrics(tmp_path: Path) -> None:
     out = result.stdout
     assert "cores 45.8% allocated (275 / 600 cores)" in out
     assert "Filter: namespace=team-a" in out or "namespace=team-a" in out
-    assert "All 6 GPUs" in out and "gpu-node-2/1" in out
-    assert "workload allocations" in out and "train-full-0" in out
+    # The filter sticks for the follow-ups after it: team-a's GPUs and workloads.
+    assert "All 2 GPUs of namespace team-a and their shares" in out and "gpu-node-1/1" in out
+    assert "workload allocations of namespace team-a" in out and "train-full-0" in out
     assert "Slash commands cannot be used inside threads" in out
     assert "never-reached" not in out
     csv_files = [p for p in saved_paths(out) if p.suffix == ".csv"]

@@ -107,7 +107,8 @@ def test_both_filters_narrow_to_the_namespace_on_the_node(
     assert summary.focus is not None and summary.focus.cores == sum(a.cores for a in mine)
     assert {g.node for g in summary.gpus} == {node}
     elsewhere = next(
-        d.node for d in cluster.devices
+        d.node
+        for d in cluster.devices
         if d.node not in {a.node for a in cluster.allocations if a.namespace == namespace}
     )
     with pytest.raises(InputError) as error:

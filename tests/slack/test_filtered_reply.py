@@ -51,7 +51,8 @@ def reply(text: str, **filters: str) -> dict[str, Any]:
 
 def section(blocks: list[dict[str, Any]], title: str) -> str:
     return next(
-        b["text"]["text"] for b in blocks
+        b["text"]["text"]
+        for b in blocks
         if b["type"] == "section" and b["text"]["text"].startswith(f"*{title}")
     )
 
@@ -103,8 +104,11 @@ def test_a_namespace_reply_is_its_own_then_the_whole_cluster(
     others = {a.pod for a in cluster.allocations if a.namespace != namespace}
     code = "\n".join(line for block in code_blocks(blocks) for line in block)
     assert not {pod for pod in others if re.search(rf"\b{re.escape(pod)}\b", code)}
-    titles = [b["text"]["text"].split("*")[1] for b in blocks if b["type"] == "section"
-              and b["text"]["text"].startswith("*")]
+    titles = [
+        b["text"]["text"].split("*")[1]
+        for b in blocks
+        if b["type"] == "section" and b["text"]["text"].startswith("*")
+    ]
     assert titles[-1] == "Whole cluster (fleet)"
     total = sum(d.core_limit for d in cluster.devices)
     assert f"/ {cores_value(total)} cores)" in section(blocks, "Whole cluster")
