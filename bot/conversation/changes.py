@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.conversation.clusters import LiveRequest, LiveSource
+from bot.conversation.formatting import CODE_BLOCK_WIDTH
 from bot.conversation.parsing import DEFAULT_SINCE_SECONDS
 from bot.conversation.replies import Attachment, MessageReply, TableReply
 from bot.store.state import BotState, ClusterTarget, PastedMetrics
@@ -80,6 +81,7 @@ def cluster_changes(
         CHANGES_FILE,
         _rows(changes),
         attachments=(*pods_attachment(changes), chart),
+        screen=render_text(changes, width=CODE_BLOCK_WIDTH),
     )
 
 
@@ -156,9 +158,14 @@ def previous_paste(state: BotState, channel: str, thread_ts: str) -> Snapshot | 
 def paste_changes(before: Snapshot, current: Snapshot) -> TableReply:
     changes = compare(before, current)
     title = f"Changes since the previous paste (given {stamp(before.taken_at)})"
-    text = render_text(changes, subject="the previous paste -> this one")
+    subject = "the previous paste -> this one"
     return TableReply(
-        title, text, CHANGES_FILE, _rows(changes), attachments=pods_attachment(changes)
+        title,
+        render_text(changes, subject=subject),
+        CHANGES_FILE,
+        _rows(changes),
+        attachments=pods_attachment(changes),
+        screen=render_text(changes, subject=subject, width=CODE_BLOCK_WIDTH),
     )
 
 

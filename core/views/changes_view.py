@@ -1,7 +1,9 @@
 """``Changes`` on one screen of text, and as JSON, in the summary's number style.
 
 The text keeps to about 40 lines whatever the cluster size: each list shows its largest ``top``
-rows and says how many more there are; the JSON carries every row.
+rows and says how many more there are; the JSON carries every row. It is laid out for 100
+columns (a terminal) or, with ``width=72``, for a Slack code block that does not wrap: lines
+wrap between words, the namespaces table shows each figure now and its change.
 """
 
 from __future__ import annotations
@@ -18,15 +20,24 @@ from core.history.snapshot import PodFigures
 from core.views.names import short_type
 from core.views.spreadsheet import spreadsheet_cell
 from core.views.tables import gib, num, pct, quota_unit
+from core.views.text_fit import shorten_middle
 from core.views.visible_text import visible
 
 TOP_ROWS = 5
 WIDTH = 100
+# Below this width the namespaces table shows figures now and their change, not then -> now.
+NARROW = 80
 
 
-def _wrap(text: str) -> list[str]:
+def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
     # Node names such as gpu-node-01 must not be split at their hyphens.
-    return textwrap.wrap(visible(text), width=WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    return textwrap.wrap(
+        visible(text),
+        width=width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+    )
 
 
 def stamp(unix_seconds: float) -> str:
@@ -55,12 +66,14 @@ def _then_now(before: float, after: float, text: str) -> str:
     return f"{text} ({signed(after - before)})" if after != before else f"{text} (same)"
 
 
-def header_lines(changes: Changes, subject: str | None = None) -> list[str]:
+def header_lines(
+    changes: Changes, subject: str | None = None, width: int = WIDTH
+) -> list[str]:
     """``subject`` names what was compared when it is not a cluster (e.g. two files)."""
     where = subject or (f"cluster {changes.cluster}" if changes.cluster else "the two inputs")
     a, b = changes.totals_before, changes.totals_after
     mem_delta = (b.mem_allocated_mib - a.mem_allocated_mib) / 1024
-    return [
+    lines = [
         f"Changes in {where}: {stamp(changes.before_at)} -> {stamp(changes.after_at)} "
         f"({span_text(changes.after_at - changes.before_at)} apart)",
         f"Cores allocated {num(a.core_allocated)} -> {num(b.core_allocated)} "
@@ -75,18 +88,20 @@ def header_lines(changes: Changes, subject: str | None = None) -> list[str]:
             f"free whole GPUs {a.free_whole_gpus:,} -> {b.free_whole_gpus:,}",
         ),
     ]
+    return [wrapped for line in lines for wrapped in _wrap(line, width)]
 
 
-def _columns(rows: list[tuple[str, ...]]) -> list[str]:
-    """Rows as aligned columns indented by two; the first column is cut with "…" when the
-    row would not fit the width. Names are shown with control characters escaped."""
+def _columns(rows: list[tuple[str, ...]], width: int = WIDTH) -> list[str]:
+    """Rows as aligned columns indented by two; the first column (names) is shortened in the
+    middle when the row would not fit the width, keeping the end that tells pods apart.
+    Names are shown with control characters escaped."""
     rows = [tuple(map(visible, row)) for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    room = WIDTH - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
+    room = width - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
     widths[0] = max(min(widths[0], room), 12)
     lines = []
     for row in rows:
-        first = row[0] if len(row[0]) <= widths[0] else row[0][: widths[0] - 1] + "…"
+        first = shorten_middle(row[0], widths[0])
         cells = [first.ljust(widths[0])]
         cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  " + "  ".join(cells).rstrip())
@@ -103,14 +118,27 @@ def _namespace_row(c: NamespaceChange) -> tuple[str, ...]:
     )
 
 
-def _namespaces_section(changes: Changes, top: int) -> list[str]:
+def _narrow_namespace_row(c: NamespaceChange) -> tuple[str, ...]:
+    return (
+        c.namespace,
+        f"{num(c.cores_after)} ({signed(c.cores_delta)})",
+        f"{gib(c.mem_after_mib)} ({signed(c.mem_delta_mib / 1024, 1)} GiB)",
+        f"{c.gpus_after} ({signed(c.gpus_delta)})",
+    )
+
+
+def _namespaces_section(changes: Changes, top: int, width: int = WIDTH) -> list[str]:
     if not changes.namespaces:
         return []
     shown = changes.namespaces[:top]
-    header = ("namespace", "cores", "memory", "GPUs")
+    if width < NARROW:
+        header = ("namespace", "cores now", "memory now", "GPUs now")
+        rows = [header, *(_narrow_namespace_row(c) for c in shown)]
+    else:
+        rows = [("namespace", "cores", "memory", "GPUs"), *(_namespace_row(c) for c in shown)]
     return [
         f"Namespaces that grew or shrank: {len(changes.namespaces):,}",
-        *_columns([header, *(_namespace_row(c) for c in shown)]),
+        *_columns(rows, width),
         *_more(len(changes.namespaces), len(shown)),
     ]
 
@@ -129,7 +157,9 @@ def _more(total: int, shown: int) -> list[str]:
     return [f"  ... and {total - shown:,} more"] if total > shown else []
 
 
-def _pods_section(title: str, pods: tuple[PodFigures, ...], top: int) -> list[str]:
+def _pods_section(
+    title: str, pods: tuple[PodFigures, ...], top: int, width: int = WIDTH
+) -> list[str]:
     if not pods:
         return []
     gpus = sum(p.gpus for p in pods)
@@ -137,7 +167,11 @@ def _pods_section(title: str, pods: tuple[PodFigures, ...], top: int) -> list[st
     head = f"{title}: {len(pods):,} pod(s), {gpus:,} GPU(s)"
     if len(pods) > len(shown):
         head += f" (largest {len(shown)} shown)"
-    return [head, *_columns([_pod_row(p) for p in shown]), *_more(len(pods), len(shown))]
+    return [
+        *_wrap(head, width),
+        *_columns([_pod_row(p) for p in shown], width),
+        *_more(len(pods), len(shown)),
+    ]
 
 
 def _names(names: tuple[str, ...], top: int) -> str:
@@ -145,7 +179,7 @@ def _names(names: tuple[str, ...], top: int) -> str:
     return shown + (f" and {len(names) - top:,} more" if len(names) > top else "")
 
 
-def _nodes_section(changes: Changes, top: int) -> list[str]:
+def _nodes_section(changes: Changes, top: int, width: int = WIDTH) -> list[str]:
     parts = []
     if changes.nodes_appeared:
         parts.append(
@@ -156,7 +190,7 @@ def _nodes_section(changes: Changes, top: int) -> list[str]:
             f"{len(changes.nodes_disappeared):,} disappeared "
             f"({_names(changes.nodes_disappeared, top)})"
         )
-    return _wrap("Nodes: " + "; ".join(parts)) if parts else []
+    return _wrap("Nodes: " + "; ".join(parts), width) if parts else []
 
 
 # Models listed at most (a cluster with more keeps the text on one screen): those whose
@@ -164,7 +198,7 @@ def _nodes_section(changes: Changes, top: int) -> list[str]:
 MAX_MODEL_ROWS = 8
 
 
-def _models_section(changes: Changes) -> list[str]:
+def _models_section(changes: Changes, width: int = WIDTH) -> list[str]:
     if not changes.models:
         return []
     ordered = sorted(
@@ -192,10 +226,10 @@ def _models_section(changes: Changes) -> list[str]:
         )
         else _more(len(ordered), min(len(ordered), MAX_MODEL_ROWS))
     )
-    return ["Free whole GPUs per model, then -> now:", *_columns(rows), *more]
+    return ["Free whole GPUs per model, then -> now:", *_columns(rows, width), *more]
 
 
-def _inconsistent_section(changes: Changes, top: int) -> list[str]:
+def _inconsistent_section(changes: Changes, top: int, width: int = WIDTH) -> list[str]:
     out: list[str] = []
     if changes.became_inconsistent:
         names = tuple(
@@ -203,14 +237,17 @@ def _inconsistent_section(changes: Changes, top: int) -> list[str]:
         )
         out += _wrap(
             f"GPUs that became inconsistent (memory without cores, or cores without memory): "
-            f"{len(names):,} ({_names(names, top)})"
+            f"{len(names):,} ({_names(names, top)})",
+            width,
         )
     if changes.no_longer_inconsistent:
         out.append(f"GPUs no longer inconsistent: {len(changes.no_longer_inconsistent):,}")
     return out
 
 
-def _quota_lines(crossings: tuple[QuotaCrossing, ...], top: int) -> list[str]:
+def _quota_lines(
+    crossings: tuple[QuotaCrossing, ...], top: int, width: int = WIDTH
+) -> list[str]:
     """One line per quota and direction, naming every threshold it crossed."""
     grouped: dict[tuple[str, str, str], list[QuotaCrossing]] = {}
     for c in crossings:
@@ -222,24 +259,29 @@ def _quota_lines(crossings: tuple[QuotaCrossing, ...], top: int) -> list[str]:
         c = group[0]
         unit = quota_unit(resource)
         amount = f"{num(c.used)} of {num(c.limit)}" + (f" {unit}" if unit else "")
-        lines.append(
-            f"  {namespace} {resource} {verb} {marks} "
-            f"({pct(c.before_percent)} -> {pct(c.after_percent)}; {amount})"
+        lines += _wrap(
+            f"{namespace} {resource} {verb} {marks} "
+            f"({pct(c.before_percent)} -> {pct(c.after_percent)}; {amount})",
+            width,
+            indent="  ",
         )
     lines += _more(len(grouped), min(len(grouped), top))
     return ["Quota thresholds crossed:", *lines] if lines else []
 
 
-def render_text(changes: Changes, top: int = TOP_ROWS, *, subject: str | None = None) -> str:
-    """One screen: the header, then only the sections where something changed."""
-    out = header_lines(changes, subject)
-    out += _namespaces_section(changes, top)
-    out += _pods_section("Started holding GPUs", changes.pods_started, top)
-    out += _pods_section("Stopped holding GPUs", changes.pods_stopped, top)
-    out += _nodes_section(changes, top)
-    out += _models_section(changes)
-    out += _inconsistent_section(changes, top)
-    out += _quota_lines(changes.quota_crossings, top)
+def render_text(
+    changes: Changes, top: int = TOP_ROWS, *, subject: str | None = None, width: int = WIDTH
+) -> str:
+    """One screen: the header, then only the sections where something changed; no line is
+    wider than ``width``."""
+    out = header_lines(changes, subject, width)
+    out += _namespaces_section(changes, top, width)
+    out += _pods_section("Started holding GPUs", changes.pods_started, top, width)
+    out += _pods_section("Stopped holding GPUs", changes.pods_stopped, top, width)
+    out += _nodes_section(changes, top, width)
+    out += _models_section(changes, width)
+    out += _inconsistent_section(changes, top, width)
+    out += _quota_lines(changes.quota_crossings, top, width)
     if not changes.allocation_changed:
         out.append("Nothing changed in the allocation between the two.")
     # Every line is one line: a newline or escape sequence in a name is shown, not obeyed.

@@ -22,6 +22,7 @@ import redis
 from bot.clusters.registry import load_registry
 from bot.store.redis_store import RedisStore
 from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
+from core.views.changes_view import signed
 from core.views.tables import short_type
 from tests.core.history_support import free_whole_per_model, pods_of
 from tests.kube.fake_http import http_server
@@ -72,14 +73,17 @@ def _check_answer(bot: RunningBot, cluster: str, expected: dict[str, object]) ->
     assert f"Namespaces that grew or shrank: {len(namespaces)}" in answer
     shown = 0
     for ns, ((cores_then, _, gpus_then), (cores_now, _, gpus_now)) in namespaces.items():
-        row = re.search(rf"^  {re.escape(ns)} +(\S+) -> (\S+) .* (\d+) -> (\d+) ", answer, re.M)
+        # Slack's 72 columns: each figure now and its change.
+        row = re.search(
+            rf"^  {re.escape(ns)} +(\S+) \(([^)]+)\) .* (\d+) \(([^)]+)\)$", answer, re.M
+        )
         if row is not None:  # the largest five are shown; every one is counted above
             shown += 1
             assert row.groups() == (
-                f"{cores_then:,}",
                 f"{cores_now:,}",
-                str(gpus_then),
+                signed(cores_now - cores_then),
                 str(gpus_now),
+                signed(gpus_now - gpus_then),
             )
     assert shown == min(5, len(namespaces))
     free_then, free_now = expected["free"]  # type: ignore[misc]

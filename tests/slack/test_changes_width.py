@@ -1,0 +1,79 @@
+"""``changes`` replies in Slack keep their code blocks within 72 characters, like the first
+reply, whatever the cluster size and however long the names; the terminal keeps 100."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bot.conversation.changes import paste_changes
+from core.api import summarize_text
+from core.history.changes import compare
+from core.history.snapshot import snapshot_of
+from core.model import SourceInfo
+from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
+from core.views.changes_view import render_text
+from tests.slack.conftest import CHANNEL, RunningBot
+from tests.slack.test_http_e2e import answer_in, pasted, thread_reply
+from tests.support.block_measure import code_blocks
+
+CODE_BLOCK_WIDTH = 72
+
+
+def _renamed(cluster: SimulatedCluster, suffix: str) -> SimulatedCluster:
+    """The cluster with very long namespace and pod names (as some operators write them)."""
+    allocations = tuple(
+        dataclasses.replace(a, namespace=a.namespace + suffix, pod=a.pod + suffix)
+        for a in cluster.allocations
+    )
+    return dataclasses.replace(cluster, allocations=allocations)
+
+
+def _changes(before: SimulatedCluster, after: SimulatedCluster):  # type: ignore[no-untyped-def]
+    source = SourceInfo("paste", "x")
+    old = snapshot_of(summarize_text(render_exposition(before), source), 1_700_000_000.0)
+    new = snapshot_of(summarize_text(render_exposition(after), source), 1_700_003_600.0)
+    return compare(old, new)
+
+
+@pytest.mark.parametrize("nodes", [20, 200])
+@pytest.mark.parametrize("suffix", ["", "-with-a-long-team-and-project-name"])
+def test_changes_lay_out_in_72_columns(nodes: int, suffix: str) -> None:
+    first = _renamed(simulate_cluster(nodes, 8, seed=2), suffix)
+    second = _renamed(drift_cluster(simulate_cluster(nodes, 8, seed=2), steps=40), suffix)
+    changes = _changes(first, second)
+    assert changes.namespaces and changes.pods_started and changes.pods_stopped
+    narrow = render_text(changes, width=CODE_BLOCK_WIDTH).splitlines()
+    assert max(map(len, narrow)) <= CODE_BLOCK_WIDTH
+    assert "namespace" in narrow[narrow.index(next(l for l in narrow if l.startswith("Namesp"))) + 1]
+    # The terminal's layout is unchanged: 100 columns, then -> now.
+    wide = render_text(changes).splitlines()
+    assert max(map(len, wide)) <= 100
+    reply = paste_changes(
+        snapshot_of(summarize_text(render_exposition(first), SourceInfo("paste", "x")), 1.0),
+        snapshot_of(summarize_text(render_exposition(second), SourceInfo("paste", "x")), 3601.0),
+    )
+    assert reply.screen is not None
+    assert max(map(len, reply.screen.splitlines())) <= CODE_BLOCK_WIDTH
+
+
+def test_the_changes_reply_in_slack_is_72_characters_wide(bot: RunningBot) -> None:
+    first = _renamed(simulate_cluster(20, 8, seed=2), "-with-a-long-team-and-project-name")
+    second = _renamed(
+        drift_cluster(simulate_cluster(20, 8, seed=2), steps=40),
+        "-with-a-long-team-and-project-name",
+    )
+    _, root = bot.sender.mention(pasted(render_exposition(first)))
+    answer_in(bot.api, CHANNEL, root)
+    bot.sender.mention(pasted(render_exposition(second)), thread_ts=root)
+    thread_reply(bot.api, root, "Since the previous paste")
+    bot.sender.mention("changes", thread_ts=root)
+    thread_reply(bot.api, root, "Changes since the previous paste")
+    message = next(
+        m for m in bot.api.messages.values()
+        if m.thread_ts == root and "Changes since the previous paste" in m.text
+    )
+    lines = [line for block in code_blocks(message.blocks) for line in block]
+    assert lines and max(map(len, lines)) <= CODE_BLOCK_WIDTH
+    assert any(line.startswith("Namespaces that grew or shrank") for line in lines)
