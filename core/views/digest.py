@@ -31,8 +31,15 @@ ALL_GPUS_UP_TO = 16
 TOP_NAMESPACES = 8
 TOP_MODELS = 8
 TOP_RUNTIME_ROWS = 5
-# Real usage was asked for by name (`usage`): more of its pods are shown.
-TOP_USAGE_ROWS = 8
+# Real usage was asked for by name (`usage`): more of its pods are shown than of runtime.
+TOP_USAGE_ROWS = 6
+# Pods named for each cause nvidia-smi could not read (the files list every one).
+USAGE_FAILURE_EXAMPLES = 1
+# Beside what was measured (runtime, real usage) the allocation part of the page is shorter, so
+# the page stays near one screen: fewer namespaces and runtime rows, and the capacity outlook
+# in the full report (the CSV button's tables file) instead of on the page.
+TOP_NAMESPACES_MEASURED = 5
+TOP_RUNTIME_ROWS_MEASURED = 3
 # Real-usage classes, the most actionable first: idle and over-allocated pods hold memory they
 # do not use.
 _USAGE_RANK = {"idle": 0, "low / over-allocated": 1, "normal": 2, "high": 3}
@@ -153,13 +160,23 @@ def _runtime_headline(summary: Summary) -> list[Line]:
     ]
 
 
+def measured(summary: Summary) -> bool:
+    """Whether the page shows measurements beside the allocation (runtime, real usage)."""
+    return _devices_known(summary) and (
+        summary.runtime is not None or summary.real_usage is not None
+    )
+
+
 def models_sections(summary: Summary, hints: Hints) -> list[Section]:
     models: Sequence[ModelSummary] = summary.models
     if not models:
         return []
     shown = models[:TOP_MODELS]
     more = len(models) - len(shown)
-    after = f"{numbers.counted(more, 'more model')}: {hints.everything}" if more else ""
+    parts = [f"{numbers.counted(more, 'more model')}: {hints.everything}"] if more else []
+    if measured(summary):
+        parts.append(f"capacity outlook per model: {hints.everything}, or {hints.fit}")
+    after = " · ".join(parts)
     return [
         Section(
             "models",
@@ -210,7 +227,7 @@ def _namespaces_section(summary: Summary, hints: Hints) -> Section | None:
     )
     if not namespaces:
         return None
-    shown = namespaces[:TOP_NAMESPACES]
+    shown = namespaces[: TOP_NAMESPACES_MEASURED if measured(summary) else TOP_NAMESPACES]
     more = len(namespaces) - len(shown)
     pods = sum(len(ns.pods) for ns in namespaces)
     title = "Namespaces" + (f": top {len(shown)} of {len(namespaces)}" if more else "")
@@ -226,6 +243,10 @@ def _namespaces_section(summary: Summary, hints: Hints) -> Section | None:
 def _more(count: int, plural: str, where: str) -> str:
     """``2,392 more host GPUs: CSV button``; nothing when none is left out."""
     return f"{numbers.count(count)} more {plural}: {where}" if count else ""
+
+
+def _runtime_rows(summary: Summary) -> int:
+    return TOP_RUNTIME_ROWS_MEASURED if measured(summary) else TOP_RUNTIME_ROWS
 
 
 def host_section(summary: Summary, hints: Hints) -> Section | None:
@@ -244,7 +265,7 @@ def host_section(summary: Summary, hints: Hints) -> Section | None:
     if len(hosts) > ALL_GPUS_UP_TO:
         # The busiest first: where the measured use is.
         hosts.sort(key=lambda h: (-(h.mem_used_mib or 0.0), h.node, h.device_index))
-    shown = hosts[:TOP_RUNTIME_ROWS] if len(hosts) > ALL_GPUS_UP_TO else hosts
+    shown = hosts[: _runtime_rows(summary)] if len(hosts) > ALL_GPUS_UP_TO else hosts
     more = _more(len(hosts) - len(shown), "host GPUs", hints.runtime)
     if not _devices_known(summary):
         table = digest_tables.HOST_GPUS.table("GPUs", shown, len(hosts) - len(shown))
@@ -271,7 +292,7 @@ def containers_section(summary: Summary, hints: Hints) -> Section | None:
             c.pod,
         ),
     )
-    shown = containers[:TOP_RUNTIME_ROWS]
+    shown = containers[: _runtime_rows(summary)]
     where = {g.device_uuid: f"{g.node}/{g.device_index}" for g in summary.gpus}
     for h in runtime.host_gpus:
         where.setdefault(h.device_uuid, f"{h.node}/{h.device_index}")
@@ -309,7 +330,7 @@ def real_usage_section(summary: Summary, hints: Hints) -> Section | None:
     unread = len(usage) - len(read)
     causes = tuple(
         (Fact(line.split(":", 1)[0], ":" + line.split(":", 1)[1]),)
-        for line in usage_failure_lines(summary, pods_shown=EXAMPLES)[:EXAMPLES]
+        for line in usage_failure_lines(summary, pods_shown=USAGE_FAILURE_EXAMPLES)[:EXAMPLES]
     )
     return Section(
         "real usage",
@@ -407,7 +428,7 @@ def build_digest(summary: Summary, hints: Hints) -> Digest:
         containers_section(summary, hints),
         real_usage_section(summary, hints),
         attention_section(summary, hints),
-        _outlook_section(summary, hints) if known else None,
+        _outlook_section(summary, hints) if known and not measured(summary) else None,
     ):
         if section is not None:
             sections.append(section)

@@ -22,6 +22,7 @@ from core.views.digest import (
     cluster_headline,
     containers_section,
     host_section,
+    measured,
     more_line,
     real_usage_section,
     warnings_of,
@@ -36,10 +37,26 @@ TOP_SHARES = 4  # GPUs and nodes a namespace uses, its largest share first
 # for a node of more than 8 GPUs.
 TOP_NODE_ROWS = 5
 TOP_NODE_ROWS_BIG = 3
+# Beside runtime and real usage (``digest.measured``) every list of the filter is shorter, the
+# GPUs a namespace uses come from the GPUs button, and the runtime table of a node's host GPUs
+# stands for its GPU table (it has their allocation).
+TOP_MEASURED = 3
+TOP_PODS_MEASURED = 5
 
 
-def _node_rows(focus: Focus) -> int:
-    return TOP_NODE_ROWS if len(focus.gpus) <= 8 else TOP_NODE_ROWS_BIG
+def _node_rows(summary: Summary, focus: Focus) -> int:
+    if measured(summary) or len(focus.gpus) > 8:
+        return TOP_NODE_ROWS_BIG
+    return TOP_NODE_ROWS
+
+
+def _runtime_covers_gpus(summary: Summary) -> bool:
+    """Whether the runtime table lists every GPU of the filter (so no second GPU table)."""
+    runtime = summary.runtime
+    if runtime is None or not summary.gpus:
+        return False
+    hosts = {h.device_uuid for h in runtime.host_gpus}
+    return all(g.device_uuid in hosts for g in summary.gpus)
 
 
 def filter_words(focus: Focus) -> str:
@@ -184,10 +201,16 @@ def _node_headline(focus: Focus, node: NodeSummary | None) -> list[Line]:
     ]
 
 
-def _pods_section(focus: Focus, hints: Hints) -> Section | None:
+def _pods_section(summary: Summary, focus: Focus, hints: Hints) -> Section | None:
     if not focus.pods:
         return None
-    shown = focus.pods[: TOP_PODS if focus.namespace is not None else _node_rows(focus)]
+    if focus.namespace is None and summary.real_usage is not None:
+        return None  # a node's real usage lists its pods, with what they hold and use
+    if focus.namespace is None:
+        top = _node_rows(summary, focus)
+    else:
+        top = TOP_PODS_MEASURED if measured(summary) else TOP_PODS
+    shown = focus.pods[:top]
     omitted = len(focus.pods) - len(shown)
     spec = focus_tables.PODS if focus.namespace is not None else focus_tables.NODE_PODS
     what = "Its pods" if focus.namespace is not None else "Pods on the node"
@@ -200,8 +223,9 @@ def _pods_section(focus: Focus, hints: Hints) -> Section | None:
     )
 
 
-def _share_gpus_section(focus: Focus, hints: Hints) -> Section | None:
-    if not focus.gpus:
+def _share_gpus_section(summary: Summary, focus: Focus, hints: Hints) -> Section | None:
+    if not focus.gpus or measured(summary):
+        # Beside measurements the GPUs button brings them (runtime lists them measured).
         return None
     shown = focus.gpus[:TOP_SHARES]
     omitted = len(focus.gpus) - len(shown)
@@ -214,10 +238,10 @@ def _share_gpus_section(focus: Focus, hints: Hints) -> Section | None:
     )
 
 
-def _share_nodes_section(focus: Focus, hints: Hints) -> Section | None:
+def _share_nodes_section(summary: Summary, focus: Focus, hints: Hints) -> Section | None:
     if not focus.nodes or focus.node is not None:
         return None
-    shown = focus.nodes[:TOP_SHARES]
+    shown = focus.nodes[: TOP_MEASURED if measured(summary) else TOP_SHARES]
     omitted = len(focus.nodes) - len(shown)
     return Section(
         "focus nodes",
@@ -231,7 +255,7 @@ def _share_nodes_section(focus: Focus, hints: Hints) -> Section | None:
 def _node_gpus_section(summary: Summary, hints: Hints) -> Section | None:
     """Every GPU of the node, idle ones included (a node has at most a few dozen)."""
     gpus = sorted(summary.gpus, key=lambda g: g.device_index)
-    if not gpus:
+    if not gpus or _runtime_covers_gpus(summary):
         return None
     shown = gpus[: max(ALL_GPUS_UP_TO, 2 * ALL_GPUS_UP_TO)]
     omitted = len(gpus) - len(shown)
@@ -244,10 +268,10 @@ def _node_gpus_section(summary: Summary, hints: Hints) -> Section | None:
     )
 
 
-def _node_namespaces_section(focus: Focus, hints: Hints) -> Section | None:
+def _node_namespaces_section(summary: Summary, focus: Focus, hints: Hints) -> Section | None:
     if not focus.namespaces or focus.namespace is not None:
         return None
-    shown = focus.namespaces[: _node_rows(focus)]
+    shown = focus.namespaces[: _node_rows(summary, focus)]
     omitted = len(focus.namespaces) - len(shown)
     return Section(
         "focus namespaces",
@@ -273,16 +297,16 @@ def filtered_digest(summary: Summary, hints: Hints) -> Digest:
     if focus.namespace is not None:
         headline = _namespace_headline(summary, focus)
         first = [
-            _pods_section(focus, hints),
-            _share_gpus_section(focus, hints),
-            _share_nodes_section(focus, hints),
+            _pods_section(summary, focus, hints),
+            _share_gpus_section(summary, focus, hints),
+            _share_nodes_section(summary, focus, hints),
         ]
     else:
         headline = _node_headline(focus, focus.node_row)
         first = [
             _node_gpus_section(summary, hints),
-            _node_namespaces_section(focus, hints),
-            _pods_section(focus, hints),
+            _node_namespaces_section(summary, focus, hints),
+            _pods_section(summary, focus, hints),
         ]
     sections = [
         section

@@ -112,6 +112,9 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
     if usage is not None:
         out += format_table(usage)
     out += format_table(tables.capacity_table(summary))
+    outlook = tables.model_outlook_table(summary)
+    if outlook is not None:
+        out += format_table(outlook)
     other_notes = tables.other_notes(summary)
     if other_notes:
         out += ["## Notes", ""] + [f"- {visible(note)}" for note in other_notes]

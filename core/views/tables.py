@@ -617,3 +617,13 @@ def capacity_table(summary: Summary) -> Table:
     return CAPACITY.table(
         "Capacity outlook, whole cluster (which job shapes fit now)", summary.capacity
     )
+
+
+def model_outlook_table(summary: Summary) -> Table | None:
+    """How many jobs of each shape every GPU model could start now (the first page shows the
+    largest models, or none beside runtime and real usage); None without device series."""
+    from core.views.digest_tables import OUTLOOK
+
+    if not summary.models:
+        return None
+    return OUTLOOK.table("Capacity outlook by GPU model (every model)", summary.models)

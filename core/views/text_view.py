@@ -80,6 +80,9 @@ def render(
         out.append("")
     out.extend(format_table(tables.capacity_table(summary), width))
     out.append("")
+    outlook = tables.model_outlook_table(summary)
+    if outlook is not None:
+        out += [*format_table(outlook, width), ""]
     other_notes = tables.other_notes(summary)
     if other_notes:
         out += ["Notes", "-" * 5]

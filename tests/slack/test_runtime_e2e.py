@@ -80,12 +80,13 @@ def test_runtime_shows_host_gpus_containers_and_monitors_not_reached(lab_bot: Ru
     assert f"*1 vGPU monitor not reached* (their GPUs and containers are missing above): " \
         f"{MISSING_NODE_2}" in text
     assert "Runtime: 3 host GPUs and 3 containers measured" in answer.text
-    # SPEC 12: the header has the time of scrape and its age; runtime comes before the
-    # capacity outlook, which ends the first page.
+    # SPEC 12: the header has the time of scrape and its age; runtime comes before what needs
+    # attention. Beside runtime the capacity outlook per model is in the full report.
     assert re.search(r"Source: cluster \*lab\* \(context `lab`\) · scraped "
                      r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)", text)
     assert (text.index("*By GPU model*") < text.index("*Runtime (vGPU monitor")
-            < text.index("*Capacity outlook by GPU model*"))
+            < text.index("*Needs attention*"))
+    assert "capacity outlook per model: CSV button" in text
     # Everything fitted: only the chart is uploaded.
     api.wait_for("files.completeUploadExternal")
     assert [f.filename for f in api.uploaded_files()] == ["hami-allocation.png"]
@@ -122,7 +123,7 @@ def test_runtime_too_large_for_a_message_goes_into_the_files(bot: RunningBot) ->
     assert_valid(answer.blocks)
     shown = blocks_text(answer.blocks)
     assert "480 host GPUs" in shown
-    assert "475 more host GPUs: CSV button" in shown
+    assert "477 more host GPUs: CSV button" in shown
     assert re.search(r"[\d,]+ more containers: CSV button", shown)
     bot.api.wait_for("files.completeUploadExternal")
     files = {f.filename: f for f in bot.api.uploaded_files()}
