@@ -80,11 +80,12 @@ def _follow_up_lines(
     True/False: a thread about a registered cluster / about pasted metrics. ``usage_kept``:
     the thread's summary has real usage, which every follow-up keeps."""
     lines = [
-        "• `ns team-a` — only namespace team-a   • `node gpu-node-1` — only that node",
+        "• `ns team-a` — only namespace team-a   • `node gpu-node-1` — only that node; the "
+        "filter stays for the thread's follow-ups until `all`",
         "• `gpus` — every GPU   • `workloads` — every pod allocation",
-        "• `csv` — every table in full, as CSV and text files   • `chart` — allocation chart "
-        "(PNG)",
-        "• `summary` — the whole summary again",
+        "• `csv` — every table in full, as CSV and text files   • `chart` — who holds the "
+        "GPUs and where there is room (PNG)",
+        "• `summary` — the summary again   • `all` — the whole cluster, without the filter",
         "• `fit 8xH100`, `fit 2x50c/20GiB`, `fit 1xA100 memory=30GiB` — where a job of that "
         "shape would be placed now, or why it does not fit",
     ]

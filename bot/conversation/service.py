@@ -734,8 +734,9 @@ class Conversation:
         reply = self._filtered_follow_up(
             follow_up, chosen, channel=channel, thread_ts=thread_ts, user=user
         )
-        if chosen != kept and not (isinstance(reply, MessageReply) and reply.tone == "problem"):
-            # Kept only once it named something: a mistyped name leaves the filter as it was.
+        if chosen != kept and not isinstance(reply, MessageReply):
+            # Kept once it answered: a mistyped name (or a thread without metrics) leaves the
+            # filter as it was.
             remember_thread_filter(self.state, channel, thread_ts, chosen)
         return reply
 

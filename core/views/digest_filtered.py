@@ -278,7 +278,7 @@ def _node_namespaces_section(summary: Summary, focus: Focus, hints: Hints) -> Se
         _top_title("Namespaces on the node", len(shown), len(focus.namespaces)),
         focus_tables.NODE_NAMESPACES_NOTE,
         focus_tables.NODE_NAMESPACES.table("Namespaces", shown, omitted),
-        after=_more(omitted, "namespace", hints.gpus),
+        after=_more(omitted, "namespace", hints.everything),
     )
 
 

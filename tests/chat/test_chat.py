@@ -255,7 +255,8 @@ def test_follow_ups_after_a_real_usage_summary_keep_it_from_the_same_reading(
     workloads = out[out.index("workload allocations"):]
     assert "with real usage per pod" in workloads.splitlines()[0]
     assert re.search(r"team-a/train-full-0\s+trainer\s+97\.0%", workloads)
-    assert "Real usage (nvidia-smi, point in time): 4 of 5 pods read" in workloads
+    # The filter sticks: the chart after `workloads` is team-a's, with its two pods' usage.
+    assert "Real usage (nvidia-smi, point in time): 2 of 2 pods read" in workloads
     # One nvidia-smi per pod for the whole conversation: follow-ups use the cached reading.
     assert execs_before_refresh == 5
     assert refreshed.returncode == 0, refreshed.stderr

@@ -9,7 +9,7 @@ import pytest
 
 from bot.conversation.changes import paste_changes
 from core.api import summarize_text
-from core.history.changes import compare
+from core.history.changes import Changes, compare
 from core.history.snapshot import snapshot_of
 from core.model import SourceInfo
 from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
@@ -30,7 +30,7 @@ def _renamed(cluster: SimulatedCluster, suffix: str) -> SimulatedCluster:
     return dataclasses.replace(cluster, allocations=allocations)
 
 
-def _changes(before: SimulatedCluster, after: SimulatedCluster):  # type: ignore[no-untyped-def]
+def _changes(before: SimulatedCluster, after: SimulatedCluster) -> Changes:
     source = SourceInfo("paste", "x")
     old = snapshot_of(summarize_text(render_exposition(before), source), 1_700_000_000.0)
     new = snapshot_of(summarize_text(render_exposition(after), source), 1_700_003_600.0)
@@ -46,7 +46,16 @@ def test_changes_lay_out_in_72_columns(nodes: int, suffix: str) -> None:
     assert changes.namespaces and changes.pods_started and changes.pods_stopped
     narrow = render_text(changes, width=CODE_BLOCK_WIDTH).splitlines()
     assert max(map(len, narrow)) <= CODE_BLOCK_WIDTH
-    assert "namespace" in narrow[narrow.index(next(l for l in narrow if l.startswith("Namesp"))) + 1]
+    heading = next(i for i, line in enumerate(narrow) if line.startswith("Namespaces that"))
+    assert narrow[heading + 1].split() == [
+        "namespace",
+        "cores",
+        "now",
+        "memory",
+        "now",
+        "GPUs",
+        "now",
+    ]
     # The terminal's layout is unchanged: 100 columns, then -> now.
     wide = render_text(changes).splitlines()
     assert max(map(len, wide)) <= 100
@@ -71,7 +80,8 @@ def test_the_changes_reply_in_slack_is_72_characters_wide(bot: RunningBot) -> No
     bot.sender.mention("changes", thread_ts=root)
     thread_reply(bot.api, root, "Changes since the previous paste")
     message = next(
-        m for m in bot.api.messages.values()
+        m
+        for m in bot.api.messages.values()
         if m.thread_ts == root and "Changes since the previous paste" in m.text
     )
     lines = [line for block in code_blocks(message.blocks) for line in block]
