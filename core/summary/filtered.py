@@ -277,15 +277,11 @@ def _scope_note(filters: Sequence[tuple[str, str]]) -> str:
     )
 
 
-def filter_summary(whole: Summary, *, namespace: str | None, node: str | None) -> Summary:
-    """``whole`` narrowed to ``namespace`` and/or ``node``; ``whole`` itself without either.
-
-    Raises ``InputError`` naming the closest names when the metrics have no such namespace
-    or node.
-    """
-    if namespace is None and node is None:
-        return whole
-    _check_names(whole, namespace, node)
+def _rows(
+    whole: Summary, namespace: str | None, node: str | None
+) -> tuple[list[GpuSummary], list[NodeSummary], list[Workload]]:
+    """The GPUs, nodes and allocations in the filter: all of a node's GPUs (idle ones too);
+    the GPUs and nodes a namespace's pods hold a part of."""
     gpus = list(whole.gpus)
     nodes = list(whole.nodes)
     workloads = list(whole.workloads)
@@ -299,6 +295,19 @@ def filter_summary(whole: Summary, *, namespace: str | None, node: str | None) -
         gpus = [g for g in gpus if (g.node, g.device_uuid) in touched]
         node_names = {g.node for g in gpus}
         nodes = [n for n in nodes if n.node in node_names]
+    return gpus, nodes, workloads
+
+
+def filter_summary(whole: Summary, *, namespace: str | None, node: str | None) -> Summary:
+    """``whole`` narrowed to ``namespace`` and/or ``node``; ``whole`` itself without either.
+
+    Raises ``InputError`` naming the closest names when the metrics have no such namespace
+    or node.
+    """
+    if namespace is None and node is None:
+        return whole
+    _check_names(whole, namespace, node)
+    gpus, nodes, workloads = _rows(whole, namespace, node)
     in_filter = {w.namespace for w in workloads} | ({namespace} if namespace else set())
     namespaces = [ns for ns in whole.namespaces if ns.namespace in in_filter]
     pods = {(w.namespace, w.pod) for w in workloads}

@@ -16,6 +16,7 @@ from core.errors import InputError
 from core.model import SourceInfo, Summary
 from core.simulate import SimulatedCluster, render_exposition, simulate_cluster
 from core.summary.filtered import closest_names, fit_scope
+from core.views import render
 from tests.conftest import read_fixture
 
 SOURCE = SourceInfo("paste", "sim")
@@ -170,6 +171,10 @@ def test_monitor_metrics_only_filter_to_the_namespace_of_their_containers() -> N
     assert {h.device_uuid for h in summary.runtime.host_gpus} == used
     on_node = filter_summary(whole, namespace=None, node="gpu-node-1")
     assert on_node.runtime is not None and len(on_node.runtime.host_gpus) == 3
+    # The page says what is known of it (its containers), not "none".
+    page = render(summary, "text").split("\nDetails\n")[0]
+    assert "namespace team-a: not known: no scheduler allocation series for it" in page
+    assert "team-a/train-full-0" in page and "team-b/" not in page and "none" not in page
 
 
 def test_fit_goes_anywhere_for_a_namespace_and_on_the_node_for_a_node(whole: Summary) -> None:
