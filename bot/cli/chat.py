@@ -33,6 +33,7 @@ from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
 from bot.conversation.fleet import fleet_line_text
 from bot.conversation.formatting import given_text
+from bot.conversation.intents import Ack, CommandIntent
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
     AdminReply,
@@ -243,11 +244,15 @@ class ChatSession:
         )
 
     def command(self, text: str) -> None:
-        self._answer(
-            "a command",
-            # The terminal is one thread: a cluster summary is what later follow-ups ask about.
-            lambda: self.conversation.command(text, user=None, channel=CHANNEL, thread_ts=THREAD),
-        )
+        """The slash command in its two phases, one after the other: what is said at once,
+        then what the plan brings. The terminal is one thread: a cluster summary is what later
+        follow-ups ask about."""
+        intent = CommandIntent(text, user=None, channel=CHANNEL, thread_ts=THREAD)
+        decision: list[Ack] = []
+        self._answer("a command", lambda: _acknowledged(decision, self.conversation.handle(intent)))
+        plan = decision[0].plan if decision else None
+        if plan is not None:
+            self._answer("a command", lambda: self.conversation.run(plan))
 
     def run(self, lines: Iterable[str], prompt: bool) -> None:
         """Handle ``lines`` until they end or the person quits."""
@@ -282,6 +287,12 @@ class ChatSession:
             else:
                 self.message(stripped)
         flush_paste()
+
+
+def _acknowledged(kept: list[Ack], decision: Ack) -> Reply | None:
+    """Keep ``decision`` for its plan; show its reply."""
+    kept.append(decision)
+    return decision.reply
 
 
 def _prompted(lines: Iterable[str], prompt: bool, in_paste: Any) -> Iterable[str]:

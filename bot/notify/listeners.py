@@ -15,6 +15,7 @@ from slack_bolt import Ack, App, BoltContext, Respond
 from slack_sdk import WebClient
 
 from bot.clusters.registry import ClusterEntry, ClusterRegistry
+from bot.conversation.intents import Plan
 from bot.conversation.parsing import ClusterCommand, clean_message_text
 from bot.conversation.replies import MessageReply
 from bot.notify.alert_messages import (
@@ -153,15 +154,15 @@ def press_alert_button(
             Delivery(client, logger).post(channel, thread, note_message(f":no_bell: {note}"))
             return
         answer_in_thread(
-            services=services,
             client=client,
             logger=logger,
             channel=channel,
             thread_ts=thread,
             user=user,
             what=collecting_what(entry.name, user, usage=False),
-            compute=lambda: services.conversation.answer_command(
-                ClusterCommand(entry.name, context=rule.context), user=user, channel=channel
+            compute=lambda shown_in: services.conversation.run(
+                Plan(ClusterCommand(entry.name, context=rule.context), user, channel,
+                     thread_ts=shown_in)
             ),
             respond=respond,
             problems_private=True,

@@ -27,7 +27,7 @@ from bot.slack.delivery import Delivery
 from bot.slack.listeners.actions.button_origin import origin_problem
 from bot.slack.markup import mention_user
 from bot.slack.messages import SlackMessage, slack_message, text_message
-from bot.slack.services import SlackServices, services_from
+from bot.slack.services import services_from
 
 
 def _working_note(text: str) -> SlackMessage:
@@ -90,8 +90,9 @@ def press_summary_button(
     pressed = _Press.of(body, action)
     name, user, channel = pressed.name, pressed.user, pressed.channel
 
-    def compute() -> Any:
-        return services.conversation.button(name, pressed.value, user=user, channel=channel)
+    def compute(shown_in: str | None = None, in_place: bool = False) -> Any:
+        return services.conversation.button(name, pressed.value, user=user, channel=channel,
+                                            shown_in=shown_in, in_place=in_place)
 
     def press() -> None:
         in_place = name in IN_PLACE_NOTES
@@ -101,10 +102,14 @@ def press_summary_button(
                 respond_ephemeral(respond, slack_message(reply, files_possible=False),
                                   replace=True)
         elif in_place and pressed.message_ts:
-            _refresh_in_place(pressed, services, Delivery(client, logger), compute, logger)
+            # The summary in place becomes the thread's latest: follow-ups ask its cluster.
+            _refresh_in_place(
+                pressed, Delivery(client, logger),
+                lambda: compute(pressed.thread_root, in_place=True), logger,
+            )
         else:
             answer_in_thread(
-                services=services, client=client, logger=logger, channel=channel,
+                client=client, logger=logger, channel=channel,
                 thread_ts=pressed.thread_root, user=user, what=pressed.what, compute=compute,
                 respond=respond, problems_private=True,
             )
@@ -121,7 +126,6 @@ def press_summary_button(
 
 def _refresh_in_place(
     pressed: _Press,
-    services: SlackServices,
     delivery: Delivery,
     compute: Callable[[], Any],
     logger: Logger,
@@ -142,11 +146,4 @@ def _refresh_in_place(
         delivery.restore(channel, message_ts, old_text, old_blocks)
         delivery.ephemeral(channel, pressed.user, thread_root, new)
         return
-    if thread_root is not None:
-        # The summary in place is now the thread's latest: follow-ups ask its cluster (with
-        # real usage if it has it); the filter follow-ups keep is the thread's, not changed by
-        # refreshing an older message.
-        services.conversation.remember_cluster_thread(
-            reply, channel=channel, thread_ts=thread_root, with_filter=False
-        )
     delivery.finish(channel, message_ts, thread_root, new)

@@ -62,7 +62,7 @@ def answer_conversation_message(
     files = _files(event)
     what = "reading your metrics" if brings_metrics(event) else "looking at this thread"
 
-    def compute() -> Any:
+    def compute(shown_in: str | None) -> Any:
         given = [
             fetch_metrics_file(client, f, max_bytes=services.max_file_bytes,
                                api_base_url=services.api_base_url)
@@ -70,14 +70,13 @@ def answer_conversation_message(
         ]
         return services.conversation.message(
             text, channel=channel, thread_ts=state_thread, user=user, files=given,
-            from_bot=from_bot,
+            from_bot=from_bot, shown_in=shown_in,
         )
 
     run_guarded(
         logger,
         f"answering a message in {channel} ({event.get('ts')})",
         lambda: answer_in_thread(
-            services=services,
             client=client,
             logger=logger,
             channel=channel,

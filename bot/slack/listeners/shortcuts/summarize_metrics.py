@@ -40,7 +40,7 @@ def summarize_message(
     text = str(message.get("text") or "")
     files = [f for f in message.get("files") or [] if isinstance(f, dict)]
 
-    def compute() -> Any:
+    def compute(_shown_in: str | None = None) -> Any:
         given = [
             fetch_metrics_file(client, f, max_bytes=services.max_file_bytes,
                                api_base_url=services.api_base_url)
@@ -55,7 +55,7 @@ def summarize_message(
             respond_ephemeral(respond, slack_message(compute()))
             return
         answer_in_thread(
-            services=services, client=client, logger=logger, channel=channel,
+            client=client, logger=logger, channel=channel,
             thread_ts=thread_ts, user=user,
             what=f"summarising these metrics for {mention_user(user)}",
             compute=compute, respond=respond, problems_private=True,
