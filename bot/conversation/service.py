@@ -66,7 +66,6 @@ from bot.conversation.parsing import (
     FollowUpAction,
     HelpCommand,
     PickerCommand,
-    clean_message_text,
     looks_like_metrics,
     parse_command,
     parse_follow_up,
@@ -602,7 +601,7 @@ class Conversation:
         files: Sequence[GivenFile],
         from_bot: bool,
     ) -> Reply | None:
-        body = clean_message_text(text)
+        body = text.strip()
         pasted = self._pasted(body, files)
         if isinstance(pasted, PastedMetrics):
             return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
@@ -663,7 +662,7 @@ class Conversation:
         user: str | None = None,
     ) -> Reply:
         """The message shortcut "Summarize HAMi metrics" on a message."""
-        pasted = self._pasted(clean_message_text(text), files)
+        pasted = self._pasted(text.strip(), files)
         if pasted is None:
             return MessageReply(
                 title="No metrics in that message",

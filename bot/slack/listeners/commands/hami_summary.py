@@ -17,6 +17,7 @@ from slack_sdk import WebClient
 from bot.conversation.intents import CommandIntent, Plan
 from bot.conversation.replies import Reply, internal_error_reply, new_error_id
 from bot.slack.answer import respond_ephemeral, run_guarded
+from bot.slack.incoming import typed_text
 from bot.slack.messages import slack_message
 from bot.slack.plans import carry_out
 from bot.slack.services import services_from
@@ -37,7 +38,7 @@ def _ack_reply(ack: Ack, reply: Reply | None) -> None:
 def command_intent(command: dict[str, Any]) -> CommandIntent:
     """The slash command payload as the conversation reads it (the text as typed)."""
     return CommandIntent(
-        str(command.get("text") or ""),
+        typed_text(str(command.get("text") or "")),
         user=str(command["user_id"]),
         channel=str(command["channel_id"]),
     )

@@ -8,7 +8,7 @@ from typing import Any
 from slack_bolt import Ack, BoltContext
 from slack_sdk import WebClient
 
-from bot.conversation.parsing import mentions_user
+from bot.slack.incoming import mentions_user
 from bot.slack.listeners.events.answer_message import answer_conversation_message
 
 # Subtypes that are new messages (https://api.slack.com/events/message): plain, with files,
