@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
+from bot.cli.plain_text import plain
 from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
 from bot.conversation.fleet import fleet_line_text
 from bot.conversation.formatting import given_text
@@ -79,9 +80,6 @@ CHAT_HINTS = Hints(
 )
 EXAMPLE_RESOURCE = "example-scheduler.prom"
 
-_MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]++)\*(?![\w*])")
-
-
 DESCRIPTION = """\
 The Slack bot's conversation in this terminal, one thread, no Slack needed. Type:
 
@@ -118,11 +116,6 @@ def register(subparsers: Any) -> None:
         help="folder for charts and files (default: a new temporary folder)",
     )
     parser.set_defaults(run=run)
-
-
-def plain(text: str) -> str:
-    """Slack mrkdwn made readable in a terminal (``*bold*`` -> ``bold``)."""
-    return _MRKDWN_BOLD.sub(r"\1", text)
 
 
 class ChatSession:

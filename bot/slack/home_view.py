@@ -31,9 +31,11 @@ from slack_sdk.models.blocks import (
 from bot.conversation.fleet import alerts_text, fleet_line_text, status_text
 from bot.conversation.help import ALLOCATION_NOTE
 from bot.conversation.replies import FleetLine, FleetReply
+from bot.conversation.rich import Rich
 from bot.slack.blocks import clip
 from bot.slack.markup import encode_text, slack_date
 from bot.slack.messages import SlackView, fleet_icon
+from bot.slack.mrkdwn import mrkdwn
 from core.errors import InputError
 from core.fit_shape import SHAPE_EXAMPLES
 
@@ -121,7 +123,8 @@ def _intro(reply: FleetReply, published_at: float) -> list[Block]:
                 MarkdownTextObject(
                     text=clip(
                         f"Updated {slack_date(published_at)}; each cluster had at most "
-                        f"{reply.wait_seconds:g} s to answer. {ALLOCATION_NOTE}",
+                        f"{reply.wait_seconds:g} s to answer. "
+                        + mrkdwn(Rich.of(ALLOCATION_NOTE)),
                         2000,
                     )
                 )

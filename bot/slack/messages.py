@@ -57,6 +57,7 @@ from bot.slack.markup import (
     mention_group,
     mention_user,
 )
+from bot.slack.mrkdwn import mrkdwn
 
 # Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
 PICKER_CLUSTER = "picker_cluster"
@@ -151,8 +152,9 @@ def text_message(reply: MessageReply) -> SlackMessage:
             SectionBlock(text=MarkdownTextObject(text=clip(f"{prefix}*{reply.title}*", 3000)))
         )
         prefix = ""
-    blocks.extend(_sections(prefix + reply.text))
-    fallback = f"{reply.title}: {reply.text}" if reply.title else reply.text
+    text = mrkdwn(reply.text)
+    blocks.extend(_sections(prefix + text))
+    fallback = f"{reply.title}: {text}" if reply.title else text
     return SlackMessage(
         [b.to_dict() for b in blocks[:50]], clip(fallback, 3000), problem=reply.tone == "problem"
     )

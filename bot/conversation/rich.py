@@ -1,0 +1,63 @@
+"""Words with emphasis held as data, so each surface writes them its own way.
+
+The conversation never writes a surface's markup: a heading or a name to stand out is
+``Strong``, a remark in passing ``Aside``, a fixed-width block (a table) ``Fixed``. Slack turns
+them into mrkdwn (``bot.slack.mrkdwn``), the terminal into plain text (``bot.cli.plain_text``).
+Command words in backticks (`/hami-summary clusters`) are plain text on every surface: Slack
+shows them as code, a terminal as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Strong:
+    """Words that stand out: a heading, the name a sentence is about."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Aside:
+    """A remark in passing (what a table's numbers mean)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """A block laid out in a fixed-width font, on lines of its own (a table)."""
+
+    text: str
+
+
+Span = str | Strong | Aside
+# One line of a text: a span, spans one after the other, or a fixed-width block.
+Line = Span | tuple[Span, ...] | Fixed
+
+
+@dataclass(frozen=True, slots=True)
+class Rich:
+    """Lines of text, one under the other."""
+
+    lines: tuple[Line, ...]
+
+    @classmethod
+    def of(cls, *lines: Line) -> Rich:
+        return cls(tuple(lines))
+
+    def __add__(self, other: Rich) -> Rich:
+        return Rich(self.lines + other.lines)
+
+
+# What a reply's words are: plain text, or text with emphasis.
+Text = str | Rich
+
+
+def spans(line: Line) -> tuple[Span, ...] | Fixed:
+    """A line as its spans (or its fixed-width block)."""
+    if isinstance(line, (tuple, Fixed)):
+        return line
+    return (line,)
