@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
-from bot.cli.plain_text import plain
 from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
-from bot.conversation.fleet import fleet_line_text
+from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import given_text
 from bot.conversation.intents import Ack, CommandIntent
 from bot.conversation.parsing import looks_like_metrics
@@ -51,6 +50,7 @@ from bot.conversation.replies import (
     internal_error_reply,
     new_error_id,
 )
+from bot.conversation.rich import Rich, plain
 from bot.conversation.service import Conversation, GivenFile
 from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
@@ -208,7 +208,7 @@ class ChatSession:
             return
         self.say(f"Fleet: {len(reply.lines):,} registered cluster(s), collected in parallel:")
         for line in reply.lines:
-            self.say(f"  - {fleet_line_text(line, reply.wait_seconds, str)}")
+            self.say(f"  - {plain(Rich.of(fleet_line(line, reply.wait_seconds)))}")
 
     # -- input -----------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 The conversation never writes a surface's markup: a heading or a name to stand out is
 ``Strong``, a remark in passing ``Aside``, a fixed-width block (a table) ``Fixed``. Slack turns
-them into mrkdwn (``bot.slack.mrkdwn``), the terminal into plain text (``bot.cli.plain_text``).
+them into mrkdwn (``bot.slack.mrkdwn``); ``plain`` gives the words alone, for a terminal or a
+file.
 Command words in backticks (`/hami-summary clusters`) are plain text on every surface: Slack
 shows them as code, a terminal as they are.
 """
@@ -61,3 +62,17 @@ def spans(line: Line) -> tuple[Span, ...] | Fixed:
     if isinstance(line, (tuple, Fixed)):
         return line
     return (line,)
+
+
+def _plain_line(line: Line) -> str:
+    parts = spans(line)
+    if isinstance(parts, Fixed):
+        return parts.text
+    return "".join(span if isinstance(span, str) else span.text for span in parts)
+
+
+def plain(text: Text) -> str:
+    """``text`` as plain lines: the words without emphasis, fixed blocks as laid out."""
+    if isinstance(text, str):
+        return text
+    return "\n".join(_plain_line(line) for line in text.lines)

@@ -28,7 +28,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.conversation.fleet import alerts_text, fleet_line_text, status_text
+from bot.conversation.fleet import alerts_text, fleet_line, status_text
 from bot.conversation.help import ALLOCATION_NOTE
 from bot.conversation.replies import FleetLine, FleetReply
 from bot.conversation.rich import Rich
@@ -153,7 +153,7 @@ def home_view(reply: FleetReply, published_at: float) -> SlackView:
     rest = reply.lines[CLUSTERS_WITH_BUTTONS:]
     if rest:
         listed = "\n".join(
-            f"• {fleet_line_text(line, reply.wait_seconds, lambda t: f'*{t}*')}" for line in rest
+            f"• {mrkdwn(Rich.of(fleet_line(line, reply.wait_seconds)))}" for line in rest
         )
         blocks.append(
             SectionBlock(

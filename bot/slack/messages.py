@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.conversation.admin import Markup, admin_text
-from bot.conversation.fleet import fleet_line_text
+from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import code_block
 from bot.conversation.replies import (
     AdminReply,
@@ -42,6 +42,7 @@ from bot.conversation.replies import (
     SummaryReply,
     TableReply,
 )
+from bot.conversation.rich import Rich, plain
 from bot.conversation.service import full_table_attachments
 from bot.slack.blocks import (
     HEADER_TEXT_MAX,
@@ -377,14 +378,14 @@ def fleet_message(reply: FleetReply) -> SlackMessage:
     if not reply.lines:
         return text_message(MessageReply(reply.hint or "", title="No clusters to show"))
     lines = [
-        f"{fleet_icon(line)} {fleet_line_text(line, reply.wait_seconds, lambda t: f'*{t}*')}"
+        f"{fleet_icon(line)} {mrkdwn(Rich.of(fleet_line(line, reply.wait_seconds)))}"
         for line in reply.lines
     ]
     title = f"Fleet: {len(lines):,} cluster{'s' if len(lines) != 1 else ''} you may query here"
     sections = _sections("\n".join(lines))
     attachments: tuple[Attachment, ...] = ()
     if len(sections) > FLEET_MAX_SECTIONS:
-        whole = "\n".join(fleet_line_text(line, reply.wait_seconds, str) for line in reply.lines)
+        whole = plain(Rich(tuple(fleet_line(line, reply.wait_seconds) for line in reply.lines)))
         sections = sections[:FLEET_MAX_SECTIONS]
         sections.append(
             SectionBlock(
