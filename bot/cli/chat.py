@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
-from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
+from bot.conversation.admin import AdminAccess, admin_text
 from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import given_text
 from bot.conversation.intents import Ack, CommandIntent
@@ -193,7 +193,7 @@ class ChatSession:
             self.say("Registered clusters:")
             self._options(reply.options)
         elif isinstance(reply, AdminReply):
-            self.say(admin_text(reply.report, PLAIN_MARKUP, check_hint="type admin check"))
+            self.say(plain(admin_text(reply.report, check_hint="type admin check")))
         elif isinstance(reply, FleetReply):
             self._fleet(reply)
         elif isinstance(reply, MessageReply):

@@ -11,6 +11,7 @@ shows them as code, a terminal as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,13 +29,36 @@ class Aside:
 
 
 @dataclass(frozen=True, slots=True)
+class Code:
+    """A name as written in a file (a context, a path): code on Slack, as is elsewhere."""
+
+    text: str
+
+
+MentionKind = Literal["user", "channel", "group"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A Slack user, channel or user group by id: a real mention on Slack, the id elsewhere."""
+
+    kind: MentionKind
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Alarm:
+    """The mark in front of a problem."""
+
+
+@dataclass(frozen=True, slots=True)
 class Fixed:
     """A block laid out in a fixed-width font, on lines of its own (a table)."""
 
     text: str
 
 
-Span = str | Strong | Aside
+Span = str | Strong | Aside | Code | Mention | Alarm
 # One line of a text: a span, spans one after the other, or a fixed-width block.
 Line = Span | tuple[Span, ...] | Fixed
 
@@ -64,11 +88,21 @@ def spans(line: Line) -> tuple[Span, ...] | Fixed:
     return (line,)
 
 
+def _plain_span(span: Span) -> str:
+    if isinstance(span, str):
+        return span
+    if isinstance(span, Mention):
+        return span.id
+    if isinstance(span, Alarm):
+        return "PROBLEM:"
+    return span.text
+
+
 def _plain_line(line: Line) -> str:
     parts = spans(line)
     if isinstance(parts, Fixed):
         return parts.text
-    return "".join(span if isinstance(span, str) else span.text for span in parts)
+    return "".join(_plain_span(span) for span in parts)
 
 
 def plain(text: Text) -> str:

@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from bot.conversation.admin import Markup, admin_text
+from bot.conversation.admin import admin_text
 from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import code_block
 from bot.conversation.replies import (
@@ -54,11 +54,8 @@ from bot.slack.markup import (
     encode_blocks,
     encode_text,
     escaped_length,
-    mention_channel,
-    mention_group,
-    mention_user,
 )
-from bot.slack.mrkdwn import mrkdwn
+from bot.slack.mrkdwn import mrkdwn, mrkdwn_line
 
 # Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
 PICKER_CLUSTER = "picker_cluster"
@@ -318,22 +315,11 @@ def clusters_message(reply: ClustersReply) -> SlackMessage:
 ADMIN_REPORT_MAX_CHARS = 20_000
 
 
-# The admin report in Slack: plain text (encoded on the way out) with real mentions of the
-# users, channels and user groups allowed to query each cluster.
-SLACK_MARKUP = Markup(
-    bold=lambda t: f"*{t}*",
-    code=lambda t: "`" + t.replace("`", "'") + "`",
-    user=mention_user,
-    channel=mention_channel,
-    group=mention_group,
-    text=str,
-    warning=":warning:",
-)
-
-
 def admin_message(reply: AdminReply) -> SlackMessage:
-    text = admin_text(reply.report, SLACK_MARKUP, check_hint="`/hami-summary admin check`",
-                      max_chars=ADMIN_REPORT_MAX_CHARS)
+    """The admin report, with real mentions of the users, channels and user groups allowed to
+    query each cluster."""
+    text = admin_text(reply.report, check_hint="`/hami-summary admin check`",
+                      max_chars=ADMIN_REPORT_MAX_CHARS, measure=lambda line: len(mrkdwn_line(line)))
     title = "Admin: kubeconfig discovery and cluster access"
     if reply.report.checked:
         title += " (API servers checked)"

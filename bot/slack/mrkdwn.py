@@ -4,7 +4,21 @@
 from __future__ import annotations
 
 from bot.conversation.formatting import code_block
-from bot.conversation.rich import Aside, Fixed, Line, Span, Strong, Text, spans
+from bot.conversation.rich import (
+    Alarm,
+    Aside,
+    Code,
+    Fixed,
+    Line,
+    Mention,
+    Span,
+    Strong,
+    Text,
+    spans,
+)
+from bot.slack.markup import mention_channel, mention_group, mention_user
+
+MENTIONS = {"user": mention_user, "channel": mention_channel, "group": mention_group}
 
 
 def _span(span: Span) -> str:
@@ -12,7 +26,18 @@ def _span(span: Span) -> str:
         return f"*{span.text}*"
     if isinstance(span, Aside):
         return f"_{span.text}_"
+    if isinstance(span, Code):
+        return "`" + span.text.replace("`", "'") + "`"
+    if isinstance(span, Mention):
+        return MENTIONS[span.kind](span.id)
+    if isinstance(span, Alarm):
+        return ":warning:"
     return span
+
+
+def mrkdwn_line(line: Line) -> str:
+    """One line in mrkdwn."""
+    return _line(line)
 
 
 def _line(line: Line) -> str:
