@@ -61,7 +61,8 @@ class Plan:
     ``public``: the answer is for everyone in the channel (Slack posts a "working on it"
     message first); otherwise only the asker sees it. ``thread_ts``: where the answer shows; a
     cluster summary becomes what follow-ups there ask about. Slack fills it in once it has
-    posted the working message.
+    posted the working message. ``also_in``: another thread whose follow-ups ask about it too
+    (the top level of a direct message, where follow-ups are typed without a thread).
     """
 
     command: Command
@@ -70,6 +71,7 @@ class Plan:
     thread_ts: str | None = None
     public: bool = True
     decided: bool = True
+    also_in: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
 """Answering people, independent of Slack: the one place the bot's behaviour is decided.
 
-The Slack listeners and ``hami-summary chat`` both call ``Conversation``; each turns the
-returned ``Reply`` into its own output. Input problems come back as ``MessageReply`` with
+The Slack listeners and ``hami-summary chat`` both call ``Conversation``, one entry point per
+input kind; each turns the returned ``Reply`` into its own output. A slash command goes in two
+phases (``handle`` -> ``Ack``, then ``run`` of its ``Plan``; see ``intents``); messages, buttons
+and the picker are answered by one call each. Thread and picker state is written only here. Input problems come back as ``MessageReply`` with
 ``tone='problem'`` (from ``core.errors.InputError``); anything else raises, and the caller logs it
 with an error id and shows ``internal_error_reply``.
 """
@@ -312,17 +314,18 @@ class Conversation:
         if isinstance(command, ClusterCommand):
             problem = self._cluster_problem(command, user=user, channel=channel)
             return Ack(problem) if problem is not None else Ack(plan=decided)
-        return Ack(self.answer_command(command, user=user, channel=channel))
+        return Ack(self._answer_command(command, user=user, channel=channel))
 
     def run(self, plan: Plan) -> Reply:
         """Phase two: collect and answer what ``handle`` planned. A cluster summary becomes
-        what follow-ups in ``plan.thread_ts`` ask about."""
-        reply = self.answer_command(plan.command, user=plan.user, channel=plan.channel)
-        if plan.thread_ts is not None:
-            self.remember_cluster_thread(reply, channel=plan.channel, thread_ts=plan.thread_ts)
+        what follow-ups in ``plan.thread_ts`` (and ``plan.also_in``) ask about."""
+        reply = self._answer_command(plan.command, user=plan.user, channel=plan.channel)
+        for thread in (plan.thread_ts, plan.also_in):
+            if thread is not None:
+                self._remember_cluster_thread(reply, channel=plan.channel, thread_ts=thread)
         return reply
 
-    def remember_cluster_thread(
+    def _remember_cluster_thread(
         self, reply: Reply, *, channel: str, thread_ts: str, with_filter: bool = True
     ) -> None:
         """A cluster summary shown in a thread becomes what its follow-ups ask about: the
@@ -335,7 +338,7 @@ class Conversation:
                 chosen = ThreadFilter(reply.ref.namespace, reply.ref.node)
                 remember_thread_filter(self.state, channel, thread_ts, chosen)
 
-    def answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
+    def _answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
         if isinstance(command, HelpCommand):
             return help_reply(admin_notes=self.live.access_notes(user, channel))
         if isinstance(command, PickerCommand):
@@ -588,7 +591,7 @@ class Conversation:
         reply = self._message(text, channel=channel, thread_ts=thread_ts, user=user,
                               files=files, from_bot=from_bot)
         if reply is not None and shown_in is not None:
-            self.remember_cluster_thread(reply, channel=channel, thread_ts=shown_in)
+            self._remember_cluster_thread(reply, channel=channel, thread_ts=shown_in)
         return reply
 
     def _message(
@@ -831,7 +834,7 @@ class Conversation:
         an older message)."""
         reply = self._button(action, value, user=user, channel=channel)
         if shown_in is not None:
-            self.remember_cluster_thread(reply, channel=channel, thread_ts=shown_in,
+            self._remember_cluster_thread(reply, channel=channel, thread_ts=shown_in,
                                          with_filter=not in_place)
         return reply
 

@@ -49,9 +49,9 @@ def answer_in_dm(
     conversation = services.conversation
 
     def compute(shown_in: str | None) -> Reply:
-        reply = conversation.run(Plan(command, user, channel, thread_ts=shown_in))
-        conversation.remember_cluster_thread(reply, channel=channel, thread_ts=TOP_LEVEL)
-        return reply
+        return conversation.run(
+            Plan(command, user, channel, thread_ts=shown_in, also_in=TOP_LEVEL)
+        )
 
     answer_in_thread(
         client=client,
