@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.conversation.buttons import ButtonPress
 from bot.conversation.parsing import Command
 from bot.conversation.replies import MessageReply, Reply
 
@@ -65,7 +66,7 @@ class Plan:
     (the top level of a direct message, where follow-ups are typed without a thread).
     """
 
-    command: Command
+    command: Command | ButtonPress
     user: str | None
     channel: str
     thread_ts: str | None = None

@@ -3,9 +3,11 @@
 The Slack listeners and ``hami-summary chat`` both call ``Conversation``, one entry point per
 input kind; each turns the returned ``Reply`` into its own output. A slash command goes in two
 phases (``handle`` -> ``Ack``, then ``run`` of its ``Plan``; see ``intents``); messages, buttons
-and the picker are answered by one call each. Thread and picker state is written only here. Input problems come back as ``MessageReply`` with
-``tone='problem'`` (from ``core.errors.InputError``); anything else raises, and the caller logs it
-with an error id and shows ``internal_error_reply``.
+and the picker are answered by one call each. Thread and picker state is written only here.
+
+Input problems come back as ``MessageReply`` with ``tone='problem'`` (from
+``core.errors.InputError``); anything else raises, and the caller logs it with an error id and
+shows ``internal_error_reply``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
 from bot.conversation.alerts import FiringAlerts, no_firing_alerts
+from bot.conversation.buttons import ButtonIntent, ButtonPress, read_press
 from bot.conversation.changes import (
     NO_PREVIOUS_PASTE,
     changes_headline,
@@ -284,12 +287,18 @@ class Conversation:
 
     # -- slash command -------------------------------------------------------------------
 
-    def handle(self, intent: CommandIntent) -> Ack:
+    def handle(self, intent: CommandIntent | ButtonIntent) -> Ack:
         """Phase one of ``/hami-summary <text>``: parse it, check access, and say what is
         answered at once and what follows (``run``). Collects nothing.
 
         When access depends on lookups not finished within the caller's wait limit
-        (``AccessPending``), the acknowledgement says so and the plan decides later."""
+        (``AccessPending``), the acknowledgement says so and the plan decides later. A button
+        press is read once and refused at once when pressed away from its summary."""
+        if isinstance(intent, ButtonIntent):
+            press = read_press(intent)
+            if isinstance(press, MessageReply):
+                return Ack(press)
+            return Ack(plan=Plan(press, intent.user, intent.channel))
         try:
             command = parse_command(intent.text)
         except InputError as error:
@@ -305,6 +314,8 @@ class Conversation:
         a plan acknowledged before access was known."""
         command, user, channel = plan.command, plan.user, plan.channel
         decided = replace(plan, decided=True)
+        if isinstance(command, ButtonPress):
+            return Ack(plan=decided)
         if isinstance(command, AdminCommand) and command.check and self.is_admin(user):
             return Ack(CHECKING_KUBECONFIGS, replace(decided, public=False))
         if isinstance(command, FleetCommand):
@@ -319,10 +330,18 @@ class Conversation:
     def run(self, plan: Plan) -> Reply:
         """Phase two: collect and answer what ``handle`` planned. A cluster summary becomes
         what follow-ups in ``plan.thread_ts`` (and ``plan.also_in``) ask about."""
-        reply = self._answer_command(plan.command, user=plan.user, channel=plan.channel)
+        if isinstance(plan.command, ButtonPress):
+            # A summary replaced in place changes the thread's cluster but not the filter its
+            # follow-ups keep (refreshing an older message).
+            reply = self._press(plan.command, user=plan.user, channel=plan.channel)
+            keep_filter = not plan.command.in_place
+        else:
+            reply = self._answer_command(plan.command, user=plan.user, channel=plan.channel)
+            keep_filter = True
         for thread in (plan.thread_ts, plan.also_in):
             if thread is not None:
-                self._remember_cluster_thread(reply, channel=plan.channel, thread_ts=thread)
+                self._remember_cluster_thread(reply, channel=plan.channel, thread_ts=thread,
+                                              with_filter=keep_filter)
         return reply
 
     def _remember_cluster_thread(
@@ -816,36 +835,14 @@ class Conversation:
         action: FollowUpAction = "summary" if follow_up.action == "usage" else follow_up.action
         return self._answer(ref, action, user=user, channel=channel)
 
-    def button(
-        self,
-        action: str,
-        value: str,
-        *,
-        user: str,
-        channel: str,
-        shown_in: str | None = None,
-        in_place: bool = False,
-    ) -> Reply:
-        """A button under a summary (Refresh, GPUs, Workloads, CSV, Real usage).
-
-        ``shown_in``: the thread the answer shows in; a cluster summary there becomes what
-        its follow-ups ask about. ``in_place``: it replaces the summary the button is under,
-        which changes the thread's cluster but not the filter its follow-ups keep (refreshing
-        an older message)."""
-        reply = self._button(action, value, user=user, channel=channel)
-        if shown_in is not None:
-            self._remember_cluster_thread(reply, channel=channel, thread_ts=shown_in,
-                                         with_filter=not in_place)
-        return reply
-
-    def _button(self, action: str, value: str, *, user: str, channel: str) -> Reply:
-        follow_action = BUTTON_ACTIONS.get(action)
-        try:
-            if follow_action is None:
-                raise InputError(f"Unknown button '{action}'.")
-            ref = SummaryRef.from_value(value)
-        except InputError as error:
-            return _problem(error)
+    def _press(self, press: ButtonPress, *, user: str | None, channel: str) -> Reply:
+        """A button under a summary (Refresh, GPUs, Workloads, CSV, Real usage)."""
+        follow_action = BUTTON_ACTIONS.get(press.action)
+        if follow_action is None:
+            return _problem(InputError(f"Unknown button '{press.action}'."))
+        ref = press.ref
+        if ref is None:
+            return _problem(InputError(press.unreadable or "That button cannot be read."))
         if follow_action == "usage":
             cluster = ref.cluster
             if cluster is None and ref.channel and ref.thread_ts:

@@ -196,6 +196,69 @@ def _option(option: ClusterOption) -> Option:
     return Option(value=option.name, text=clip(label, OPTION_TEXT_MAX))
 
 
+def _context_select(chosen: ClusterOption, context: str | None) -> Block:
+    context_options = [Option(value=c, text=clip(c, OPTION_TEXT_MAX))
+                       for c in chosen.contexts[:MAX_OPTIONS]]
+    return SectionBlock(
+        block_id=PICKER_CONTEXT,
+        text=MarkdownTextObject(text=f"*Context* of {chosen.name}"),
+        accessory=StaticSelectElement(
+            action_id=PICKER_CONTEXT,
+            placeholder="Choose a context",
+            options=context_options,
+            initial_option=next((o for o in context_options if o.value == context), None),
+        ),
+    )
+
+
+def _namespace_input(namespace: str | None) -> Block:
+    return InputBlock(
+        block_id=PICKER_NAMESPACE,
+        label="Namespace (optional)",
+        optional=True,
+        element=PlainTextInputElement(
+            action_id=PICKER_NAMESPACE,
+            placeholder="e.g. team-a",
+            initial_value=namespace,
+            max_length=63,
+        ),
+    )
+
+
+def _usage_box() -> Block:
+    """Only where the registry allows nvidia-smi exec for the chosen cluster; its value is
+    read from the Confirm payload's state, like the namespace."""
+    return InputBlock(
+        block_id=PICKER_USAGE,
+        label="Real usage",
+        optional=True,
+        element=CheckboxesElement(
+            action_id=PICKER_USAGE,
+            options=[Option(
+                value=USAGE_OPTION_VALUE,
+                label="Also run nvidia-smi in the pods (real usage)",
+                description="Point-in-time utilisation and memory used per pod",
+            )],
+        ),
+    )
+
+
+def _picker_end() -> list[Block]:
+    return [
+        ActionsBlock(
+            block_id="picker_actions",
+            elements=[
+                ButtonElement(text="Confirm", action_id=PICKER_CONFIRM, style="primary",
+                              value="confirm"),
+                ButtonElement(text="Cancel", action_id=PICKER_CANCEL, value="cancel"),
+            ],
+        ),
+        ContextBlock(elements=[MarkdownTextObject(
+            text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
+                 "allocation state, not live GPU utilisation.")]),
+    ]
+
+
 def picker_message(reply: PickerReply) -> SlackMessage:
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=clip("Summarise a registered cluster",
@@ -224,66 +287,11 @@ def picker_message(reply: PickerReply) -> SlackMessage:
             text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in this list; "
             "use `/hami-summary clusters` and `/hami-summary <cluster>`.")]))
     if chosen is not None and len(chosen.contexts) > 1:
-        context_options = [Option(value=c, text=clip(c, OPTION_TEXT_MAX))
-                           for c in chosen.contexts[:MAX_OPTIONS]]
-        blocks.append(
-            SectionBlock(
-                block_id=PICKER_CONTEXT,
-                text=MarkdownTextObject(text=f"*Context* of {chosen.name}"),
-                accessory=StaticSelectElement(
-                    action_id=PICKER_CONTEXT,
-                    placeholder="Choose a context",
-                    options=context_options,
-                    initial_option=next(
-                        (o for o in context_options if o.value == reply.context), None
-                    ),
-                ),
-            )
-        )
-    blocks.append(
-        InputBlock(
-            block_id=PICKER_NAMESPACE,
-            label="Namespace (optional)",
-            optional=True,
-            element=PlainTextInputElement(
-                action_id=PICKER_NAMESPACE,
-                placeholder="e.g. team-a",
-                initial_value=reply.namespace,
-                max_length=63,
-            ),
-        )
-    )
+        blocks.append(_context_select(chosen, reply.context))
+    blocks.append(_namespace_input(reply.namespace))
     if chosen is not None and chosen.nvidia_smi_allowed:
-        # Only where the registry allows nvidia-smi exec for the chosen cluster; its value
-        # is read from the Confirm payload's state, like the namespace.
-        blocks.append(
-            InputBlock(
-                block_id=PICKER_USAGE,
-                label="Real usage",
-                optional=True,
-                element=CheckboxesElement(
-                    action_id=PICKER_USAGE,
-                    options=[Option(
-                        value=USAGE_OPTION_VALUE,
-                        label="Also run nvidia-smi in the pods (real usage)",
-                        description="Point-in-time utilisation and memory used per pod",
-                    )],
-                ),
-            )
-        )
-    blocks.append(
-        ActionsBlock(
-            block_id="picker_actions",
-            elements=[
-                ButtonElement(text="Confirm", action_id=PICKER_CONFIRM, style="primary",
-                              value="confirm"),
-                ButtonElement(text="Cancel", action_id=PICKER_CANCEL, value="cancel"),
-            ],
-        )
-    )
-    blocks.append(ContextBlock(elements=[MarkdownTextObject(
-        text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
-             "allocation state, not live GPU utilisation.")]))
+        blocks.append(_usage_box())
+    blocks.extend(_picker_end())
     return SlackMessage([b.to_dict() for b in blocks], "Pick a cluster to summarise")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from slack_bolt import BoltContext
 from slack_sdk import WebClient
 
+from bot.conversation.buttons import TOP_LEVEL
 from bot.conversation.intents import Plan
 from bot.conversation.parsing import ClusterCommand
 from bot.conversation.replies import Reply
@@ -27,7 +28,6 @@ from bot.slack.home_view import (
     fit_modal,
     read_cluster_value,
 )
-from bot.slack.listeners.events.direct_message import TOP_LEVEL
 from bot.slack.markup import mention_user
 from bot.slack.messages import slack_message
 from bot.slack.services import SlackServices, services_from
