@@ -2,8 +2,9 @@
 [runtime] [usage] [fresh]]``: the payload becomes a ``CommandIntent``; the conversation decides.
 
 The acknowledgement shows what ``Conversation.handle`` answers at once and keeps its plan in the
-request context, which Bolt copies for the lazy listener after the acknowledgement has run; the
-lazy listener carries the plan out (``bot.slack.plans``).
+request context. The app runs with ``process_before_response``, so Bolt copies that context for
+the lazy listener after the acknowledgement has returned; the lazy listener carries the plan out
+(``bot.slack.plans``).
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ def acknowledge_command(
         if decision.plan is not None and not decision.plan.decided:
             logger.info("acknowledged %s before reading user groups; answering after",
                         command.get("command"))
-        context[PLAN_KEY] = decision.plan
         _ack_reply(ack, decision.reply)
+        # Only once acknowledged: after an error the acknowledgement apologises instead.
+        context[PLAN_KEY] = decision.plan
     except Exception:
         error_id = new_error_id()
         logger.exception("error %s acknowledging %s", error_id, command.get("command"))
