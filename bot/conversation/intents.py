@@ -64,6 +64,7 @@ class Plan:
     cluster summary becomes what follow-ups there ask about. Slack fills it in once it has
     posted the working message. ``also_in``: another thread whose follow-ups ask about it too
     (the top level of a direct message, where follow-ups are typed without a thread).
+    ``waiting_for``: what an undecided plan waits for (the user groups still being read).
     """
 
     command: Command | ButtonPress
@@ -73,6 +74,7 @@ class Plan:
     public: bool = True
     decided: bool = True
     also_in: str | None = None
+    waiting_for: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -306,14 +306,15 @@ class Conversation:
         plan = Plan(command, intent.user, intent.channel, intent.thread_ts)
         try:
             return self.decide(plan)
-        except AccessPending:
-            return Ack(CHECKING_ACCESS, replace(plan, decided=False))
+        except AccessPending as pending:
+            return Ack(CHECKING_ACCESS,
+                       replace(plan, decided=False, waiting_for=pending.groups))
 
     def decide(self, plan: Plan) -> Ack:
         """What ``handle`` decides for a parsed command; run again (without a wait limit) for
         a plan acknowledged before access was known."""
         command, user, channel = plan.command, plan.user, plan.channel
-        decided = replace(plan, decided=True)
+        decided = replace(plan, decided=True, waiting_for=())
         if isinstance(command, ButtonPress):
             return Ack(plan=decided)
         if isinstance(command, AdminCommand) and command.check and self.is_admin(user):
