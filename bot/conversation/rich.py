@@ -1,11 +1,11 @@
 """Words with emphasis held as data, so each surface writes them its own way.
 
 The conversation never writes a surface's markup: a heading or a name to stand out is
-``Strong``, a remark in passing ``Aside``, a fixed-width block (a table) ``Fixed``. Slack turns
-them into mrkdwn (``bot.slack.mrkdwn``); ``plain`` gives the words alone, for a terminal or a
-file.
-Command words in backticks (`/hami-summary clusters`) are plain text on every surface: Slack
-shows them as code, a terminal as they are.
+``Strong``, a remark in passing ``Aside``, a name as written in a file ``Code``, a Slack user,
+channel or group ``Mention``, the mark of a problem ``Alarm``, a fixed-width block (a table)
+``Fixed``. Slack turns them into mrkdwn (``bot.slack.mrkdwn``); ``plain`` gives the words
+alone, for a terminal or a file. Command words in backticks (`/hami-summary clusters`) are
+plain text on every surface: Slack shows them as code, a terminal as they are.
 """
 
 from __future__ import annotations
