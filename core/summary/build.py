@@ -1,7 +1,7 @@
 """Text in, one immutable ``Summary`` out: the pipeline of ``core``.
 
 clean paste -> parse -> typed readings -> devices, workloads, namespaces -> checks, findings,
-capacity, runtime, real usage -> notes. Every number of SPEC.md is computed here, once.
+capacity, runtime, real usage -> notes. Every figure a view shows is computed here, once.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import functools
 import gc
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
@@ -270,15 +269,27 @@ def summarize_text(
     )
 
 
-@dataclass(slots=True)
 class _ReadTexts:
-    """The family rows of the metrics text and any monitor texts, with what reading set aside."""
+    """The family rows of the metrics text and any monitor texts, with what reading set aside.
 
-    text: str  # the metrics text after the line screen
-    rows: FamilyRows
-    rejected_lines: list[RejectedLine]
-    paste_notes: tuple[str, ...]
-    over_limit: list[OverLimitLine]
+    (A plain class: a dataclass is built when its module is imported, which every command
+    pays for.)"""
+
+    __slots__ = ("over_limit", "paste_notes", "rejected_lines", "rows", "text")
+
+    def __init__(
+        self,
+        text: str,
+        rows: FamilyRows,
+        rejected_lines: list[RejectedLine],
+        paste_notes: tuple[str, ...],
+        over_limit: list[OverLimitLine],
+    ) -> None:
+        self.text = text  # the metrics text after the line screen
+        self.rows = rows
+        self.rejected_lines = rejected_lines
+        self.paste_notes = paste_notes
+        self.over_limit = over_limit
 
 
 def _read_texts(text: str, monitor_texts: Sequence[str], settings: Settings) -> _ReadTexts:
@@ -396,9 +407,9 @@ def _cleaning_notes(
 def allocation_device_keys(
     allocations: Sequence[AllocationReading], devices: Mapping[DeviceKey, object]
 ) -> list[DeviceKey]:
-    """The (node, UUID) of the device each allocation sits on (SPEC 3: devices are identified by
-    both). An allocation whose node label is missing or differs still joins a device by a UUID
-    that only one node reports."""
+    """The (node, UUID) of the device each allocation sits on: a device is identified by both.
+    An allocation whose node label is missing or differs still joins a device by a UUID that
+    only one node reports."""
     as_labelled = list(map(_NODE_AND_UUID, allocations))
     if all(map(devices.__contains__, as_labelled)):  # the usual case, checked in C
         return as_labelled

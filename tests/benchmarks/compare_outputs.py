@@ -41,8 +41,8 @@ $ kubectl get --raw /metrics
 hami_vgpu_device_core_limit{device_index="0",device_type="A100",device_uuid="GPU-a",node="n1"} 100
 # HELP hami_vgpu_device_core_allocated Device cores allocated
 # TYPE hami_vgpu_device_core_allocated gauge
-hami_vgpu_device_core_allocated{device_index="0",device_type="A100",device_uuid="GPU-a",node="n1"} 30
-hami_vgpu_device_core_allocated{device_index="0",device_type="A100",device_uuid="GPU-a",node="n1"} 30
+hami_vgpu_device_core_allocated{device_index="0",device_type="A1",device_uuid="GPU-a",node="n1"} 30
+hami_vgpu_device_core_allocated{device_index="0",device_type="A1",device_uuid="GPU-a",node="n1"} 30
 ```
 """
 ESCAPED = (
@@ -50,7 +50,7 @@ ESCAPED = (
     "# TYPE hami_vgpu_device_memory_limit_bytes gauge\n"
     'hami_vgpu_device_memory_limit_bytes{device_index="0",device_type="A\\"1",'
     'device_uuid="GPU-a",node="n1"} 4.294967296e+10 1700000000000\n'
-    "hami_vgpu_device_core_limit{device_index=\"0\",device_uuid=\"GPU-a\",node=\"n1\"} 1e-05\n"
+    'hami_vgpu_device_core_limit{device_index="0",device_uuid="GPU-a",node="n1"} 1e-05\n'
 )
 
 
