@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -122,9 +123,15 @@ def variants(path: Path) -> list[list[str]]:
         if fmt in ("json", "blocks"):
             out.append(["summarize", str(path), "--format", fmt, "--pretty"])
     out += [["summarize", str(path), "--format", "csv", "--csv-table", t] for t in CSV_TABLES]
+    # Filters by the first namespace and node the input names, and by ones it does not.
+    text = path.read_text(encoding="utf-8", errors="replace")
+    namespace = re.search(r'namespace="([^"]+)"', text)
+    node = re.search(r'node(?:id|name)?="([^"]+)"', text)
     for fmt in ("text", "json"):
-        out.append(["summarize", str(path), "--format", fmt, "--namespace", "team-a"])
-        out.append(["summarize", str(path), "--format", fmt, "--node", "node-0001"])
+        for option, found in (("--namespace", namespace), ("--node", node)):
+            value = found.group(1) if found else "absent"
+            out.append(["summarize", str(path), "--format", fmt, option, value])
+        out.append(["summarize", str(path), "--format", fmt, "--namespace", "no-such-namespace"])
     return out
 
 
