@@ -2,11 +2,17 @@
 
 A ``Column`` says what a table cell is: the header people read (``memory``), the key machines
 read with its unit (``mem_allocated_mib``), how the value is shown in the one number style
-(``core.views.numbers``), the exact value for CSV and JSON, its alignment and its width class:
+(``core.views.numbers``), the exact value for JSON (and CSV, unless the CSV cell differs, as a
+list written as words separated by spaces), its alignment and its width class:
 
 * ``fixed``: never cut (numbers, short words);
 * ``name``: shortened in the middle when the line is too wide (``gpu-…-0283``);
 * ``wrap``: the last column, wrapped between words onto continuation lines.
+
+A column without a header is only in the files (CSV and JSON: ``exact``); one without a key is
+only shown (text, Markdown, Slack). So one ``TableSpec`` is a table in every output: the text
+and Markdown reports, the Slack messages and files, the CSV tables and the JSON document, and a
+column added to it appears in each of them.
 
 ``TableSpec.table(rows)`` gives the shown cells as a ``Table``; ``fixed_width`` lays a table out
 in a given width (100 columns in a terminal, 72 in a Slack code block) and ``markdown_lines``
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Generic, Literal, TypeVar
 
 from core.views import numbers
@@ -58,17 +65,27 @@ class Table:
         return self.align[column] if column < len(self.align) else "left"
 
 
+def _nothing(_row: object) -> str:
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class Column(Generic[R]):
+    # Shown under this header in text, Markdown and Slack; "" keeps it out of them.
     header: str
+    # The CSV header and JSON key, with its unit; "" keeps it out of the files.
     key: str
-    show: Callable[[R], str]
+    show: Callable[[R], str] = _nothing
     value: Callable[[R], object] | None = None
     align: Align = "left"
     width: WidthClass = "fixed"
     # Left out of a layout too narrow for every column, the highest first (0: never); files
     # and Markdown keep it.
     optional: int = 0
+    # The CSV cell when it is not the JSON value (a list as words, a rounded figure).
+    csv: Callable[[R], object] | None = None
+    in_csv: bool = True
+    in_json: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,44 +97,81 @@ class TableSpec(Generic[R]):
     omitted_hint: str = ""
 
     @property
+    def shown(self) -> tuple[Column[R], ...]:
+        """The columns people read, in their order."""
+        return tuple(c for c in self.columns if c.header)
+
+    @property
     def headers(self) -> tuple[str, ...]:
-        return tuple(c.header for c in self.columns)
+        return tuple(c.header for c in self.shown)
 
     def table(self, title: str, rows: Iterable[R], omitted: int = 0) -> Table:
-        shown = tuple(tuple(c.show(row) for c in self.columns) for row in rows)
+        columns = self.shown
+        cells = tuple(tuple(c.show(row) for c in columns) for row in rows)
         return Table(
             title,
             self.headers,
-            shown,
+            cells,
             omitted,
             self.omitted_hint,
             self.empty_reason,
-            elastic=tuple(i for i, c in enumerate(self.columns) if c.width == "name"),
-            align=tuple(c.align for c in self.columns),
-            wrap_last=self.columns[-1].width == "wrap",
+            elastic=tuple(i for i, c in enumerate(columns) if c.width == "name"),
+            align=tuple(c.align for c in columns),
+            wrap_last=columns[-1].width == "wrap",
             droppable=tuple(
                 sorted(
-                    (i for i, c in enumerate(self.columns) if c.optional),
-                    key=lambda i: -self.columns[i].optional,
+                    (i for i, c in enumerate(columns) if c.optional),
+                    key=lambda i: -columns[i].optional,
                 )
             ),
         )
 
+    def select(self, *headers: str) -> TableSpec[R]:
+        """The shown columns named by ``headers``, in this table's order and never left out
+        (a narrower table of the same rows, such as the first page's)."""
+        unknown = set(headers) - set(self.headers)
+        if unknown:
+            raise ValueError(f"no column {', '.join(sorted(unknown))} in this table")
+        chosen = tuple(replace(c, key="", optional=0) for c in self.shown if c.header in headers)
+        return replace(self, columns=chosen)
+
     def csv_header(self) -> tuple[str, ...]:
-        return tuple(c.key for c in self.columns)
+        return tuple(c.key for c in self.columns if c.key and c.in_csv)
 
     def csv_rows(self, rows: Iterable[R]) -> list[tuple[object, ...]]:
-        return [tuple(_exact(c, row) for c in self.columns) for row in rows]
+        cells = [c.csv or _exact(c) for c in self.columns if c.key and c.in_csv]
+        return [tuple(cell(row) for cell in cells) for row in rows]
 
     def records(self, rows: Iterable[R]) -> list[dict[str, object]]:
-        return [{c.key: _exact(c, row) for c in self.columns} for row in rows]
+        keys = [c.key for c in self.columns if c.key and c.in_json]
+        values = [_exact(c) for c in self.columns if c.key and c.in_json]
+        return [dict(zip(keys, [value(row) for value in values], strict=True)) for row in rows]
 
 
-def _exact(column: Column[R], row: R) -> object:
-    return column.value(row) if column.value is not None else column.show(row)
+def _exact(column: Column[R]) -> Callable[[R], object]:
+    return column.value if column.value is not None else column.show
 
 
 # -- column kinds --------------------------------------------------------------------------
+
+
+def exact(
+    key: str,
+    get: Callable[[R], object] | None = None,
+    *,
+    csv: Callable[[R], object] | None = None,
+    in_csv: bool = True,
+    in_json: bool = True,
+) -> Column[R]:
+    """A column only in the files (CSV and JSON), exact and with its unit in ``key``; by
+    default the row's attribute of that name."""
+    value = get if get is not None else attrgetter(key)
+    return Column("", key, value=value, csv=csv, in_csv=in_csv, in_json=in_json)
+
+
+def rounded(value: float | None) -> float | None:
+    """A percentage as the files write it: four decimals, enough for any chart, no float noise."""
+    return None if value is None else round(value, 4)
 
 
 def text(header: str, key: str, get: Callable[[R], str], *, name: bool = False) -> Column[R]:
@@ -136,12 +190,25 @@ def cores(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
     return Column(header, key, lambda r: numbers.cores_value(get(r)), get, "right")
 
 
-def percent(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
-    def exact(row: R) -> object:
-        value = get(row)
-        return None if value is None else round(value, 4)
-
-    return Column(header, key, lambda r: numbers.percent(get(r)), exact, "right")
+def percent(
+    header: str,
+    key: str,
+    get: Callable[[R], float | None],
+    *,
+    value: Callable[[R], float | None] | None = None,
+    optional: int = 0,
+) -> Column[R]:
+    """A percentage shown with one decimal; the files have ``value`` (by default the shown
+    figure) to four decimals."""
+    exact_get = value or get
+    return Column(
+        header,
+        key,
+        lambda r: numbers.percent(get(r)),
+        lambda r: rounded(exact_get(r)),
+        "right",
+        optional=optional,
+    )
 
 
 def mem_each(header: str, key: str, get_mib: Callable[[R], float | None]) -> Column[R]:
