@@ -18,7 +18,7 @@ from core.model import (
     ShapeFit,
     Summary,
 )
-from core.views import columns
+from core.views import columns, focus_tables
 
 SCHEMA_VERSION = 1
 
@@ -184,50 +184,10 @@ def _focus(focus: Focus | None) -> dict[str, Any] | None:
         "node": focus.node,
         "cores": _r(focus.cores),
         "mem_mib": _r(focus.mem_mib),
-        "pods": [
-            {
-                "namespace": p.namespace,
-                "pod": p.pod,
-                "cores": _r(p.cores),
-                "mem_mib": _r(p.mem_mib),
-                "gpus": [{"node": node, "device_index": index} for node, index in p.devices],
-                "whole_gpus": p.whole_gpus,
-            }
-            for p in focus.pods
-        ],
-        "gpus": [
-            {
-                "node": s.gpu.node,
-                "device_index": s.gpu.device_index,
-                "device_uuid": s.gpu.device_uuid,
-                "cores": _r(s.cores),
-                "mem_mib": _r(s.mem_mib),
-                "pods": s.pods,
-            }
-            for s in focus.gpus
-        ],
-        "nodes": [
-            {
-                "node": s.node.node,
-                "gpus": s.gpus,
-                "cores": _r(s.cores),
-                "mem_mib": _r(s.mem_mib),
-                "pods": s.pods,
-            }
-            for s in focus.nodes
-        ],
-        "namespaces": [
-            {
-                "namespace": s.namespace,
-                "cores": _r(s.cores),
-                "mem_mib": _r(s.mem_mib),
-                "gpus": s.gpus,
-                "pods": s.pods,
-                "core_percent": _r(s.core_percent),
-                "mem_percent": _r(s.mem_percent),
-            }
-            for s in focus.namespaces
-        ],
+        "pods": focus_tables.PODS.records(focus.pods),
+        "gpus": focus_tables.SHARE_GPUS.records(focus.gpus),
+        "nodes": focus_tables.SHARE_NODES.records(focus.nodes),
+        "namespaces": focus_tables.NODE_NAMESPACES.records(focus.namespaces),
     }
 
 

@@ -182,20 +182,35 @@ def wrapped(header: str, key: str, get: Callable[[R], str]) -> Column[R]:
     return Column(header, key, get, get, "left", "wrap")
 
 
-def count(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
-    return Column(header, key, lambda r: numbers.count(get(r)), get, "right")
+Number = Callable[[R], float | None]
 
 
-def cores(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
-    return Column(header, key, lambda r: numbers.cores_value(get(r)), get, "right")
+def _figure(
+    show: Callable[[float | None], str],
+    header: str,
+    key: str,
+    get: Number[R],
+    value: Number[R] | None,
+) -> Column[R]:
+    return Column(header, key, lambda r: show(get(r)), value or get, "right")
+
+
+def count(header: str, key: str, get: Number[R], *, value: Number[R] | None = None) -> Column[R]:
+    """A count with thousands separators; the files have ``value`` (by default the count)."""
+    return _figure(numbers.count, header, key, get, value)
+
+
+def cores(header: str, key: str, get: Number[R], *, value: Number[R] | None = None) -> Column[R]:
+    """Share points (100 = one GPU) under a header that names them; exact for machines."""
+    return _figure(numbers.cores_value, header, key, get, value)
 
 
 def percent(
     header: str,
     key: str,
-    get: Callable[[R], float | None],
+    get: Number[R],
     *,
-    value: Callable[[R], float | None] | None = None,
+    value: Number[R] | None = None,
     optional: int = 0,
 ) -> Column[R]:
     """A percentage shown with one decimal; the files have ``value`` (by default the shown
@@ -211,14 +226,16 @@ def percent(
     )
 
 
-def mem_each(header: str, key: str, get_mib: Callable[[R], float | None]) -> Column[R]:
+def mem_each(header: str, key: str, get: Number[R], *, value: Number[R] | None = None) -> Column[R]:
     """Memory of one GPU or pod, shown in GiB (MiB below 1 GiB); exact MiB for machines."""
-    return Column(header, key, lambda r: numbers.mem_each(get_mib(r)), get_mib, "right")
+    return _figure(numbers.mem_each, header, key, get, value)
 
 
-def mem_total(header: str, key: str, get_mib: Callable[[R], float | None]) -> Column[R]:
+def mem_total(
+    header: str, key: str, get: Number[R], *, value: Number[R] | None = None
+) -> Column[R]:
     """A memory total, shown in GiB or TiB with 3 significant digits; exact MiB for machines."""
-    return Column(header, key, lambda r: numbers.mem_total(get_mib(r)), get_mib, "right")
+    return _figure(numbers.mem_total, header, key, get, value)
 
 
 # -- layout ----------------------------------------------------------------------------------
