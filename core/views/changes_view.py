@@ -20,8 +20,8 @@ from core.history.snapshot import PodFigures
 from core.views import numbers
 from core.views.names import short_type
 from core.views.spreadsheet import spreadsheet_cell
+from core.views.table_spec import aligned_lines
 from core.views.tables import quota_unit
-from core.views.text_fit import shorten_middle
 from core.views.visible_text import visible
 
 TOP_ROWS = 5
@@ -97,20 +97,10 @@ def header_lines(changes: Changes, subject: str | None = None, width: int = WIDT
 
 
 def _columns(rows: list[tuple[str, ...]], width: int = WIDTH) -> list[str]:
-    """Rows as aligned columns indented by two; the first column (names) is shortened in the
-    middle when the row would not fit the width, keeping the end that tells pods apart.
-    Names are shown with control characters escaped."""
-    rows = [tuple(map(visible, row)) for row in rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    room = width - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
-    widths[0] = max(min(widths[0], room), 12)
-    lines = []
-    for row in rows:
-        first = shorten_middle(row[0], widths[0])
-        cells = [first.ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        lines.append("  " + "  ".join(cells).rstrip())
-    return lines
+    """Rows as aligned columns indented by two; the first column (names) is at least 12
+    characters wide and shortened in the middle, not below that, when the row would not fit
+    the width, keeping the end that tells pods apart."""
+    return ["  " + line for line in aligned_lines(rows, width - 2, name_floor=12, first_width=12)]
 
 
 def _namespace_row(c: NamespaceChange) -> tuple[str, ...]:

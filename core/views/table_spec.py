@@ -56,6 +56,10 @@ class Table:
     wrap_last: bool = True
     # Column indexes a narrow layout leaves out, in this order, before cutting any name.
     droppable: tuple[int, ...] = ()
+    # A name is never cut below this many characters.
+    name_floor: int = NAME_MIN_WIDTH
+    # A tight line puts one space, not two, between two right-aligned numbers.
+    tight_gaps: bool = True
 
     def __post_init__(self) -> None:
         # Cells hold label values: a newline in one must not end its row in any view.
@@ -253,6 +257,7 @@ def _natural(table: Table) -> list[int]:
 def _gaps(table: Table, narrow: bool) -> list[int]:
     """Spaces before each column but the first: two, or one between two right-aligned numbers
     when the line is tight (numbers right-aligned under their headers still read apart)."""
+    narrow = narrow and table.tight_gaps
     return [
         1 if narrow and table.aligned(i) == table.aligned(i - 1) == "right" else 2
         for i in range(1, len(table.headers))
@@ -268,7 +273,7 @@ def fit_widths(table: Table, width: int) -> tuple[list[int], list[int]]:
 
     In turn: the natural widths; single gaps before numbers; the wrapped last column down to
     its longest word (then to ``WRAP_MIN_WIDTH``); name columns shortened in the middle down to
-    ``NAME_MIN_WIDTH``; finally any text column, widest first. Numbers are never cut.
+    ``Table.name_floor``; finally any text column, widest first. Numbers are never cut.
     """
     widths = _natural(table)
     gaps = _gaps(table, narrow=False)
@@ -289,16 +294,18 @@ def fit_widths(table: Table, width: int) -> tuple[list[int], list[int]]:
     for column_index in table.elastic:
         if excess() <= 0:
             break
-        floor = min(widths[column_index], NAME_MIN_WIDTH)
+        floor = min(widths[column_index], table.name_floor)
         widths[column_index] = max(widths[column_index] - excess(), floor)
     text_columns = [i for i in range(len(widths)) if table.aligned(i) == "left"]
-    take_from_widest(widths, text_columns, excess(), width)
+    take_from_widest(widths, text_columns, excess(), width, table.name_floor)
     return widths, gaps
 
 
-def take_from_widest(widths: list[int], columns: Sequence[int], over: int, width: int) -> None:
+def take_from_widest(
+    widths: list[int], columns: Sequence[int], over: int, width: int, floor: int = NAME_MIN_WIDTH
+) -> None:
     """Take ``over`` characters from ``columns``, one at a time from the widest (the first of
-    equals), none below ``NAME_MIN_WIDTH``; ``widths`` is changed in place. ``over`` is at
+    equals), none below ``floor``; ``widths`` is changed in place. ``over`` is at
     least how far ``widths`` together run past ``width`` (the line's excess).
 
     A column wider than the line is always the widest, so the one-at-a-time loop cuts it to
@@ -306,13 +313,13 @@ def take_from_widest(widths: list[int], columns: Sequence[int], over: int, width
     keeps a megabyte-wide cell from costing a megabyte of steps.
     """
     for i in columns:
-        if over > 0 and widths[i] > max(width, NAME_MIN_WIDTH):
-            cut = min(widths[i] - max(width, NAME_MIN_WIDTH), over)
+        if over > 0 and widths[i] > max(width, floor):
+            cut = min(widths[i] - max(width, floor), over)
             widths[i] -= cut
             over -= cut
     while over > 0:
         widest = max(columns, key=lambda i: widths[i], default=None)
-        if widest is None or widths[widest] <= NAME_MIN_WIDTH:
+        if widest is None or widths[widest] <= floor:
             return
         widths[widest] -= 1
         over -= 1
@@ -374,6 +381,34 @@ def fixed_width(table: Table, width: int) -> list[str]:
         lines.append(line.rstrip())
         lines.extend((" " * indent + more).rstrip() for more in tail[1:])
     return lines
+
+
+def aligned_lines(
+    rows: Sequence[tuple[str, ...]],
+    width: int,
+    *,
+    name_floor: int = NAME_MIN_WIDTH,
+    first_width: int = 0,
+) -> list[str]:
+    """``rows`` (the first one the header) as a plain table of at most ``width`` characters: the
+    first column text, at least ``first_width`` wide (so tables one under another line up) and
+    shortened in the middle down to ``name_floor`` when a row is too wide, the others
+    right-aligned figures, two spaces between columns."""
+    shown = [tuple(map(visible, row)) for row in rows]
+    shown = [(row[0].ljust(first_width), *row[1:]) for row in shown]
+    right: Align = "right"
+    figures = (right,) * (len(shown[0]) - 1)
+    table = Table(
+        "",
+        shown[0],
+        tuple(shown[1:]),
+        elastic=(0,),
+        align=("left", *figures),
+        wrap_last=False,
+        name_floor=name_floor,
+        tight_gaps=False,
+    )
+    return fixed_width(table, width)
 
 
 def _escape_markdown(value: str) -> str:
