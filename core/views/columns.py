@@ -1,10 +1,11 @@
 """The tables that go to files as well as to people, each defined once, as columns.
 
-Nodes, GPUs, workloads, namespaces, GPU models, the vGPU monitor's host GPUs and containers,
-and real usage: each ``TableSpec`` here is that table in every output. Its shown columns (with
-a header) are the text and Markdown reports and the Slack messages and files; its exact
-columns (with a key) are the CSV table and the JSON document's list, in this order. A column
-with both is in all of them. To add a column to a table, add it here.
+Nodes, GPUs, workloads, namespaces, GPU models, the job shapes that fit, the vGPU monitor's
+host GPUs and containers, and real usage: each ``TableSpec`` here is that table in every
+output. Its shown columns (with a header) are the text and Markdown reports and the Slack
+messages and files; its exact columns (with a key) are the CSV table and the JSON document's
+list, in this order. A column with both is in all of them. To add a column to a table, add
+it here.
 
 The shown columns and the exact ones are interleaved so that each keeps its own order: a
 column shown in one place but written elsewhere in the files is two columns, one shown only
@@ -24,6 +25,7 @@ from core.model import (
     NamespaceSummary,
     NodeSummary,
     PodRealUsage,
+    ShapeFit,
     Workload,
 )
 from core.views import numbers
@@ -365,6 +367,40 @@ MODELS: TableSpec[ModelSummary] = TableSpec(
     empty_reason=NO_DEVICE_SERIES,
 )
 MODELS_NOTE = "free = whole GPUs free · max job = most of them free on one node"
+
+
+# -- capacity: which job shapes fit now ------------------------------------------------------
+
+
+def _shape(s: ShapeFit) -> str:
+    if s.mem_per_gpu_mib is None:
+        share = numbers.percent(s.cores_per_gpu)
+        memory = "whole memory" if s.cores_per_gpu >= 100 else f"{share} memory"
+        return f"{s.gpus} GPU x {numbers.cores(s.cores_per_gpu)}, {memory}"
+    return f"1 GPU, {numbers.mem_each(s.mem_per_gpu_mib)}, no core share"
+
+
+def _where(s: ShapeFit) -> str:
+    where = ", ".join(f"{n} ({c:,})" for n, c in s.nodes) or "nowhere"
+    if s.node_count > len(s.nodes):
+        where += f" and {s.node_count - len(s.nodes):,} more node(s)"
+    return where
+
+
+CAPACITY: TableSpec[ShapeFit] = TableSpec(
+    (
+        col.text("job", "name", lambda s: s.name),
+        col.text("shape", "", _shape),
+        col.exact("gpus"),
+        col.exact("cores_per_gpu"),
+        col.exact("mem_per_gpu_mib"),
+        col.count("placements", "placements", lambda s: s.placements),
+        col.wrapped("where (top nodes)", "", _where),
+        col.exact("nodes", lambda s: [{"node": n, "placements": c} for n, c in s.nodes]),
+        col.exact("node_count"),
+    ),
+    empty_reason=NO_DEVICE_SERIES,
+)
 
 
 # -- the vGPU monitor's measurements ----------------------------------------------------------

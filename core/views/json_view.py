@@ -15,7 +15,6 @@ from core.model import (
     ClusterOverview,
     Focus,
     ModelSummary,
-    ShapeFit,
     Summary,
 )
 from core.views import columns, focus_tables
@@ -88,21 +87,9 @@ def _cluster_known(summary: Summary) -> dict[str, Any]:
     return cluster
 
 
-def _shape(s: ShapeFit) -> dict[str, Any]:
-    return {
-        "name": s.name,
-        "gpus": s.gpus,
-        "cores_per_gpu": s.cores_per_gpu,
-        "mem_per_gpu_mib": s.mem_per_gpu_mib,
-        "placements": s.placements,
-        "nodes": [{"node": n, "placements": c} for n, c in s.nodes],
-        "node_count": s.node_count,
-    }
-
-
 def _model(m: ModelSummary) -> dict[str, Any]:
     record = columns.MODELS.records([m])[0]
-    record["capacity"] = [_shape(s) for s in m.capacity]
+    record["capacity"] = columns.CAPACITY.records(m.capacity)
     return record
 
 
@@ -164,7 +151,7 @@ def to_document(summary: Summary) -> dict[str, Any]:
         "workloads": columns.WORKLOADS.records(summary.workloads),
         "namespaces": columns.NAMESPACES.records(summary.namespaces),
         **_judgements(summary),
-        "capacity": [_shape(s) for s in summary.capacity],
+        "capacity": columns.CAPACITY.records(summary.capacity),
         "models": [_model(m) for m in summary.models],
         "largest_whole_job": {"gpus": largest.gpus, "nodes": largest.nodes, "model": largest.model},
         "runtime": _runtime(summary),

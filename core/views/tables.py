@@ -17,7 +17,6 @@ from core.model import (
     GpuSummary,
     NamespaceSummary,
     QuotaFigure,
-    ShapeFit,
     Summary,
 )
 from core.summary.workloads import is_core_resource, is_memory_resource
@@ -300,34 +299,8 @@ def real_usage_table(summary: Summary, top: int) -> Table | None:
     )
 
 
-def _shape(s: ShapeFit) -> str:
-    if s.mem_per_gpu_mib is None:
-        share = numbers.percent(s.cores_per_gpu)
-        memory = "whole memory" if s.cores_per_gpu >= 100 else f"{share} memory"
-        return f"{s.gpus} GPU x {numbers.cores(s.cores_per_gpu)}, {memory}"
-    return f"1 GPU, {numbers.mem_each(s.mem_per_gpu_mib)}, no core share"
-
-
-def _where(s: ShapeFit) -> str:
-    where = ", ".join(f"{n} ({c:,})" for n, c in s.nodes) or "nowhere"
-    if s.node_count > len(s.nodes):
-        where += f" and {s.node_count - len(s.nodes):,} more node(s)"
-    return where
-
-
-CAPACITY: TableSpec[ShapeFit] = TableSpec(
-    (
-        col.text("job", "name", lambda s: s.name),
-        col.text("shape", "shape", _shape),
-        col.count("placements", "placements", lambda s: s.placements),
-        col.wrapped("where (top nodes)", "nodes", _where),
-    ),
-    empty_reason="no GPU device series in the input",
-)
-
-
 def capacity_table(summary: Summary) -> Table:
-    return CAPACITY.table(
+    return columns.CAPACITY.table(
         "Capacity outlook, whole cluster (which job shapes fit now)", summary.capacity
     )
 
