@@ -197,6 +197,8 @@ def _option(option: ClusterOption) -> Option:
 
 
 def picker_message(reply: PickerReply) -> SlackMessage:
+    """The cluster picker: a cluster (and context) to choose, an optional namespace, real usage
+    where the registry allows it, and Confirm / Cancel; nothing is collected before Confirm."""
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=clip("Summarise a registered cluster",
                                                    HEADER_TEXT_MAX)))
@@ -204,73 +206,15 @@ def picker_message(reply: PickerReply) -> SlackMessage:
     if not reply.options:
         blocks.extend(_sections(reply.hint or "No clusters are registered for this channel."))
         return SlackMessage([b.to_dict() for b in blocks], "No clusters to pick from")
-    options = [_option(o) for o in reply.options[:MAX_OPTIONS]]
     chosen = next((o for o in reply.options if o.name == reply.cluster), None)
-    initial = next((o for o in options if chosen and o.value == chosen.name), None)
-    blocks.append(
-        SectionBlock(
-            block_id=PICKER_CLUSTER,
-            text=MarkdownTextObject(text="*Cluster*"),
-            accessory=StaticSelectElement(
-                action_id=PICKER_CLUSTER,
-                placeholder="Choose a cluster",
-                options=options,
-                initial_option=initial,
-            ),
-        )
-    )
-    if len(reply.options) > MAX_OPTIONS:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(
-            text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in this list; "
-            "use `/hami-summary clusters` and `/hami-summary <cluster>`.")]))
+    blocks.extend(_cluster_choice(reply, chosen))
     if chosen is not None and len(chosen.contexts) > 1:
-        context_options = [Option(value=c, text=clip(c, OPTION_TEXT_MAX))
-                           for c in chosen.contexts[:MAX_OPTIONS]]
-        blocks.append(
-            SectionBlock(
-                block_id=PICKER_CONTEXT,
-                text=MarkdownTextObject(text=f"*Context* of {chosen.name}"),
-                accessory=StaticSelectElement(
-                    action_id=PICKER_CONTEXT,
-                    placeholder="Choose a context",
-                    options=context_options,
-                    initial_option=next(
-                        (o for o in context_options if o.value == reply.context), None
-                    ),
-                ),
-            )
-        )
-    blocks.append(
-        InputBlock(
-            block_id=PICKER_NAMESPACE,
-            label="Namespace (optional)",
-            optional=True,
-            element=PlainTextInputElement(
-                action_id=PICKER_NAMESPACE,
-                placeholder="e.g. team-a",
-                initial_value=reply.namespace,
-                max_length=63,
-            ),
-        )
-    )
+        blocks.append(_context_choice(reply, chosen))
+    blocks.append(_namespace_input(reply))
     if chosen is not None and chosen.nvidia_smi_allowed:
         # Only where the registry allows nvidia-smi exec for the chosen cluster; its value
         # is read from the Confirm payload's state, like the namespace.
-        blocks.append(
-            InputBlock(
-                block_id=PICKER_USAGE,
-                label="Real usage",
-                optional=True,
-                element=CheckboxesElement(
-                    action_id=PICKER_USAGE,
-                    options=[Option(
-                        value=USAGE_OPTION_VALUE,
-                        label="Also run nvidia-smi in the pods (real usage)",
-                        description="Point-in-time utilisation and memory used per pod",
-                    )],
-                ),
-            )
-        )
+        blocks.append(_usage_input())
     blocks.append(
         ActionsBlock(
             block_id="picker_actions",
@@ -285,6 +229,78 @@ def picker_message(reply: PickerReply) -> SlackMessage:
         text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
              "allocation state, not live GPU utilisation.")]))
     return SlackMessage([b.to_dict() for b in blocks], "Pick a cluster to summarise")
+
+
+def _cluster_choice(reply: PickerReply, chosen: ClusterOption | None) -> list[Block]:
+    """The cluster menu (the first ``MAX_OPTIONS`` clusters, the chosen one selected) and, when
+    there are more, where the others are."""
+    options = [_option(o) for o in reply.options[:MAX_OPTIONS]]
+    initial = next((o for o in options if chosen and o.value == chosen.name), None)
+    blocks: list[Block] = [
+        SectionBlock(
+            block_id=PICKER_CLUSTER,
+            text=MarkdownTextObject(text="*Cluster*"),
+            accessory=StaticSelectElement(
+                action_id=PICKER_CLUSTER,
+                placeholder="Choose a cluster",
+                options=options,
+                initial_option=initial,
+            ),
+        )
+    ]
+    if len(reply.options) > MAX_OPTIONS:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(
+            text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in this list; "
+            "use `/hami-summary clusters` and `/hami-summary <cluster>`.")]))
+    return blocks
+
+
+def _context_choice(reply: PickerReply, chosen: ClusterOption) -> Block:
+    """The context menu of a cluster with several contexts."""
+    context_options = [Option(value=c, text=clip(c, OPTION_TEXT_MAX))
+                       for c in chosen.contexts[:MAX_OPTIONS]]
+    return SectionBlock(
+        block_id=PICKER_CONTEXT,
+        text=MarkdownTextObject(text=f"*Context* of {chosen.name}"),
+        accessory=StaticSelectElement(
+            action_id=PICKER_CONTEXT,
+            placeholder="Choose a context",
+            options=context_options,
+            initial_option=next(
+                (o for o in context_options if o.value == reply.context), None
+            ),
+        ),
+    )
+
+
+def _namespace_input(reply: PickerReply) -> Block:
+    return InputBlock(
+        block_id=PICKER_NAMESPACE,
+        label="Namespace (optional)",
+        optional=True,
+        element=PlainTextInputElement(
+            action_id=PICKER_NAMESPACE,
+            placeholder="e.g. team-a",
+            initial_value=reply.namespace,
+            max_length=63,
+        ),
+    )
+
+
+def _usage_input() -> Block:
+    return InputBlock(
+        block_id=PICKER_USAGE,
+        label="Real usage",
+        optional=True,
+        element=CheckboxesElement(
+            action_id=PICKER_USAGE,
+            options=[Option(
+                value=USAGE_OPTION_VALUE,
+                label="Also run nvidia-smi in the pods (real usage)",
+                description="Point-in-time utilisation and memory used per pod",
+            )],
+        ),
+    )
 
 
 def clusters_message(reply: ClustersReply) -> SlackMessage:
