@@ -157,7 +157,7 @@ _CURRENT: Final[dict[str, _Family]] = {
 }
 
 # Legacy twins (``--legacy-metrics=true``); the quota limit has none, and the memory
-# percentage has no ``devicetype`` label (reference 2.1).
+# percentage has no ``devicetype`` label (as HAMi v2.10 prints them).
 _LEGACY: Final[dict[str, _Family]] = {
     "mem_limit": _family("GPUDeviceMemoryLimit", _HELP_MEM_LIMIT, *_DEVICE_LABELS_LEGACY),
     "core_limit": _family(
@@ -240,7 +240,7 @@ def render_exposition(
             "uuid": d.uuid,
             "index": str(d.index),
             "type": d.device_type,
-            # v2.10 prints Totalcore in device_cores (<= v2.9 printed Usedcores, reference 2.9).
+            # v2.10 prints Totalcore in device_cores (v2.9 and older printed Usedcores there).
             "core_limit": str(d.core_limit),
             "mem_limit": str(d.mem_limit_mib),
             "zone": "vGPU",
@@ -281,7 +281,8 @@ def render_exposition(
         if lines:
             blocks[name] = lines
         if "quota_limit" in fam:
-            # Emitted only where LimitSet is true (reference 2.6); absent families print nothing.
+            # HAMi emits a quota limit only where one is set (LimitSet); absent families print
+            # nothing.
             limited = ((v, float(q.limit)) for v, q in quota_rows if q.limit is not None)
             name, lines = _series(fam["quota_limit"], limited)
             if lines:
@@ -324,7 +325,7 @@ def _device_families(
     yield _series(fam["mem_alloc"], ((v, float(t.mem_mib * MIB_BYTES)) for v, _, t in device_rows))
     yield _series(fam["shared"], ((v, float(t.shared_count)) for v, _, t in device_rows))
     yield _series(fam["core_alloc"], ((v, float(t.cores)) for v, _, t in device_rows))
-    # The overview's value is the allocated memory in bytes, its limit label MiB (reference 2.1).
+    # The overview's value is the allocated memory in bytes, its limit label in MiB (HAMi v2.10).
     yield _series(fam["overview"], ((v, float(t.mem_mib * MIB_BYTES)) for v, _, t in device_rows))
     # Usedmem / Totalmem as a 0-1 fraction; omitted when Totalmem <= 0.
     yield _series(
