@@ -10,7 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -89,3 +90,37 @@ def test_select_names_only_shown_columns() -> None:
     assert narrow.csv_header() == ()
     with pytest.raises(ValueError, match="no column free_cores"):
         columns.GPUS.select("GPU", "free_cores")
+
+
+@dataclass(frozen=True)
+class _Slot:
+    name: str
+    share: float | None
+    tags: tuple[str, ...]
+
+
+class _Pair(NamedTuple):
+    name: str
+    share: float | None
+    tags: tuple[str, ...]
+
+
+@pytest.mark.parametrize("row_type", [_Slot, _Pair])
+def test_exact_values_are_the_same_however_rows_are_read(row_type: type) -> None:
+    """Rows of fields only are read without a call per column (unpacked when they are named
+    tuples); their records and CSV rows are those of the column definitions all the same."""
+    spec: TableSpec[Any] = TableSpec(
+        (
+            col.text("name", "name"),
+            col.percent("share", "share_percent", value=col.Field("share")),
+            col.exact("tags", col.Field("tags", list), csv=col.Field("tags", " ".join)),
+            col.exact("first_tag", col.Field("tags", lambda t: t[0] if t else None)),
+        )
+    )
+    rows = [row_type("a", 12.345678, ("x", "y")), row_type("b", None, ())]
+    assert spec.records(rows) == [
+        {"name": "a", "share_percent": 12.3457, "tags": ["x", "y"], "first_tag": "x"},
+        {"name": "b", "share_percent": None, "tags": [], "first_tag": None},
+    ]
+    assert spec.csv_rows(rows) == [("a", 12.3457, "x y", "x"), ("b", None, "", None)]
+    assert spec.records([]) == [] and spec.csv_rows(iter(rows)) == spec.csv_rows(rows)
