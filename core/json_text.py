@@ -20,22 +20,30 @@ import orjson
 # orjson's spellings of the floats it writes differently: "0.00001" (Python: "1e-05") and a
 # one-digit exponent, "1e-6" (Python: "1e-06"), which ends a number, so a delimiter follows (a
 # UUID's "7e-6" does not). A string holding one of them only costs the slower encoder.
-_FIXED_SMALL_FLOAT = re.compile(r"0\.0000[1-9]")
-_SHORT_NEGATIVE_EXPONENT = re.compile(r"e-[6-9](?=[,\]}\n]|\Z)")
+_FIXED_SMALL_FLOAT = re.compile(rb"0\.0000[1-9]")
+_SHORT_NEGATIVE_EXPONENT = re.compile(rb"e-[6-9](?=[,\]}\n]|\Z)")
 # Types orjson would write but the standard library refuses: leave them to raise there.
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 def dumps(document: object, *, pretty: bool = False) -> str:
     """``document`` as strict JSON: one compact line, or indented by two if ``pretty``."""
+    text = dumps_utf8(document, pretty=pretty)
+    return text.decode() if isinstance(text, bytes) else text
+
+
+def dumps_utf8(document: object, *, pretty: bool = False) -> bytes | str:
+    """The text of ``dumps``: as orjson's UTF-8 bytes when orjson wrote it (a large document
+    is then never decoded only to be encoded again for output), else as the standard library's
+    string (which may hold what UTF-8 cannot encode, e.g. a lone surrogate)."""
     option = _STRICT | orjson.OPT_INDENT_2 if pretty else _STRICT
     try:
-        text = orjson.dumps(document, option=option).decode()
+        data = orjson.dumps(document, option=option)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return _standard_dumps(document, pretty)
-    if _FIXED_SMALL_FLOAT.search(text) or _SHORT_NEGATIVE_EXPONENT.search(text):
+    if _FIXED_SMALL_FLOAT.search(data) or _SHORT_NEGATIVE_EXPONENT.search(data):
         return _standard_dumps(document, pretty)
-    return text
+    return data
 
 
 def _standard_dumps(document: object, pretty: bool) -> str:

@@ -1,4 +1,4 @@
-"""The immutable result of a summary: every number of SPEC.md, computed once.
+"""The immutable result of a summary: every figure of a report, computed once.
 
 Views (text, Markdown, JSON, CSV, Block Kit, chart) only format these objects; they never
 recompute a number. The per-row types (GPUs, nodes, workloads) are NamedTuples rather than frozen

@@ -1,8 +1,9 @@
 """From parsed samples to typed readings: devices, pod allocations, quotas and runtime values.
 
-Identity rules (SPEC.md section 3): devices by (node, device UUID); pods by (namespace, pod); an
-allocation by (namespace, pod, container index, device UUID). Labels that do not identify are
-ignored, in particular ``device_cores``, whose meaning changed in HAMi v2.10 (reference 2.9).
+Identity: a device is (node, device UUID); a pod is (namespace, pod); an allocation is
+(namespace, pod, container index, device UUID). Labels that do not identify are ignored, in
+particular ``device_cores``, which HAMi up to v2.9 filled with the cores in use and v2.10 with
+the device's total cores.
 
 When an input holds both the current and the legacy surface (``--legacy-metrics=true``), every
 value appears twice; the current reading wins and the legacy one only fills what is missing, so
@@ -129,8 +130,6 @@ class MetricsReadings:
     foreign_families: tuple[str, ...]
     hami_version: str | None
     has_allocation_families: bool
-    has_workload_series: bool
-    legacy_device_cores_versions: bool = False
     mig_instances: int = 0
     # (node, UUID) pairs that more than one device index of that node reported.
     repeated_device_uuids: tuple[DeviceKey, ...] = ()
@@ -275,7 +274,7 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
         setattr(dev, attr, value)
         in_order.append(dev)
         if memlimit and dev.overview_mem_limit_mib is None:
-            # The overview's device_memory_limit label is MiB as a decimal string (ref. 2.1).
+            # The overview's device_memory_limit label is MiB as a decimal string.
             dev.overview_mem_limit_mib = _label_number(memlimit)
         if shared and dev.overview_shared_count is None:
             dev.overview_shared_count = _label_number(shared)
@@ -367,69 +366,31 @@ _NOT_SUMMED_ROLES = frozenset(
 )
 
 
-def read_samples(samples: Iterable[_SampleLike]) -> MetricsReadings:
-    """Sort parsed samples into typed readings. Unknown families are counted, never fatal."""
-    return read_family_rows(rows_from_samples(samples))
-
-
 def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
+    """Sort the rows of each family into typed readings. Unknown families are counted, never
+    fatal; values no exporter writes are left out and reported as input problems."""
     surfaces = {"current": SurfaceReadings(), "legacy": SurfaceReadings()}
-    surfaces_seen: set[str] = set()
-    components: set[str] = set()
-    hami_version: str | None = None
-    has_allocation = False
-    mig_instances = 0
+    seen = _Seen()
     problems: list[InputProblem] = []
     unique_columns: UniqueColumns = {}
     # Legacy first, current last: nothing depends on the order, the merge below decides.
     for name, (all_fields, all_values) in family_rows.rows.items():
         spec = FAMILIES[name]
-        usable_fields, usable_values, found = screen_family(
-            name, all_fields, all_values, unique_columns
-        )
+        fields, values, found = screen_family(name, all_fields, all_values, unique_columns)
         problems.extend(found)
-        rows = (usable_fields, usable_values)
-        if not usable_values:
+        if not values:
             continue
         if spec.component == "build":
-            hami_version = hami_version or rows[0][0][0] or None
+            seen.hami_version = seen.hami_version or fields[0][0] or None
             continue
-        components.add(spec.component)
-        surfaces_seen.add(spec.surface)
-        role = spec.role
-        if role in SCHEDULER_ALLOCATION_ROLES:
-            has_allocation = True
-        surface = surfaces[spec.surface]
-        if role in _DEVICE_ATTRS:
-            _devices(surface, rows, _DEVICE_ATTRS[role])
-        elif role in _ALLOCATION_ATTRS:
-            _allocations(surface, rows, _ALLOCATION_ATTRS[role])
-        elif role in ("quota_used", "quota_limit"):
-            if role == "quota_limit":
-                surface.quota_limit_family_seen = True
-            _quotas(surface, rows, role)
-        elif role in _HOST_ATTRS:
-            _hosts(surface, rows, _HOST_ATTRS[role])
-        elif role == "host_memctl_utilization":
-            # This family has no node label (HAMi #2616): joined on device UUID below.
-            for fields, value in zip(*rows, strict=True):
-                surface.memctl_by_uuid[fields[1]] = value
-        elif role in _CONTAINER_ATTRS:
-            _containers(surface, rows, _CONTAINER_ATTRS[role])
-        elif role == "container_mem_desc_bytes":
-            # Same number as hami_vgpu_memory_used_bytes (reference 3.1): only fills a gap.
-            for fields, value in zip(*rows, strict=True):
-                key = _container_key(fields)
-                row = surface.containers.get(key)
-                if row is None:
-                    row = surface.containers[key] = ContainerRuntimeReading(*key)
-                if row.mem_used_bytes is None:
-                    row.mem_used_bytes = value
-        elif role == "mig_instance":
-            mig_instances += len(rows[1])
-        elif role not in _NOT_SUMMED_ROLES:
-            raise AssertionError(f"family {name} has no reader for role {role}")
-
+        seen.components.add(spec.component)
+        seen.surfaces.add(spec.surface)
+        if spec.role in SCHEDULER_ALLOCATION_ROLES:
+            seen.allocation_families = True
+        if spec.role == "mig_instance":
+            seen.mig_instances += len(values)
+        else:
+            _read_role(surfaces[spec.surface], name, spec.role, (fields, values))
     cur, leg = surfaces["current"], surfaces["legacy"]
     for surface in (cur, leg):
         for host in surface.host_gpus.values():
@@ -443,18 +404,66 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         host_gpus=_merge(cur.host_gpus, leg.host_gpus, _HOST_FIELDS),
         containers=_merge(cur.containers, leg.containers, _CONTAINER_FIELDS),
         quota_limit_family_seen=cur.quota_limit_family_seen,
-        surfaces_seen=frozenset(surfaces_seen),
-        components=frozenset(components),
+        surfaces_seen=frozenset(seen.surfaces),
+        components=frozenset(seen.components),
         family_counts=dict(family_rows.counts),
         ignored_series=sum(family_rows.counts.get(name, 0) for name in foreign),
         foreign_families=foreign,
-        hami_version=hami_version,
-        has_allocation_families=has_allocation,
-        has_workload_series=bool(cur.allocations or leg.allocations),
-        mig_instances=mig_instances,
+        hami_version=seen.hami_version,
+        has_allocation_families=seen.allocation_families,
+        mig_instances=seen.mig_instances,
         repeated_device_uuids=tuple({**cur.repeated_uuids, **leg.repeated_uuids}),
         problems=tuple(problems),
     )
+
+
+class _Seen:
+    """What the families of an input show beside their readings."""
+
+    __slots__ = ("allocation_families", "components", "hami_version", "mig_instances", "surfaces")
+
+    def __init__(self) -> None:
+        self.surfaces: set[str] = set()
+        self.components: set[str] = set()
+        self.hami_version: str | None = None
+        self.allocation_families = False
+        self.mig_instances = 0
+
+
+def _read_role(surface: SurfaceReadings, name: str, role: str, rows: Columns) -> None:
+    """Put the usable rows of the family ``name`` into the readings its role fills."""
+    if role in _DEVICE_ATTRS:
+        _devices(surface, rows, _DEVICE_ATTRS[role])
+    elif role in _ALLOCATION_ATTRS:
+        _allocations(surface, rows, _ALLOCATION_ATTRS[role])
+    elif role in ("quota_used", "quota_limit"):
+        if role == "quota_limit":
+            surface.quota_limit_family_seen = True
+        _quotas(surface, rows, role)
+    elif role in _HOST_ATTRS:
+        _hosts(surface, rows, _HOST_ATTRS[role])
+    elif role == "host_memctl_utilization":
+        # The family has no node label (HAMi #2616): it is joined to hosts by device UUID.
+        for fields, value in zip(*rows, strict=True):
+            surface.memctl_by_uuid[fields[1]] = value
+    elif role in _CONTAINER_ATTRS:
+        _containers(surface, rows, _CONTAINER_ATTRS[role])
+    elif role == "container_mem_desc_bytes":
+        _container_memory_gaps(surface, rows)
+    elif role not in _NOT_SUMMED_ROLES:
+        raise AssertionError(f"family {name} has no reader for role {role}")
+
+
+def _container_memory_gaps(surface: SurfaceReadings, rows: Columns) -> None:
+    """The device memory descriptor holds the same number as hami_vgpu_memory_used_bytes: it
+    only fills a container's used memory where that family is missing."""
+    for fields, value in zip(*rows, strict=True):
+        key = _container_key(fields)
+        row = surface.containers.get(key)
+        if row is None:
+            row = surface.containers[key] = ContainerRuntimeReading(*key)
+        if row.mem_used_bytes is None:
+            row.mem_used_bytes = value
 
 
 def _fill(target: object, source: object, names: Iterable[str]) -> None:

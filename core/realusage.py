@@ -1,4 +1,4 @@
-"""Real GPU usage from ``nvidia-smi`` run inside pods (SPEC.md section 11).
+"""Real GPU usage from ``nvidia-smi`` run inside pods, judged against what HAMi allocated.
 
 Pure: text in, values out. Pod output is untrusted: it is read only up to ``MAX_OUTPUT_CHARS``,
 lines longer than ``MAX_LINE_CHARS`` are refused unread, and the only regular expressions here are
@@ -505,7 +505,7 @@ def _instance_reading(gpu_index: int, instance: _GpuInstance) -> GpuReading:
     return GpuReading(gpu_index, None, None, used, total, f"MIG GI {instance.gi} CI {cis}")
 
 
-# --- assessment (SPEC.md section 11) ----------------------------------------------------------
+# --- assessment --------------------------------------------------------------------------------
 
 
 def assess_real_usage(
@@ -517,7 +517,7 @@ def assess_real_usage(
 
     ``allocated_mem_mib`` maps (namespace, pod) to the MiB HAMi allocated to that pod over all its
     devices. Utilisation is the mean over the GPUs the pod sees; memory used is their sum.
-    Memory efficiency = used / allocated x 100. Classes (SPEC.md 11): **idle** when utilisation is
+    Memory efficiency = used / allocated x 100. Classes: **idle** when utilisation is
     below ``idle_utilization_percent`` and memory used below ``idle_mem_percent`` of the allocation
     (checked first); otherwise by memory efficiency: **high** at or above
     ``high_utilization_percent``, **normal** from ``normal_utilization_percent``, else

@@ -1,4 +1,4 @@
-"""Every threshold of SPEC.md in one typed object, with the documented defaults.
+"""Every threshold of a summary in one typed object, with the documented defaults.
 
 Operators override them in configuration; tests use the defaults.
 """
@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    # SPEC 5: a dimension at or above this share of its limit is saturated / "full".
+    # A GPU dimension at or above this share of its limit is saturated; a GPU with all its
+    # cores allocated and its memory saturated is "full".
     saturation_percent: float = 99.0
     # Namespace classes. Size: a dominant tenant holds at least this share of the allocated
     # cores and of the allocated memory; otherwise its footprint (the largest of its shares of
@@ -25,15 +26,18 @@ class Thresholds:
     shape_majority_percent: float = 80.0
     # Quota use at or above this share of a limit is marked, and listed before the others.
     near_quota_percent: float = 90.0
-    # SPEC 9: concentrated when half of allocated cores sit on at most this share of GPUs.
+    # Distribution: concentrated when half of the allocated cores sit on at most this share of
+    # the GPUs; fragmented when at least this many GPUs are partly allocated and hold at least
+    # this share of the free cores.
     concentrated_gpu_percent: float = 20.0
     fragmented_min_partial_gpus: int = 2
     fragmented_free_on_partial_percent: float = 50.0
-    # SPEC 10: tolerances of the consistency checks.
+    # Tolerances of the consistency checks: differences up to these are rounding, not faults.
     check_cores: float = 1.0
     check_mem_mib: float = 1.0
     check_ratio: float = 0.01
-    # SPEC 11: real-usage classes.
+    # Real-usage classes: idle below both idle figures; else by memory efficiency, high from
+    # the high figure, normal from the normal one, low / over-allocated below.
     idle_utilization_percent: float = 5.0
     idle_mem_percent: float = 10.0
     high_utilization_percent: float = 80.0

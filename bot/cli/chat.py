@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
-from bot.conversation.admin import PLAIN_MARKUP, AdminAccess, admin_text
-from bot.conversation.fleet import fleet_line_text
+from bot.conversation.admin import AdminAccess, admin_text
+from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import given_text
+from bot.conversation.intents import Ack, CommandIntent
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
     AdminReply,
@@ -49,6 +50,7 @@ from bot.conversation.replies import (
     internal_error_reply,
     new_error_id,
 )
+from bot.conversation.rich import Rich, plain
 from bot.conversation.service import Conversation, GivenFile
 from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
@@ -77,9 +79,6 @@ CHAT_HINTS = Hints(
     fit="type fit 4xH100",
 )
 EXAMPLE_RESOURCE = "example-scheduler.prom"
-
-_MRKDWN_BOLD = re.compile(r"(?<![\w*])\*([^*\n]++)\*(?![\w*])")
-
 
 DESCRIPTION = """\
 The Slack bot's conversation in this terminal, one thread, no Slack needed. Type:
@@ -117,11 +116,6 @@ def register(subparsers: Any) -> None:
         help="folder for charts and files (default: a new temporary folder)",
     )
     parser.set_defaults(run=run)
-
-
-def plain(text: str) -> str:
-    """Slack mrkdwn made readable in a terminal (``*bold*`` -> ``bold``)."""
-    return _MRKDWN_BOLD.sub(r"\1", text)
 
 
 class ChatSession:
@@ -199,7 +193,7 @@ class ChatSession:
             self.say("Registered clusters:")
             self._options(reply.options)
         elif isinstance(reply, AdminReply):
-            self.say(admin_text(reply.report, PLAIN_MARKUP, check_hint="type admin check"))
+            self.say(plain(admin_text(reply.report, check_hint="type admin check")))
         elif isinstance(reply, FleetReply):
             self._fleet(reply)
         elif isinstance(reply, MessageReply):
@@ -214,7 +208,7 @@ class ChatSession:
             return
         self.say(f"Fleet: {len(reply.lines):,} registered cluster(s), collected in parallel:")
         for line in reply.lines:
-            self.say(f"  - {fleet_line_text(line, reply.wait_seconds, str)}")
+            self.say(f"  - {plain(Rich.of(fleet_line(line, reply.wait_seconds)))}")
 
     # -- input -----------------------------------------------------------------------------
 
@@ -243,11 +237,15 @@ class ChatSession:
         )
 
     def command(self, text: str) -> None:
-        self._answer(
-            "a command",
-            # The terminal is one thread: a cluster summary is what later follow-ups ask about.
-            lambda: self.conversation.command(text, user=None, channel=CHANNEL, thread_ts=THREAD),
-        )
+        """The slash command in its two phases, one after the other: what is said at once,
+        then what the plan brings. The terminal is one thread: a cluster summary is what later
+        follow-ups ask about."""
+        intent = CommandIntent(text, user=None, channel=CHANNEL, thread_ts=THREAD)
+        decision: list[Ack] = []
+        self._answer("a command", lambda: _acknowledged(decision, self.conversation.handle(intent)))
+        plan = decision[0].plan if decision else None
+        if plan is not None:
+            self._answer("a command", lambda: self.conversation.run(plan))
 
     def run(self, lines: Iterable[str], prompt: bool) -> None:
         """Handle ``lines`` until they end or the person quits."""
@@ -282,6 +280,12 @@ class ChatSession:
             else:
                 self.message(stripped)
         flush_paste()
+
+
+def _acknowledged(kept: list[Ack], decision: Ack) -> Reply | None:
+    """Keep ``decision`` for its plan; show its reply."""
+    kept.append(decision)
+    return decision.reply
 
 
 def _prompted(lines: Iterable[str], prompt: bool, in_paste: Any) -> Iterable[str]:

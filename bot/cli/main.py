@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -134,8 +134,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (default: this process's command line).
+
+    Without ``argv`` this is the whole process (the console script, ``python -m``): a command
+    that has written all its output may then end the process itself rather than return, which
+    spares freeing what it built (``args.end_process``). Callers passing ``argv`` always get the
+    exit code back.
+    """
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.end_process = argv is None
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     # Every command's logs, not only serve's JSON lines, go through the credential redaction.
     _redact_handlers()
@@ -145,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception:
-        error_id = uuid.uuid4().hex[:8]
+        error_id = os.urandom(4).hex()
         # The traceback is for developers: shown with --log-level DEBUG, never by default.
         log.error(
             "internal error %s in %s",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import zlib
 from datetime import UTC, datetime
@@ -132,6 +133,20 @@ def format_summary(
     pretty: bool = False,
 ) -> str:
     """``summary`` in ``fmt``; JSON formats are compact unless ``pretty``."""
+    output = _formatted(summary, fmt, csv_table, top, pretty=pretty)
+    return output if isinstance(output, str) else output.decode() + "\n"
+
+
+def _formatted(
+    summary: Summary,
+    fmt: str,
+    csv_table: str | None,
+    top: int | None,
+    *,
+    pretty: bool,
+) -> str | bytes:
+    """The output of ``format_summary``; ``--format json`` as UTF-8 bytes without the final
+    newline when orjson wrote it (see ``write_output``)."""
     if fmt == "blocks":
         from bot.conversation.replies import SummaryRef, SummaryReply
         from bot.slack.messages import slack_message
@@ -141,12 +156,30 @@ def format_summary(
         posted = slack_message(SummaryReply(summary, SummaryRef(), None))
         return json_view.dumps({"text": posted.text, "blocks": posted.blocks}, pretty=pretty)
     if fmt == "json":
-        return json_view.render(summary, pretty=pretty)
+        json_text = json_view.render_utf8(summary, pretty=pretty)
+        return json_text if isinstance(json_text, bytes) else json_text + "\n"
     if fmt == "csv" and csv_table is not None:
         from core.views.csv_view import table_csv
 
         return table_csv(summary, csv_table)
     return render(summary, fmt, top=top)
+
+
+def write_output(output: str | bytes) -> None:
+    """Text through ``sys.stdout``; UTF-8 bytes (a JSON document, newline still to come) straight
+    to its buffer when the stream writes UTF-8 anyway, which spares decoding and re-encoding
+    some megabytes. Either way the same bytes arrive."""
+    if isinstance(output, str):
+        sys.stdout.write(output)
+        return
+    buffer = getattr(sys.stdout, "buffer", None)
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    if buffer is None or encoding not in ("utf8", "utf_8"):
+        sys.stdout.write(output.decode() + "\n")
+        return
+    sys.stdout.flush()  # what was written as text goes first
+    buffer.write(output)
+    buffer.write(b"\n")
 
 
 def write_chart(summary: Summary, path: Path) -> None:
@@ -181,8 +214,8 @@ def _summarize(args: argparse.Namespace) -> int:
         summary = summarize_text(
             text, source, namespace=args.namespace, node=args.node, settings=settings
         )
-        sys.stdout.write(
-            format_summary(
+        write_output(
+            _formatted(
                 summary,
                 args.format,
                 args.csv_table,
@@ -200,7 +233,23 @@ def _summarize(args: argparse.Namespace) -> int:
         # JSON and CSV readers may never look at the notes: the warning goes to stderr too.
         warning = input_problems_note(summary.input.problems)
         print(f"hami-summary summarize{_where(args)}: warning: {warning}", file=sys.stderr)
+    if getattr(args, "end_process", False):
+        # The whole output is written: freeing the text and the summary object by object, then
+        # tearing the interpreter down, would only cost time.
+        end_process_when_flushed(0)
     return 0
+
+
+def end_process_when_flushed(code: int) -> None:
+    """End the process with ``code`` at once, without the interpreter's teardown, once the
+    standard streams are flushed. When a flush fails (the reader went away), return: the
+    interpreter's own exit then reports the unwritten output as it always has."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        return
+    os._exit(code)
 
 
 def _where(args: argparse.Namespace) -> str:

@@ -3,7 +3,7 @@
 Shown to the Slack users listed in ``HAMI_SUMMARY_ADMINS`` (ephemerally) and to the local
 operator in ``hami-summary chat``. The discovery is ``bot.clusters.discovery``, the same as
 ``hami-summary clusters``; this module decides who may see it and lays it out, once, for both
-surfaces (``Markup`` says how to write bold text, code and Slack ids on each).
+surfaces (as ``bot.conversation.rich`` spans that each writes its own way).
 
 Credentials never appear: discovery tells only which *kind* of credential a kubeconfig user has,
 and URLs are shown without user-info or secret query values (``display_url``).
@@ -11,7 +11,7 @@ and URLs are shown without user-info or secret query values (``display_url``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from bot.clusters.errors import KubeconfigError
 from bot.clusters.kubeconfig_file import ContextInfo
 from bot.clusters.registry import EVERYONE, ClusterEntry, ClusterRegistry, empty_registry
 from bot.clusters.url_display import display_url
+from bot.conversation.rich import Alarm, Code, Line, Mention, MentionKind, Rich, Span, Strong, plain
 
 ADMINS_SETTING = "HAMI_SUMMARY_ADMINS"
 CHECK_TIMEOUT_SECONDS = 5.0
@@ -93,78 +94,80 @@ class AdminAccess:
 
 
 # -- layout ----------------------------------------------------------------------------------
+# The report is laid out once, as lines of spans (``bot.conversation.rich``): names from files
+# are ``Code``, allowed Slack ids ``Mention``, problems marked with ``Alarm``; each surface
+# writes them its own way.
+
+WARN = Alarm()
 
 
-@dataclass(frozen=True, slots=True)
-class Markup:
-    """How one surface writes emphasis, code and Slack ids."""
-
-    bold: Callable[[str], str]
-    code: Callable[[str], str]
-    user: Callable[[str], str]
-    channel: Callable[[str], str]
-    group: Callable[[str], str]
-    text: Callable[[str], str]  # free text from files (names, messages)
-    warning: str
-
-
-PLAIN_MARKUP = Markup(
-    bold=str,
-    code=str,
-    user=str,
-    channel=str,
-    group=str,
-    text=str,
-    warning="PROBLEM:",
-)
-
-
-def _context_line(m: Markup, discovered: DiscoveredKubeconfig, ctx: ContextInfo) -> str:
-    cluster = f"cluster {m.code(ctx.cluster or '?')}"
+def _context_line(discovered: DiscoveredKubeconfig, ctx: ContextInfo) -> tuple[Span, ...]:
+    cluster: list[Span] = ["cluster ", Code(ctx.cluster or "?")]
     if ctx.server:
-        cluster += f" ({m.text(display_url(ctx.server))})"
-    user = f"user {m.code(ctx.user or '?')}" + (f" ({m.text(ctx.auth_kind)})"
-                                                 if ctx.auth_kind else "")
-    namespace = f", namespace {m.code(ctx.namespace)}" if ctx.namespace else ""
+        cluster.append(f" ({display_url(ctx.server)})")
+    user: list[Span] = ["user ", Code(ctx.user or "?")]
+    if ctx.auth_kind:
+        user.append(f" ({ctx.auth_kind})")
+    namespace: list[Span] = [", namespace ", Code(ctx.namespace)] if ctx.namespace else []
+    status: list[Span]
     if ctx.problems:
-        status = f"{m.warning} " + m.text("; ".join(ctx.problems))
+        status = [WARN, " " + "; ".join(ctx.problems)]
     else:
         check = discovered.check(ctx.name)
         if check is None:
-            status = "valid (resolves; credentials present)"
+            status = ["valid (resolves; credentials present)"]
         elif check.ok:
-            status = "ok, " + m.text(check.message)
+            status = ["ok, " + check.message]
         else:
-            status = f"{m.warning} " + m.text(check.message)
-    return f"    ◦ {m.code(ctx.name)}: {cluster}, {user}{namespace} — {status}"
+            status = [WARN, " " + check.message]
+    return ("    ◦ ", Code(ctx.name), ": ", *cluster, ", ", *user, *namespace, " — ", *status)
 
 
-def _kubeconfig_lines(m: Markup, report: AdminReport, check_hint: str) -> list[str]:
-    where = f"{m.code(str(report.directory))} (folder from {report.directory_from})"
+def _kubeconfig_file_lines(discovered: DiscoveredKubeconfig) -> list[Line]:
+    info = discovered.info
+    current: tuple[Span, ...] = (
+        (" — current context ", Code(info.current_context)) if info.current_context else ()
+    )
+    lines: list[Line] = [("• ", Code(info.path.name), *current)]
+    lines.extend(("    ", WARN, f" {problem}") for problem in info.problems)
+    lines.extend(_context_line(discovered, ctx) for ctx in info.contexts)
+    lines.append(
+        ("    clusters: ", *_names(info.clusters), " · users: ", *_names(info.users))
+    )
+    return lines
+
+
+def _names(names: Sequence[str]) -> tuple[Span, ...]:
+    """``a, b, c`` as code, or none."""
+    if not names:
+        return ("none",)
+    spans: list[Span] = []
+    for name in names:
+        spans += [", ", Code(name)] if spans else [Code(name)]
+    return tuple(spans)
+
+
+def _kubeconfig_lines(report: AdminReport, check_hint: str) -> list[Line]:
+    where: tuple[Span, ...] = (
+        Code(str(report.directory)), f" (folder from {report.directory_from})"
+    )
+    title = Strong("Kubeconfig files")
     if report.discovery is None:
         return [
-            f"{m.bold('Kubeconfig files')} in {where}: none read.",
-            f"{m.warning} {m.text(report.discovery_problem or '')}",
+            (title, " in ", *where, ": none read."),
+            (WARN, f" {report.discovery_problem or ''}"),
         ]
     discovery = report.discovery
-    lines = [
-        f"{m.bold('Kubeconfig files')} in {where}: {len(discovery.kubeconfigs)} found"
+    lines: list[Line] = [(
+        title, " in ", *where, f": {len(discovery.kubeconfigs)} found"
         + (f", {len(discovery.skipped)} skipped" if discovery.skipped else "")
         + ". Nothing is scraped from them until a file and context are registered and asked for."
-    ]
+    )]
     for discovered in discovery.kubeconfigs:
-        info = discovered.info
-        current = (f" — current context {m.code(info.current_context)}"
-                   if info.current_context else "")
-        lines.append(f"• {m.code(info.path.name)}{current}")
-        lines.extend(f"    {m.warning} {m.text(problem)}" for problem in info.problems)
-        lines.extend(_context_line(m, discovered, ctx) for ctx in info.contexts)
-        clusters = ", ".join(m.code(name) for name in info.clusters) or "none"
-        users = ", ".join(m.code(name) for name in info.users) or "none"
-        lines.append(f"    clusters: {clusters} · users: {users}")
+        lines.extend(_kubeconfig_file_lines(discovered))
     if discovery.skipped:
-        lines.append(m.bold("Skipped") + " (not kubeconfigs):")
-        lines.extend(f"• {m.code(s.path.name)}: {m.text(s.reason)}" for s in discovery.skipped)
+        lines.append((Strong("Skipped"), " (not kubeconfigs):"))
+        lines.extend(("• ", Code(s.path.name), f": {s.reason}") for s in discovery.skipped)
     if not report.checked and any(d.info.contexts for d in discovery.kubeconfigs):
         lines.append(
             "Each context was checked offline. To also ask each API server with the context's "
@@ -173,75 +176,90 @@ def _kubeconfig_lines(m: Markup, report: AdminReport, check_hint: str) -> list[s
     return lines
 
 
-def _access(m: Markup, entry: ClusterEntry) -> str:
-    kinds = (
-        ("channels", entry.allowed_channels, m.channel),
-        ("users", entry.allowed_users, m.user),
-        ("user groups", entry.allowed_user_groups, m.group),
+def _access(entry: ClusterEntry) -> tuple[Span, ...]:
+    kinds: tuple[tuple[str, Collection[str], MentionKind], ...] = (
+        ("channels", entry.allowed_channels, "channel"),
+        ("users", entry.allowed_users, "user"),
+        ("user groups", entry.allowed_user_groups, "group"),
     )
-    parts = []
-    for what, ids, show in kinds:
+    parts: list[Span] = []
+    for what, ids, kind in kinds:
         if not ids:
             continue
+        parts.append("; " if parts else "")
         if EVERYONE in ids:
             parts.append(f"every one of the {what}")
-        else:
-            parts.append(f"{what} " + ", ".join(show(i) for i in sorted(ids)))
+            continue
+        parts.append(f"{what} ")
+        for number, one in enumerate(sorted(ids)):
+            parts += [", ", Mention(kind, one)] if number else [Mention(kind, one)]
     if not parts:
         return (
             "nobody yet (add allowed_channels, allowed_users or allowed_user_groups"
-            + (f" at {m.text(entry.defined_at)}" if entry.defined_at else "")
-            + ")"
+            + (f" at {entry.defined_at}" if entry.defined_at else "")
+            + ")",
         )
-    return "; ".join(parts)
+    return tuple(parts)
 
 
-def _cluster_lines(m: Markup, report: AdminReport) -> list[str]:
+def _cluster_line(entry: ClusterEntry) -> tuple[Span, ...]:
+    shown = f" ({entry.display_name})" if entry.display_name != entry.name else ""
+    flags = (
+        f"runtime {'allowed' if entry.runtime_allowed else 'off'} · nvidia-smi "
+        f"{'allowed' if entry.nvidia_smi_allowed else 'off'} · cache "
+        f"{entry.cache_ttl_seconds:g} s"
+    )
+    namespace: tuple[Span, ...] = (
+        (" · HAMi namespace ", Code(entry.hami_namespace)) if entry.hami_namespace else ()
+    )
+    return ("• ", Strong(entry.name), f"{shown}: {entry.describe_source()}", *namespace,
+            f" · {flags}")
+
+
+def _cluster_lines(report: AdminReport) -> list[Line]:
+    title = Strong("Registered clusters")
     if report.registry_file is None and not report.clusters:
-        return [
-            f"{m.bold('Registered clusters')}: none (HAMI_CLUSTERS_FILE is not set). Register "
+        return [(
+            title, ": none (HAMI_CLUSTERS_FILE is not set). Register "
             "one with a kubeconfig file and context from the list above."
-        ]
-    where = f" ({m.code(str(report.registry_file))})" if report.registry_file else ""
-    lines = [f"{m.bold('Registered clusters')}{where}: {len(report.clusters)}"]
+        )]
+    where: tuple[Span, ...] = (
+        (" (", Code(str(report.registry_file)), ")") if report.registry_file else ()
+    )
+    lines: list[Line] = [(title, *where, f": {len(report.clusters)}")]
     for entry in report.clusters:
-        name = m.bold(entry.name)
-        if entry.display_name != entry.name:
-            name += f" ({m.text(entry.display_name)})"
-        flags = (
-            f"runtime {'allowed' if entry.runtime_allowed else 'off'} · nvidia-smi "
-            f"{'allowed' if entry.nvidia_smi_allowed else 'off'} · cache "
-            f"{entry.cache_ttl_seconds:g} s"
-        )
-        namespace = (f" · HAMi namespace {m.code(entry.hami_namespace)}"
-                     if entry.hami_namespace else "")
-        lines.append(f"• {name}: {m.text(entry.describe_source())}{namespace}"
-                     f" · {flags}")
-        lines.append(f"    may query: {_access(m, entry)}")
+        lines.append(_cluster_line(entry))
+        lines.append(("    may query: ", *_access(entry)))
     return lines
 
 
-def admin_lines(report: AdminReport, markup: Markup, *, check_hint: str) -> list[str]:
+def admin_lines(report: AdminReport, *, check_hint: str) -> list[Line]:
     """The report as lines; ``check_hint`` is how this surface asks for ``admin check``."""
-    lines = [*_kubeconfig_lines(markup, report, check_hint), "", *_cluster_lines(markup, report)]
+    lines = [*_kubeconfig_lines(report, check_hint), "", *_cluster_lines(report)]
     if report.access_notes:
-        lines += ["", markup.bold("Access that could not be checked") + ":"]
-        lines += [f"• {markup.text(note)}" for note in report.access_notes]
+        lines += ["", (Strong("Access that could not be checked"), ":")]
+        lines += [f"• {note}" for note in report.access_notes]
     return lines
 
 
 def admin_text(
-    report: AdminReport, markup: Markup, *, check_hint: str, max_chars: int | None = None
-) -> str:
+    report: AdminReport,
+    *,
+    check_hint: str,
+    max_chars: int | None = None,
+    measure: Callable[[Line], int] = lambda line: len(plain(Rich.of(line))),
+) -> Rich:
     """The report as text. With ``max_chars`` (a Slack message's room) whole lines are kept up
-    to that size and the rest is counted, with where to see all of it."""
-    lines = admin_lines(report, markup, check_hint=check_hint)
+    to that size (as ``measure`` counts a line on the surface) and the rest is counted, with
+    where to see all of it."""
+    lines = admin_lines(report, check_hint=check_hint)
     if max_chars is None:
-        return "\n".join(lines)
-    kept: list[str] = []
+        return Rich(tuple(lines))
+    kept: list[Line] = []
     used = 0
     for line in lines:
-        if used + len(line) + 1 > max_chars:
+        size = measure(line)
+        if used + size + 1 > max_chars:
             left = len(lines) - len(kept)
             kept.append(
                 f"…and {left:,} more lines. The whole report: `hami-summary clusters` on the "
@@ -249,5 +267,5 @@ def admin_text(
             )
             break
         kept.append(line)
-        used += len(line) + 1
-    return "\n".join(kept)
+        used += size + 1
+    return Rich(tuple(kept))

@@ -1,11 +1,11 @@
 """The answer to ``fit SHAPE``: where a job of that shape would be placed now, for Slack and
-the chat (``MessageReply`` text with mrkdwn emphasis; names are written as they are, and Slack's
-escaping is done where every Slack message is encoded)."""
+the chat (``MessageReply`` text with emphasis held as data; names are written as they are, and
+Slack's escaping is done where every Slack message is encoded)."""
 
 from __future__ import annotations
 
-from bot.conversation.formatting import code_block
 from bot.conversation.replies import MessageReply
+from bot.conversation.rich import Aside, Fixed, Line, Rich, Strong
 from core.fit import FitResult, fit_shape
 from core.fit_shape import Shape
 from core.model import Summary
@@ -42,30 +42,30 @@ def _node_table(result: FitResult) -> str:
     return "\n".join(table_lines(rows, NODE_HEADER))
 
 
-def fit_text(result: FitResult, source_label: str) -> str:
+def fit_text(result: FitResult, source_label: str) -> Rich:
     """The body under the headline: where it fits (best first) or why not, and what is near."""
-    lines: list[str] = []
+    lines: list[Line] = []
     models = models_line(result)
     if models:
         lines.append(models)
     if result.fits:
         lines.append("Nodes, best first (fewest GPUs left fragmented after placing one job):")
-        lines.append(code_block(_node_table(result)))
+        lines.append(Fixed(_node_table(result)))
         more = len(result.nodes) - SLACK_NODES
         if more > 0:
             lines.append(
                 f"… and {more:,} more node(s); `hami-summary fit SHAPE FILE --format json` "
                 "lists every one."
             )
-        lines.append(f"_{PLACEMENTS_MEANING}._")
+        lines.append(Aside(f"{PLACEMENTS_MEANING}."))
     else:
-        lines.append(f"*Why:* {visible(result.reason or '')}")
+        lines.append((Strong("Why:"), f" {visible(result.reason or '')}"))
         if result.closest:
-            lines.append(f"*Closest:* {visible(result.closest)}")
+            lines.append((Strong("Closest:"), f" {visible(result.closest)}"))
     if result.shape.whole_gpu:
         lines.append("A whole GPU needs 100 free cores, all of its memory and no task on it.")
     lines.append(f"From {visible(source_label)}.")
-    return "\n".join(lines)
+    return Rich(tuple(lines))
 
 
 def fit_reply(summary: Summary, shape: Shape) -> MessageReply:

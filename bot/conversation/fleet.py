@@ -9,11 +9,10 @@ others is ever shown, not even their names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from bot.conversation.alerts import FiringAlert, FiringAlerts
 from bot.conversation.clusters import LiveOutcome, LiveRequest, LiveSource
 from bot.conversation.replies import ClusterOption, FleetLine, FleetReply
+from bot.conversation.rich import Span, Strong
 from core.headline import headline_of, headline_text
 from core.views.changes_view import span_text
 
@@ -99,13 +98,11 @@ def status_text(line: FleetLine, wait_seconds: float) -> str:
     return text
 
 
-def fleet_line_text(line: FleetLine, wait_seconds: float, bold: Callable[[str], str]) -> str:
-    """The whole line: name (display name), status, alerts. ``bold`` marks the name up."""
+def fleet_line(line: FleetLine, wait_seconds: float) -> tuple[Span, ...]:
+    """The whole line: name (standing out; then its display name), status, alerts."""
     option = line.option
-    name = bold(option.name)
-    if option.display_name != option.name:
-        name += f" ({option.display_name})"
-    text = f"{name}: {status_text(line, wait_seconds)}"
+    shown = f" ({option.display_name})" if option.display_name != option.name else ""
+    text = f"{shown}: {status_text(line, wait_seconds)}"
     if line.alerts:
         text += f" · {alerts_text(line.alerts)}"
-    return text
+    return (Strong(option.name), text)

@@ -7,68 +7,71 @@ from collections.abc import Sequence
 from bot.conversation.formatting import given_text
 from bot.conversation.parsing import ADMIN_USAGE, COMMAND_USAGE, FOLLOW_UP_USAGE
 from bot.conversation.replies import MessageReply
+from bot.conversation.rich import Line, Rich, Span, Strong
 from bot.store.state import ClusterTarget, ThreadSubject
 
-ALLOCATION_NOTE = "*Allocation*, not live utilisation; 100 cores = one GPU."
+ALLOCATION_NOTE = (Strong("Allocation"), ", not live utilisation; 100 cores = one GPU.")
 
 
 REAL_USAGE_NOTE = (
-    "`usage` adds *real usage*: nvidia-smi run once in each pod with an allocation (point in "
+    "`usage` adds ",
+    Strong("real usage"),
+    ": nvidia-smi run once in each pod with an allocation (point in "
     "time): GPU utilisation, memory used against HAMi's allocation, an efficiency class (idle, "
     "high, normal, low / over-allocated) and, per cause, the pods that could not be read. Only "
     "for clusters whose registry entry sets `nvidia_smi_allowed: true`; there, an allocation "
-    "summary also has a *Real usage* button. Follow-ups in the thread of a real-usage summary "
-    "keep it, from the same reading while the cluster's cache is fresh (`refresh` reads again)."
+    "summary also has a ",
+    Strong("Real usage"),
+    " button. Follow-ups in the thread of a real-usage summary "
+    "keep it, from the same reading while the cluster's cache is fresh (`refresh` reads again).",
 )
 
 
 def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
     """``help``; ``admin_notes`` are access problems for whoever runs the bot."""
-    admin = ["", "*For the bot's admin*", *(f"• {note}" for note in admin_notes)]
-    text = "\n".join(
-        [
-            "*Summarise how HAMi shares out your GPUs.*",
-            "",
-            "*Slash command*",
-            "• `/hami-summary` — pick a registered cluster (and context, optional namespace), "
-            "then Confirm. Nothing is collected before you confirm.",
-            f"• `{COMMAND_USAGE}` — summary of one cluster; `runtime` adds vGPU monitor usage, "
-            "`usage` real usage from nvidia-smi, `fresh` skips the cache, `fit 8xH100` (or "
-            "`fit 2x50c/20GiB`) says where a job of that shape would be placed now.",
-            "• `/hami-summary clusters` — the clusters you may query in this channel.",
-            "• `/hami-summary digests` — in Slack: the scheduled digests of those clusters, "
-            "with their next and last post.",
-            "• `/hami-summary fleet` — every cluster you may query here in one line each: "
-            "GPUs, cores and memory allocated, free whole GPUs per model, firing alerts.",
-            "• `/hami-summary <cluster> changes [since=1h|24h|7d]` — what changed since then, "
-            "with a trend chart.",
-            "• The bot's *Home* tab — your clusters at a glance, with buttons for the summary, "
-            "changes and `fit`.",
-            "• `/hami-summary help` — this text.",
-            f"• `{ADMIN_USAGE}` — for the bot's admins (Slack user ids in "
-            "`HAMI_SUMMARY_ADMINS`): the kubeconfig files the bot can see (`KUBECONFIG_DIR`, "
-            "default `~/.kube`) with their contexts, clusters, users and problems (never "
-            "credentials), and who may query each registered cluster; `check` also asks each "
-            "context's API server. Only you see the answer.",
-            "",
-            "*Pasted metrics*",
-            "Mention me (or DM me) with HAMi `/metrics` text pasted in the message, or attach it "
-            "as a `.prom`/`.txt` file or text snippet. I answer in the thread. Example: "
-            "`@hami-summary` followed by the output of "
-            "`curl -s http://<scheduler>:31993/metrics`.",
-            "You can also use the message shortcut *Summarize HAMi metrics* on any message that "
-            "contains metrics.",
-            "",
-            "*Follow-ups in the thread* (mention me in channels; just type in DMs)",
-            f"{FOLLOW_UP_USAGE} — they use the metrics last given in that thread (kept 24 h).",
-            "",
-            "Slash commands cannot be used inside threads (a Slack limit): in a thread, mention "
-            "me instead.",
-            "",
-            ALLOCATION_NOTE,
-            REAL_USAGE_NOTE,
-            *(admin if admin_notes else []),
-        ]
+    admin: list[Line] = ["", Strong("For the bot's admin"), *(f"• {note}" for note in admin_notes)]
+    text = Rich.of(
+        Strong("Summarise how HAMi shares out your GPUs."),
+        "",
+        Strong("Slash command"),
+        "• `/hami-summary` — pick a registered cluster (and context, optional namespace), "
+        "then Confirm. Nothing is collected before you confirm.",
+        f"• `{COMMAND_USAGE}` — summary of one cluster; `runtime` adds vGPU monitor usage, "
+        "`usage` real usage from nvidia-smi, `fresh` skips the cache, `fit 8xH100` (or "
+        "`fit 2x50c/20GiB`) says where a job of that shape would be placed now.",
+        "• `/hami-summary clusters` — the clusters you may query in this channel.",
+        "• `/hami-summary digests` — in Slack: the scheduled digests of those clusters, "
+        "with their next and last post.",
+        "• `/hami-summary fleet` — every cluster you may query here in one line each: "
+        "GPUs, cores and memory allocated, free whole GPUs per model, firing alerts.",
+        "• `/hami-summary <cluster> changes [since=1h|24h|7d]` — what changed since then, "
+        "with a trend chart.",
+        ("• The bot's ", Strong("Home"), " tab — your clusters at a glance, with buttons for "
+         "the summary, changes and `fit`."),
+        "• `/hami-summary help` — this text.",
+        f"• `{ADMIN_USAGE}` — for the bot's admins (Slack user ids in "
+        "`HAMI_SUMMARY_ADMINS`): the kubeconfig files the bot can see (`KUBECONFIG_DIR`, "
+        "default `~/.kube`) with their contexts, clusters, users and problems (never "
+        "credentials), and who may query each registered cluster; `check` also asks each "
+        "context's API server. Only you see the answer.",
+        "",
+        Strong("Pasted metrics"),
+        "Mention me (or DM me) with HAMi `/metrics` text pasted in the message, or attach it "
+        "as a `.prom`/`.txt` file or text snippet. I answer in the thread. Example: "
+        "`@hami-summary` followed by the output of "
+        "`curl -s http://<scheduler>:31993/metrics`.",
+        ("You can also use the message shortcut ", Strong("Summarize HAMi metrics"),
+         " on any message that contains metrics."),
+        "",
+        (Strong("Follow-ups in the thread"), " (mention me in channels; just type in DMs)"),
+        f"{FOLLOW_UP_USAGE} — they use the metrics last given in that thread (kept 24 h).",
+        "",
+        "Slash commands cannot be used inside threads (a Slack limit): in a thread, mention "
+        "me instead.",
+        "",
+        ALLOCATION_NOTE,
+        REAL_USAGE_NOTE,
+        *(admin if admin_notes else []),
     )
     return MessageReply(title="hami-summary help", text=text)
 
@@ -104,14 +107,12 @@ def _follow_up_lines(
 
 
 def follow_up_help_reply() -> MessageReply:
-    text = "\n".join(
-        [
-            "In this thread you can ask about the metrics last given here:",
-            *_follow_up_lines(cluster=None),
-            "Or paste new metrics (or attach a .prom/.txt file) to start over.",
-            "",
-            ALLOCATION_NOTE,
-        ]
+    text = Rich.of(
+        "In this thread you can ask about the metrics last given here:",
+        *_follow_up_lines(cluster=None),
+        "Or paste new metrics (or attach a .prom/.txt file) to start over.",
+        "",
+        ALLOCATION_NOTE,
     )
     return MessageReply(title="Follow-ups", text=text)
 
@@ -122,7 +123,9 @@ def _quoted(words: str, limit: int = 80) -> str:
     return safe if len(safe) <= limit else safe[: limit - 1] + "…"
 
 
-def thread_subject_text(subject: ThreadSubject, *, age_seconds: float | None) -> str:
+def thread_subject_text(
+    subject: ThreadSubject, *, age_seconds: float | None
+) -> tuple[Span, ...]:
     """The metrics a thread remembers, named with their source and age."""
     if isinstance(subject, ClusterTarget):
         context = f" (context `{subject.context}`)" if subject.context else ""
@@ -131,12 +134,17 @@ def thread_subject_text(subject: ThreadSubject, *, age_seconds: float | None) ->
                   if wanted]
         with_extras = f" with {' and '.join(extras)}" if extras else ""
         return (
-            f"the live summary of cluster *{subject.cluster}*{context}{with_extras}; follow-ups "
-            "ask the cluster again (answered from the scrape cache while it is fresh)"
+            "the live summary of cluster ",
+            Strong(subject.cluster),
+            f"{context}{with_extras}; follow-ups ask the cluster again (answered from the "
+            "scrape cache while it is fresh)",
         )
-    what = f"the file *{subject.label}*" if subject.kind == "file" else "metrics pasted here"
+    what: tuple[Span, ...] = (
+        ("the file ", Strong(subject.label)) if subject.kind == "file"
+        else ("metrics pasted here",)
+    )
     when = f", {given_text(age_seconds)}" if age_seconds is not None else ""
-    return f"{what}{when} (kept 24 h)"
+    return (*what, f"{when} (kept 24 h)")
 
 
 def not_understood_reply(
@@ -149,19 +157,17 @@ def not_understood_reply(
     """Words that are not a follow-up, in a thread that does have metrics (so saying there are
     none would be wrong): what the thread has and the follow-ups that work on it."""
     cluster = isinstance(subject, ClusterTarget)
-    text = "\n".join(
-        [
-            f"I did not understand “{_quoted(words)}” as a follow-up. This thread has "
-            f"{thread_subject_text(subject, age_seconds=age_seconds)}.",
-            "Ask about them with one of these (mention me in channels; just type in DMs):",
-            *_follow_up_lines(
-                cluster=cluster,
-                usage_allowed=usage_allowed,
-                usage_kept=isinstance(subject, ClusterTarget) and subject.usage,
-            ),
-            "• `help` — what I can do",
-            "Or paste new metrics (or attach a .prom/.txt file) to start over.",
-        ]
+    text = Rich.of(
+        (f"I did not understand “{_quoted(words)}” as a follow-up. This thread has ",
+         *thread_subject_text(subject, age_seconds=age_seconds), "."),
+        "Ask about them with one of these (mention me in channels; just type in DMs):",
+        *_follow_up_lines(
+            cluster=cluster,
+            usage_allowed=usage_allowed,
+            usage_kept=isinstance(subject, ClusterTarget) and subject.usage,
+        ),
+        "• `help` — what I can do",
+        "Or paste new metrics (or attach a .prom/.txt file) to start over.",
     )
     return MessageReply(title="Not a follow-up I know", text=text, tone="problem")
 

@@ -1,11 +1,11 @@
 """Reading what people type: slash-command arguments, thread follow-ups, and pasted metrics.
 
-Everything here is pure text handling; nothing knows about Bolt or HTTP.
+Everything here is pure text handling; nothing knows about Bolt or HTTP. Text arrives as the
+person typed it: each surface undoes its own markup first (Slack's in ``bot.slack.incoming``).
 """
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -20,13 +20,6 @@ _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _NODE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _CLUSTER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
-# Slack encodes mentions as <@U123> / <@U123|name>, channels as <#C123|name>, links as
-# <https://x|label>, and escapes &, <, > as entities in message text
-# (https://api.slack.com/reference/surfaces/formatting#escaping). No part may run past a '<':
-# a scan from one '<' then never covers the text a later '<' scans again, so a message full of
-# unclosed "<@U1|" costs one pass, not one pass per '<'.
-_MENTION = re.compile(r"<@[A-Z0-9]++(?:\|[^<>]*+)?+>")
-_SLACK_LINK = re.compile(r"<((?:https?|mailto):[^<>|]*+)(?:\|[^<>]*+)?+>")
 _CODE_FENCE = re.compile(r"^\s*+```[a-zA-Z]*+\s*+$|```")
 
 # One exposition sample line: name, optional {labels}, a number (Prometheus text format 0.0.4).
@@ -43,17 +36,6 @@ _SAMPLE = re.compile(
 _COMMENT = re.compile(r"^#\s++(HELP|TYPE)\s++[A-Za-z_:]")
 
 HELP_WORDS = ("help", "?", "usage")
-
-
-def mentions_user(text: str, user_id: str | None) -> bool:
-    return bool(user_id) and f"<@{user_id}" in text
-
-
-def clean_message_text(text: str) -> str:
-    """Message text as the person typed it: mentions removed, links and entities undone."""
-    without_mentions = _MENTION.sub("", text)
-    linked = _SLACK_LINK.sub(lambda m: m.group(1), without_mentions)
-    return html.unescape(linked).strip()
 
 
 def strip_code_fences(text: str) -> str:
@@ -211,7 +193,7 @@ def _word_command(
 
 def parse_command(text: str) -> Command:
     """Parse the text after ``/hami-summary``; raises ``InputError`` naming the bad word."""
-    words = clean_message_text(text).split()
+    words = text.split()
     if not words:
         return PickerCommand()
     word_command = _word_command(words)
@@ -340,7 +322,7 @@ def parse_follow_up(text: str) -> FollowUp | None:
 
     Raises ``InputError`` for a follow-up with a bad name in it (``ns Team_A``).
     """
-    words = clean_message_text(text).split()
+    words = text.split()
     if not words or len(words) > 6:
         return None
     action: FollowUpAction | None = None

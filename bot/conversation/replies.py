@@ -15,6 +15,7 @@ from typing import Literal
 
 from bot.conversation.admin import AdminReport
 from bot.conversation.alerts import FiringAlert
+from bot.conversation.rich import Text
 from bot.store.state import ClusterTarget
 from core.errors import InputError
 from core.headline import ClusterHeadline
@@ -141,7 +142,7 @@ class FilesReply:
 class MessageReply:
     """Words only: help, a hint, or a problem with the input (``tone='problem'``)."""
 
-    text: str
+    text: Text
     title: str | None = None
     tone: Tone = "info"
 

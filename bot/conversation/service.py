@@ -1,9 +1,13 @@
 """Answering people, independent of Slack: the one place the bot's behaviour is decided.
 
-The Slack listeners and ``hami-summary chat`` both call ``Conversation``; each turns the
-returned ``Reply`` into its own output. Input problems come back as ``MessageReply`` with
-``tone='problem'`` (from ``core.errors.InputError``); anything else raises, and the caller logs it
-with an error id and shows ``internal_error_reply``.
+The Slack listeners and ``hami-summary chat`` both call ``Conversation``, one entry point per
+input kind; each turns the returned ``Reply`` into its own output. A slash command goes in two
+phases (``handle`` -> ``Ack``, then ``run`` of its ``Plan``; see ``intents``); messages, buttons
+and the picker are answered by one call each. Thread and picker state is written only here.
+
+Input problems come back as ``MessageReply`` with ``tone='problem'`` (from
+``core.errors.InputError``); anything else raises, and the caller logs it with an error id and
+shows ``internal_error_reply``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from bot.conversation.admin import AdminAccess
 from bot.conversation.alerts import FiringAlerts, no_firing_alerts
+from bot.conversation.buttons import ButtonIntent, ButtonPress, read_press
 from bot.conversation.changes import (
     NO_PREVIOUS_PASTE,
     changes_headline,
@@ -46,6 +51,14 @@ from bot.conversation.help import (
     no_metrics_reply,
     not_understood_reply,
 )
+from bot.conversation.intents import (
+    CHECKING_ACCESS,
+    CHECKING_KUBECONFIGS,
+    AccessPending,
+    Ack,
+    CommandIntent,
+    Plan,
+)
 from bot.conversation.parsing import (
     ADMIN_USAGE,
     COMMAND_USAGE,
@@ -58,7 +71,6 @@ from bot.conversation.parsing import (
     FollowUpAction,
     HelpCommand,
     PickerCommand,
-    clean_message_text,
     looks_like_metrics,
     parse_command,
     parse_follow_up,
@@ -275,24 +287,65 @@ class Conversation:
 
     # -- slash command -------------------------------------------------------------------
 
-    def command(
-        self, text: str, *, user: str | None, channel: str, thread_ts: str | None = None
-    ) -> Reply:
-        """Answer ``/hami-summary <text>`` completely (the chat mode; Slack splits it).
+    def handle(self, intent: CommandIntent | ButtonIntent) -> Ack:
+        """Phase one of ``/hami-summary <text>``: parse it, check access, and say what is
+        answered at once and what follows (``run``). Collects nothing.
 
-        ``thread_ts``: the thread the answer is shown in (the chat is one thread); a cluster
-        summary becomes what follow-ups there ask about.
-        """
+        When access depends on lookups not finished within the caller's wait limit
+        (``AccessPending``), the acknowledgement says so and the plan decides later. A button
+        press is read once and refused at once when pressed away from its summary."""
+        if isinstance(intent, ButtonIntent):
+            press = read_press(intent)
+            if isinstance(press, MessageReply):
+                return Ack(press)
+            return Ack(plan=Plan(press, intent.user, intent.channel))
         try:
-            parsed = parse_command(text)
+            command = parse_command(intent.text)
         except InputError as error:
-            return _problem(error)
-        reply = self.answer_command(parsed, user=user, channel=channel)
-        if thread_ts is not None:
-            self.remember_cluster_thread(reply, channel=channel, thread_ts=thread_ts)
+            return Ack(_problem(error))
+        plan = Plan(command, intent.user, intent.channel, intent.thread_ts)
+        try:
+            return self.decide(plan)
+        except AccessPending as pending:
+            return Ack(CHECKING_ACCESS,
+                       replace(plan, decided=False, waiting_for=pending.groups))
+
+    def decide(self, plan: Plan) -> Ack:
+        """What ``handle`` decides for a parsed command; run again (without a wait limit) for
+        a plan acknowledged before access was known."""
+        command, user, channel = plan.command, plan.user, plan.channel
+        decided = replace(plan, decided=True, waiting_for=())
+        if isinstance(command, ButtonPress):
+            return Ack(plan=decided)
+        if isinstance(command, AdminCommand) and command.check and self.is_admin(user):
+            return Ack(CHECKING_KUBECONFIGS, replace(decided, public=False))
+        if isinstance(command, FleetCommand):
+            if self.live.clusters_for(user, channel):
+                return Ack(plan=decided)
+            return Ack(self.fleet(user=user, channel=channel))
+        if isinstance(command, ClusterCommand):
+            problem = self._cluster_problem(command, user=user, channel=channel)
+            return Ack(problem) if problem is not None else Ack(plan=decided)
+        return Ack(self._answer_command(command, user=user, channel=channel))
+
+    def run(self, plan: Plan) -> Reply:
+        """Phase two: collect and answer what ``handle`` planned. A cluster summary becomes
+        what follow-ups in ``plan.thread_ts`` (and ``plan.also_in``) ask about."""
+        if isinstance(plan.command, ButtonPress):
+            # A summary replaced in place changes the thread's cluster but not the filter its
+            # follow-ups keep (refreshing an older message).
+            reply = self._press(plan.command, user=plan.user, channel=plan.channel)
+            keep_filter = not plan.command.in_place
+        else:
+            reply = self._answer_command(plan.command, user=plan.user, channel=plan.channel)
+            keep_filter = True
+        for thread in (plan.thread_ts, plan.also_in):
+            if thread is not None:
+                self._remember_cluster_thread(reply, channel=plan.channel, thread_ts=thread,
+                                              with_filter=keep_filter)
         return reply
 
-    def remember_cluster_thread(
+    def _remember_cluster_thread(
         self, reply: Reply, *, channel: str, thread_ts: str, with_filter: bool = True
     ) -> None:
         """A cluster summary shown in a thread becomes what its follow-ups ask about: the
@@ -305,7 +358,7 @@ class Conversation:
                 chosen = ThreadFilter(reply.ref.namespace, reply.ref.node)
                 remember_thread_filter(self.state, channel, thread_ts, chosen)
 
-    def answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
+    def _answer_command(self, command: Command, *, user: str | None, channel: str) -> Reply:
         if isinstance(command, HelpCommand):
             return help_reply(admin_notes=self.live.access_notes(user, channel))
         if isinstance(command, PickerCommand):
@@ -479,20 +532,20 @@ class Conversation:
         self.state.remember_picker(user, channel, choice)
         return self._picker_reply(tuple(self.live.clusters_for(user, channel)), choice)
 
-    def confirmed_command(
+    def confirm(
         self, *, user: str, channel: str, choice: PickerChoice, usage: bool = False
-    ) -> ClusterCommand | MessageReply:
-        """The picker's Confirm as a command (``choice`` overrides stored picks), checked
-        without collecting anything; or the problem to show instead. ``usage``: the real
-        usage box was ticked."""
+    ) -> Ack:
+        """The picker's Confirm (``choice`` overrides stored picks), checked without
+        collecting anything: the problem to show beside the picker, or the summary to ``run``
+        (the picker is then forgotten). ``usage``: the real usage box was ticked."""
         stored = self.state.picker_choice(user, channel)
         cluster = choice.cluster or stored.cluster
         context = choice.context or stored.context
         namespace = (choice.namespace or stored.namespace or "").strip() or None
         if cluster is None:
-            return MessageReply(
+            return Ack(MessageReply(
                 text="Pick a cluster first, then press Confirm.", tone="problem", title="No cluster"
-            )
+            ))
         try:
             parsed = parse_command(cluster + (f" ns={namespace}" if namespace else ""))
             if not isinstance(parsed, ClusterCommand):
@@ -501,11 +554,15 @@ class Conversation:
                                      namespace=parsed.namespace, usage=usage)
             self._resolve_cluster(command, user=user, channel=channel)
         except InputError as error:
-            return _problem(error)
+            return Ack(_problem(error))
         self.state.forget_picker(user, channel)
-        return command
+        return Ack(plan=Plan(command, user, channel))
 
-    def check_cluster_command(
+    def cancel_picker(self, *, user: str, channel: str) -> None:
+        """The picker's Cancel: its choices are forgotten."""
+        self.state.forget_picker(user, channel)
+
+    def _cluster_problem(
         self, command: ClusterCommand, *, user: str | None, channel: str
     ) -> MessageReply | None:
         """A problem with ``command`` found without collecting (unknown cluster, context...)."""
@@ -514,15 +571,6 @@ class Conversation:
         except InputError as error:
             return _problem(error)
         return None
-
-    def confirm(
-        self, *, user: str, channel: str, choice: PickerChoice, usage: bool = False
-    ) -> Reply:
-        """The picker's Confirm, answered completely (the chat mode; Slack splits it)."""
-        command = self.confirmed_command(user=user, channel=channel, choice=choice, usage=usage)
-        if isinstance(command, MessageReply):
-            return command
-        return self.answer_command(command, user=user, channel=channel)
 
     # -- messages: mentions, DMs, shortcut -------------------------------------------------
 
@@ -555,9 +603,28 @@ class Conversation:
         user: str | None,
         files: Sequence[GivenFile] = (),
         from_bot: bool = False,
+        shown_in: str | None = None,
     ) -> Reply | None:
-        """A mention or DM (``thread_ts`` = the thread to answer in). None: stay silent."""
-        body = clean_message_text(text)
+        """A mention or DM (``thread_ts`` = the thread its metrics are kept for). None: stay
+        silent. ``shown_in``: the thread the answer shows in, when that is another one (a DM
+        answered at the top level): a cluster summary there becomes what its follow-ups ask."""
+        reply = self._message(text, channel=channel, thread_ts=thread_ts, user=user,
+                              files=files, from_bot=from_bot)
+        if reply is not None and shown_in is not None:
+            self._remember_cluster_thread(reply, channel=channel, thread_ts=shown_in)
+        return reply
+
+    def _message(
+        self,
+        text: str,
+        *,
+        channel: str,
+        thread_ts: str,
+        user: str | None,
+        files: Sequence[GivenFile],
+        from_bot: bool,
+    ) -> Reply | None:
+        body = text.strip()
         pasted = self._pasted(body, files)
         if isinstance(pasted, PastedMetrics):
             return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
@@ -618,7 +685,7 @@ class Conversation:
         user: str | None = None,
     ) -> Reply:
         """The message shortcut "Summarize HAMi metrics" on a message."""
-        pasted = self._pasted(clean_message_text(text), files)
+        pasted = self._pasted(text.strip(), files)
         if pasted is None:
             return MessageReply(
                 title="No metrics in that message",
@@ -769,15 +836,14 @@ class Conversation:
         action: FollowUpAction = "summary" if follow_up.action == "usage" else follow_up.action
         return self._answer(ref, action, user=user, channel=channel)
 
-    def button(self, action: str, value: str, *, user: str, channel: str) -> Reply:
+    def _press(self, press: ButtonPress, *, user: str | None, channel: str) -> Reply:
         """A button under a summary (Refresh, GPUs, Workloads, CSV, Real usage)."""
-        follow_action = BUTTON_ACTIONS.get(action)
-        try:
-            if follow_action is None:
-                raise InputError(f"Unknown button '{action}'.")
-            ref = SummaryRef.from_value(value)
-        except InputError as error:
-            return _problem(error)
+        follow_action = BUTTON_ACTIONS.get(press.action)
+        if follow_action is None:
+            return _problem(InputError(f"Unknown button '{press.action}'."))
+        ref = press.ref
+        if ref is None:
+            return _problem(InputError(press.unreadable or "That button cannot be read."))
         if follow_action == "usage":
             cluster = ref.cluster
             if cluster is None and ref.channel and ref.thread_ts:

@@ -1,6 +1,6 @@
 """A digest's messages: the summary the bot answers with, then what changed and the charts.
 
-The summary is whatever ``/hami-summary <cluster>`` answers (``Conversation.answer_command``
+The summary is whatever ``/hami-summary <cluster>`` answers (``Conversation.run``
 and ``bot.slack.messages.slack_message``), with one line on top naming the digest (and saying
 when it is late). Its thread gets the changes since the previous digest of the same
 declaration (kept with it, so "since the previous digest" is exact whatever the history kept)
@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from bot.conversation.changes import pods_attachment, trend_attachment
 from bot.conversation.clusters import LiveRequest, LiveSource
+from bot.conversation.intents import Plan
 from bot.conversation.parsing import ClusterCommand
 from bot.conversation.replies import Attachment, MessageReply, SummaryReply, TableReply
 from bot.conversation.service import Conversation
@@ -95,7 +96,7 @@ def compose_digest(
     fallback = f"Digest of {cluster}" + (" (late)" if late_at is not None else "")
     command = ClusterCommand(cluster=cluster, context=digest.context)
     # The bot itself asks (user None): no rate limit, and the registry names the channel.
-    reply = conversation.answer_command(command, user=None, channel=digest.channel)
+    reply = conversation.run(Plan(command, None, digest.channel))
     if not isinstance(reply, SummaryReply):
         return DigestPost(_with_line(line, slack_message(reply), fallback), (), (), None)
     taken_at = summary_time(reply.summary)

@@ -15,7 +15,8 @@ from slack_bolt import Ack, App, BoltContext, Respond
 from slack_sdk import WebClient
 
 from bot.clusters.registry import ClusterEntry, ClusterRegistry
-from bot.conversation.parsing import ClusterCommand, clean_message_text
+from bot.conversation.intents import Plan
+from bot.conversation.parsing import ClusterCommand
 from bot.conversation.replies import MessageReply
 from bot.notify.alert_messages import (
     ALERT_ACTIONS,
@@ -34,6 +35,7 @@ from bot.slack.answer import (
     run_guarded,
 )
 from bot.slack.delivery import Delivery
+from bot.slack.incoming import typed_text
 from bot.slack.listeners.commands import COMMAND
 from bot.slack.markup import mention_user
 from bot.slack.messages import slack_message, text_message
@@ -64,7 +66,7 @@ ALERT_ACTION_IDS = re.compile("^(" + "|".join(re.escape(a) for a in ALERT_ACTION
 
 
 def is_digests_command(body: dict[str, Any]) -> bool:
-    return clean_message_text(str(body.get("text") or "")).lower().split() == ["digests"]
+    return typed_text(str(body.get("text") or "")).lower().split() == ["digests"]
 
 
 def acknowledge(ack: Ack) -> None:
@@ -153,15 +155,15 @@ def press_alert_button(
             Delivery(client, logger).post(channel, thread, note_message(f":no_bell: {note}"))
             return
         answer_in_thread(
-            services=services,
             client=client,
             logger=logger,
             channel=channel,
             thread_ts=thread,
             user=user,
             what=collecting_what(entry.name, user, usage=False),
-            compute=lambda: services.conversation.answer_command(
-                ClusterCommand(entry.name, context=rule.context), user=user, channel=channel
+            compute=lambda shown_in: services.conversation.run(
+                Plan(ClusterCommand(entry.name, context=rule.context), user, channel,
+                     thread_ts=shown_in)
             ),
             respond=respond,
             problems_private=True,

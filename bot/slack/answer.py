@@ -1,9 +1,10 @@
 """The shape every slow answer takes: working message, compute, update in place, files.
 
 Handlers call ``answer_in_thread`` from a lazy listener (after ``ack()``), passing a function
-that computes the ``Reply``. Problems of commands and shortcuts go only to the person who asked
-(ephemeral); problems in conversations (mentions, DMs) are answered in the thread. Internal
-errors are logged with an error id and context, and the person gets an apology with that id.
+that computes the ``Reply`` given the thread it will show in. Problems of commands and
+shortcuts go only to the person who asked (ephemeral); problems in conversations (mentions,
+DMs) are answered in the thread. Internal errors are logged with an error id and context, and
+the person gets an apology with that id.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from bot.conversation.replies import Reply, internal_error_reply, new_error_id
 from bot.slack.delivery import Delivery
 from bot.slack.markup import mention_user
 from bot.slack.messages import SlackMessage, slack_message
-from bot.slack.services import SlackServices
 
 
 def compute_safely(
@@ -51,18 +51,22 @@ def respond_ephemeral(respond: Respond, message: SlackMessage, *, replace: bool 
 
 def answer_in_thread(
     *,
-    services: SlackServices,
     client: WebClient,
     logger: logging.Logger,
     channel: str,
     thread_ts: str | None,
     user: str,
     what: str,
-    compute: Callable[[], Reply | None],
+    compute: Callable[[str | None], Reply | None],
     respond: Respond | None = None,
     problems_private: bool = False,
 ) -> None:
     """Post "working on it" in ``channel`` (in ``thread_ts``), then update it with the answer.
+
+    ``compute`` is given the thread the answer shows in (``thread_ts``, or the working
+    message's own ts at the top level; None when nothing could be posted): a cluster summary
+    shown there becomes what follow-ups in it ask about, remembered by the conversation before
+    the answer shows, so an immediate follow-up finds it.
 
     When the bot may not post in the channel (not a member), the answer goes through
     ``respond`` (the interaction's response_url) instead, without files.
@@ -70,7 +74,8 @@ def answer_in_thread(
     delivery = Delivery(client, logger)
     where = f"channel {channel}, thread {thread_ts}, user {user}"
     ts = delivery.post_working(channel, thread_ts, what)
-    reply = compute_safely(compute, logger, what, where)
+    shown_in = (thread_ts or ts) if ts is not None else None
+    reply = compute_safely(lambda: compute(shown_in), logger, what, where)
     if reply is None:
         if ts is not None:
             delivery.delete(channel, ts)
@@ -89,11 +94,6 @@ def answer_in_thread(
         else:
             delivery.ephemeral(channel, user, thread_ts, message)
         return
-    # Follow-ups mentioning the bot in this summary's thread ask the same cluster again (with
-    # real usage if this summary had it); remembered before the answer shows, so an immediate
-    # follow-up finds it.
-    services.conversation.remember_cluster_thread(reply, channel=channel,
-                                                  thread_ts=thread_ts or ts)
     delivery.finish(channel, ts, thread_ts, message)
 
 

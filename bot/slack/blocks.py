@@ -32,6 +32,8 @@ from slack_sdk.models.blocks import (
 
 from bot.conversation.formatting import CODE_BLOCK_WIDTH, code_block, filter_text, given_text
 from bot.conversation.help import ALLOCATION_NOTE
+from bot.conversation.rich import Rich
+from bot.slack.mrkdwn import mrkdwn
 from core.model import Summary
 from core.views.attention import Hints, Line
 from core.views.digest import Digest, Section, build_digest, plain
@@ -242,7 +244,7 @@ def summary_message(
     ]
     footer = [digest.more, *notes]
     if digest.basis is not None:
-        footer.append(ALLOCATION_NOTE)
+        footer.append(mrkdwn(Rich.of(ALLOCATION_NOTE)))
     blocks.append(_context(visible(" ".join(footer))))
     if buttons and button_value is not None:
         labels = [*SUMMARY_BUTTONS, *([USAGE_BUTTON] if usage_button else [])]

@@ -28,12 +28,14 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.conversation.fleet import alerts_text, fleet_line_text, status_text
+from bot.conversation.fleet import alerts_text, fleet_line, status_text
 from bot.conversation.help import ALLOCATION_NOTE
 from bot.conversation.replies import FleetLine, FleetReply
+from bot.conversation.rich import Rich
 from bot.slack.blocks import clip
 from bot.slack.markup import encode_text, slack_date
 from bot.slack.messages import SlackView, fleet_icon
+from bot.slack.mrkdwn import mrkdwn
 from core.errors import InputError
 from core.fit_shape import SHAPE_EXAMPLES
 
@@ -121,7 +123,8 @@ def _intro(reply: FleetReply, published_at: float) -> list[Block]:
                 MarkdownTextObject(
                     text=clip(
                         f"Updated {slack_date(published_at)}; each cluster had at most "
-                        f"{reply.wait_seconds:g} s to answer. {ALLOCATION_NOTE}",
+                        f"{reply.wait_seconds:g} s to answer. "
+                        + mrkdwn(Rich.of(ALLOCATION_NOTE)),
                         2000,
                     )
                 )
@@ -150,7 +153,7 @@ def home_view(reply: FleetReply, published_at: float) -> SlackView:
     rest = reply.lines[CLUSTERS_WITH_BUTTONS:]
     if rest:
         listed = "\n".join(
-            f"• {fleet_line_text(line, reply.wait_seconds, lambda t: f'*{t}*')}" for line in rest
+            f"• {mrkdwn(Rich.of(fleet_line(line, reply.wait_seconds)))}" for line in rest
         )
         blocks.append(
             SectionBlock(

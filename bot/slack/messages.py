@@ -25,8 +25,8 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from bot.conversation.admin import Markup, admin_text
-from bot.conversation.fleet import fleet_line_text
+from bot.conversation.admin import admin_text
+from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import code_block
 from bot.conversation.replies import (
     AdminReply,
@@ -42,6 +42,7 @@ from bot.conversation.replies import (
     SummaryReply,
     TableReply,
 )
+from bot.conversation.rich import Rich, plain
 from bot.conversation.service import full_table_attachments
 from bot.slack.blocks import (
     HEADER_TEXT_MAX,
@@ -53,10 +54,8 @@ from bot.slack.markup import (
     encode_blocks,
     encode_text,
     escaped_length,
-    mention_channel,
-    mention_group,
-    mention_user,
 )
+from bot.slack.mrkdwn import mrkdwn, mrkdwn_line
 
 # Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
 PICKER_CLUSTER = "picker_cluster"
@@ -151,8 +150,9 @@ def text_message(reply: MessageReply) -> SlackMessage:
             SectionBlock(text=MarkdownTextObject(text=clip(f"{prefix}*{reply.title}*", 3000)))
         )
         prefix = ""
-    blocks.extend(_sections(prefix + reply.text))
-    fallback = f"{reply.title}: {reply.text}" if reply.title else reply.text
+    text = mrkdwn(reply.text)
+    blocks.extend(_sections(prefix + text))
+    fallback = f"{reply.title}: {text}" if reply.title else text
     return SlackMessage(
         [b.to_dict() for b in blocks[:50]], clip(fallback, 3000), problem=reply.tone == "problem"
     )
@@ -196,67 +196,7 @@ def _option(option: ClusterOption) -> Option:
     return Option(value=option.name, text=clip(label, OPTION_TEXT_MAX))
 
 
-def picker_message(reply: PickerReply) -> SlackMessage:
-    """The cluster picker: a cluster (and context) to choose, an optional namespace, real usage
-    where the registry allows it, and Confirm / Cancel; nothing is collected before Confirm."""
-    blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=clip("Summarise a registered cluster",
-                                                   HEADER_TEXT_MAX)))
-    ]
-    if not reply.options:
-        blocks.extend(_sections(reply.hint or "No clusters are registered for this channel."))
-        return SlackMessage([b.to_dict() for b in blocks], "No clusters to pick from")
-    chosen = next((o for o in reply.options if o.name == reply.cluster), None)
-    blocks.extend(_cluster_choice(reply, chosen))
-    if chosen is not None and len(chosen.contexts) > 1:
-        blocks.append(_context_choice(reply, chosen))
-    blocks.append(_namespace_input(reply))
-    if chosen is not None and chosen.nvidia_smi_allowed:
-        # Only where the registry allows nvidia-smi exec for the chosen cluster; its value
-        # is read from the Confirm payload's state, like the namespace.
-        blocks.append(_usage_input())
-    blocks.append(
-        ActionsBlock(
-            block_id="picker_actions",
-            elements=[
-                ButtonElement(text="Confirm", action_id=PICKER_CONFIRM, style="primary",
-                              value="confirm"),
-                ButtonElement(text="Cancel", action_id=PICKER_CANCEL, value="cancel"),
-            ],
-        )
-    )
-    blocks.append(ContextBlock(elements=[MarkdownTextObject(
-        text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
-             "allocation state, not live GPU utilisation.")]))
-    return SlackMessage([b.to_dict() for b in blocks], "Pick a cluster to summarise")
-
-
-def _cluster_choice(reply: PickerReply, chosen: ClusterOption | None) -> list[Block]:
-    """The cluster menu (the first ``MAX_OPTIONS`` clusters, the chosen one selected) and, when
-    there are more, where the others are."""
-    options = [_option(o) for o in reply.options[:MAX_OPTIONS]]
-    initial = next((o for o in options if chosen and o.value == chosen.name), None)
-    blocks: list[Block] = [
-        SectionBlock(
-            block_id=PICKER_CLUSTER,
-            text=MarkdownTextObject(text="*Cluster*"),
-            accessory=StaticSelectElement(
-                action_id=PICKER_CLUSTER,
-                placeholder="Choose a cluster",
-                options=options,
-                initial_option=initial,
-            ),
-        )
-    ]
-    if len(reply.options) > MAX_OPTIONS:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(
-            text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in this list; "
-            "use `/hami-summary clusters` and `/hami-summary <cluster>`.")]))
-    return blocks
-
-
-def _context_choice(reply: PickerReply, chosen: ClusterOption) -> Block:
-    """The context menu of a cluster with several contexts."""
+def _context_select(chosen: ClusterOption, context: str | None) -> Block:
     context_options = [Option(value=c, text=clip(c, OPTION_TEXT_MAX))
                        for c in chosen.contexts[:MAX_OPTIONS]]
     return SectionBlock(
@@ -266,14 +206,12 @@ def _context_choice(reply: PickerReply, chosen: ClusterOption) -> Block:
             action_id=PICKER_CONTEXT,
             placeholder="Choose a context",
             options=context_options,
-            initial_option=next(
-                (o for o in context_options if o.value == reply.context), None
-            ),
+            initial_option=next((o for o in context_options if o.value == context), None),
         ),
     )
 
 
-def _namespace_input(reply: PickerReply) -> Block:
+def _namespace_input(namespace: str | None) -> Block:
     return InputBlock(
         block_id=PICKER_NAMESPACE,
         label="Namespace (optional)",
@@ -281,13 +219,15 @@ def _namespace_input(reply: PickerReply) -> Block:
         element=PlainTextInputElement(
             action_id=PICKER_NAMESPACE,
             placeholder="e.g. team-a",
-            initial_value=reply.namespace,
+            initial_value=namespace,
             max_length=63,
         ),
     )
 
 
-def _usage_input() -> Block:
+def _usage_box() -> Block:
+    """Only where the registry allows nvidia-smi exec for the chosen cluster; its value is
+    read from the Confirm payload's state, like the namespace."""
     return InputBlock(
         block_id=PICKER_USAGE,
         label="Real usage",
@@ -301,6 +241,58 @@ def _usage_input() -> Block:
             )],
         ),
     )
+
+
+def _picker_end() -> list[Block]:
+    return [
+        ActionsBlock(
+            block_id="picker_actions",
+            elements=[
+                ButtonElement(text="Confirm", action_id=PICKER_CONFIRM, style="primary",
+                              value="confirm"),
+                ButtonElement(text="Cancel", action_id=PICKER_CANCEL, value="cancel"),
+            ],
+        ),
+        ContextBlock(elements=[MarkdownTextObject(
+            text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
+                 "allocation state, not live GPU utilisation.")]),
+    ]
+
+
+def picker_message(reply: PickerReply) -> SlackMessage:
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=clip("Summarise a registered cluster",
+                                                   HEADER_TEXT_MAX)))
+    ]
+    if not reply.options:
+        blocks.extend(_sections(reply.hint or "No clusters are registered for this channel."))
+        return SlackMessage([b.to_dict() for b in blocks], "No clusters to pick from")
+    options = [_option(o) for o in reply.options[:MAX_OPTIONS]]
+    chosen = next((o for o in reply.options if o.name == reply.cluster), None)
+    initial = next((o for o in options if chosen and o.value == chosen.name), None)
+    blocks.append(
+        SectionBlock(
+            block_id=PICKER_CLUSTER,
+            text=MarkdownTextObject(text="*Cluster*"),
+            accessory=StaticSelectElement(
+                action_id=PICKER_CLUSTER,
+                placeholder="Choose a cluster",
+                options=options,
+                initial_option=initial,
+            ),
+        )
+    )
+    if len(reply.options) > MAX_OPTIONS:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(
+            text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in this list; "
+            "use `/hami-summary clusters` and `/hami-summary <cluster>`.")]))
+    if chosen is not None and len(chosen.contexts) > 1:
+        blocks.append(_context_select(chosen, reply.context))
+    blocks.append(_namespace_input(reply.namespace))
+    if chosen is not None and chosen.nvidia_smi_allowed:
+        blocks.append(_usage_box())
+    blocks.extend(_picker_end())
+    return SlackMessage([b.to_dict() for b in blocks], "Pick a cluster to summarise")
 
 
 def clusters_message(reply: ClustersReply) -> SlackMessage:
@@ -331,22 +323,11 @@ def clusters_message(reply: ClustersReply) -> SlackMessage:
 ADMIN_REPORT_MAX_CHARS = 20_000
 
 
-# The admin report in Slack: plain text (encoded on the way out) with real mentions of the
-# users, channels and user groups allowed to query each cluster.
-SLACK_MARKUP = Markup(
-    bold=lambda t: f"*{t}*",
-    code=lambda t: "`" + t.replace("`", "'") + "`",
-    user=mention_user,
-    channel=mention_channel,
-    group=mention_group,
-    text=str,
-    warning=":warning:",
-)
-
-
 def admin_message(reply: AdminReply) -> SlackMessage:
-    text = admin_text(reply.report, SLACK_MARKUP, check_hint="`/hami-summary admin check`",
-                      max_chars=ADMIN_REPORT_MAX_CHARS)
+    """The admin report, with real mentions of the users, channels and user groups allowed to
+    query each cluster."""
+    text = admin_text(reply.report, check_hint="`/hami-summary admin check`",
+                      max_chars=ADMIN_REPORT_MAX_CHARS, measure=lambda line: len(mrkdwn_line(line)))
     title = "Admin: kubeconfig discovery and cluster access"
     if reply.report.checked:
         title += " (API servers checked)"
@@ -391,14 +372,14 @@ def fleet_message(reply: FleetReply) -> SlackMessage:
     if not reply.lines:
         return text_message(MessageReply(reply.hint or "", title="No clusters to show"))
     lines = [
-        f"{fleet_icon(line)} {fleet_line_text(line, reply.wait_seconds, lambda t: f'*{t}*')}"
+        f"{fleet_icon(line)} {mrkdwn(Rich.of(fleet_line(line, reply.wait_seconds)))}"
         for line in reply.lines
     ]
     title = f"Fleet: {len(lines):,} cluster{'s' if len(lines) != 1 else ''} you may query here"
     sections = _sections("\n".join(lines))
     attachments: tuple[Attachment, ...] = ()
     if len(sections) > FLEET_MAX_SECTIONS:
-        whole = "\n".join(fleet_line_text(line, reply.wait_seconds, str) for line in reply.lines)
+        whole = plain(Rich(tuple(fleet_line(line, reply.wait_seconds) for line in reply.lines)))
         sections = sections[:FLEET_MAX_SECTIONS]
         sections.append(
             SectionBlock(

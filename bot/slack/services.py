@@ -7,13 +7,12 @@ copied.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt import BoltContext
 
 from bot.conversation.service import Conversation
-from bot.slack.ack_decisions import AckDecisions
 from bot.slack.usergroups import SlackUserGroups
 from bot.store.state import BotState
 
@@ -30,8 +29,6 @@ class SlackServices:
     api_base_url: str
     # Slack user-group membership, updated by Slack's subteam events.
     user_groups: SlackUserGroups | None = None
-    # Commands whose acknowledgement left the answer to the lazy listener.
-    ack_decisions: AckDecisions = field(default_factory=AckDecisions)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SlackServices:
         return self

@@ -32,6 +32,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot.conversation.intents import AccessPending
 from bot.store import codec
 from bot.store.kv import KeyValueStore
 
@@ -59,13 +60,13 @@ EVENT_USERS_LIMIT = 500
 _wait_limit: ContextVar[float | None] = ContextVar("hami_usergroups_wait_limit", default=None)
 
 
-class MembershipPending(Exception):
+class MembershipPending(AccessPending):
     """Membership of ``groups`` was not known within the caller's wait limit; their lookups go
     on in the background, and asking again later (without a limit) waits for them."""
 
     def __init__(self, groups: Collection[str]) -> None:
-        super().__init__(f"user groups still being read: {', '.join(sorted(groups))}")
-        self.groups = tuple(sorted(groups))
+        names = tuple(sorted(groups))
+        super().__init__(f"user groups still being read: {', '.join(names)}", names)
 
 
 @contextmanager

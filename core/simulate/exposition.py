@@ -13,7 +13,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from core.simulate.cluster import MIB_BYTES, DeviceTotals, SimulatedCluster, SimulatedDevice
+from core.simulate.cluster import (
+    MIB_BYTES,
+    DeviceTotals,
+    SimulatedAllocation,
+    SimulatedCluster,
+    SimulatedDevice,
+    SimulatedQuota,
+)
 
 BUILD_INFO: Final[tuple[tuple[str, str], ...]] = (
     ("build_date", "20260821-06:31:02"),
@@ -157,7 +164,7 @@ _CURRENT: Final[dict[str, _Family]] = {
 }
 
 # Legacy twins (``--legacy-metrics=true``); the quota limit has none, and the memory
-# percentage has no ``devicetype`` label (as HAMi v2.10 prints them).
+# percentage has no ``devicetype`` label.
 _LEGACY: Final[dict[str, _Family]] = {
     "mem_limit": _family("GPUDeviceMemoryLimit", _HELP_MEM_LIMIT, *_DEVICE_LABELS_LEGACY),
     "core_limit": _family(
@@ -231,16 +238,44 @@ def render_exposition(
     surfaces: list[dict[str, _Family]] = [_LEGACY] if legacy else [_CURRENT]
     if both:
         surfaces.append(_LEGACY)
+    device_rows, pod_rows, quota_rows = _label_rows(cluster)
+    blocks: dict[str, list[str]] = {}
+    for fam in surfaces:
+        for name, lines in _device_families(fam, device_rows):
+            blocks[name] = lines
+        blocks.update(_quota_families(fam, quota_rows))
+        blocks.update(_pod_families(fam, pod_rows))
+    blocks[BUILD_INFO_FAMILY.name] = _series(BUILD_INFO_FAMILY, [(_build_info_values(), 1.0)])[1]
 
+    helps = {f.name: f.help for s in surfaces for f in s.values()}
+    helps[BUILD_INFO_FAMILY.name] = BUILD_INFO_FAMILY.help
+    out: list[str] = []
+    for name in sorted(blocks):  # bytewise: GPUDevice*, QuotaUsed, hami_*, nodeGPU*, vGPU*
+        out.append(f"# HELP {name} {helps[name]}")
+        out.append(f"# TYPE {name} gauge")
+        out.extend(blocks[name])
+    out.append("")
+    return "\n".join(out)
+
+
+_DeviceRow = tuple[dict[str, str], SimulatedDevice, DeviceTotals]
+_PodRow = tuple[dict[str, str], SimulatedAllocation]
+_QuotaRow = tuple[dict[str, str], SimulatedQuota]
+
+
+def _label_rows(
+    cluster: SimulatedCluster,
+) -> tuple[list[_DeviceRow], list[_PodRow], list[_QuotaRow]]:
+    """The label values of each device, pod allocation and quota, with what they describe."""
     totals = cluster.device_totals()
-    device_rows: list[tuple[dict[str, str], SimulatedDevice, DeviceTotals]] = []
+    device_rows: list[_DeviceRow] = []
     for d in cluster.devices:
         values = {
             "node": d.node,
             "uuid": d.uuid,
             "index": str(d.index),
             "type": d.device_type,
-            # v2.10 prints Totalcore in device_cores (v2.9 and older printed Usedcores there).
+            # v2.10 prints the device's total cores in device_cores (up to v2.9: cores in use).
             "core_limit": str(d.core_limit),
             "mem_limit": str(d.mem_limit_mib),
             "zone": "vGPU",
@@ -272,40 +307,35 @@ def render_exposition(
         )
         for q in cluster.quotas()
     ]
+    return device_rows, pod_rows, quota_rows
 
-    blocks: dict[str, list[str]] = {}
-    for fam in surfaces:
-        for name, lines in _device_families(fam, device_rows):
-            blocks[name] = lines
-        name, lines = _series(fam["quota_used"], ((v, float(q.used)) for v, q in quota_rows))
+
+def _quota_families(fam: dict[str, _Family], quota_rows: list[_QuotaRow]) -> dict[str, list[str]]:
+    blocks = {}
+    name, lines = _series(fam["quota_used"], ((v, float(q.used)) for v, q in quota_rows))
+    if lines:
+        blocks[name] = lines
+    if "quota_limit" in fam:
+        # HAMi writes the limit family only for quotas that set a limit; an absent family
+        # prints nothing, not even its HELP and TYPE lines.
+        limited = ((v, float(q.limit)) for v, q in quota_rows if q.limit is not None)
+        name, lines = _series(fam["quota_limit"], limited)
         if lines:
             blocks[name] = lines
-        if "quota_limit" in fam:
-            # HAMi emits a quota limit only where one is set (LimitSet); absent families print
-            # nothing.
-            limited = ((v, float(q.limit)) for v, q in quota_rows if q.limit is not None)
-            name, lines = _series(fam["quota_limit"], limited)
-            if lines:
-                blocks[name] = lines
-        for role, attr in (("vgpu_mem", "mem"), ("vgpu_core", "cores")):
-            rows = (
-                (v, float(a.mem_mib * MIB_BYTES) if attr == "mem" else float(a.cores))
-                for v, a in pod_rows
-            )
-            name, lines = _series(fam[role], rows)
-            if lines:
-                blocks[name] = lines
-    blocks[BUILD_INFO_FAMILY.name] = _series(BUILD_INFO_FAMILY, [(_build_info_values(), 1.0)])[1]
+    return blocks
 
-    helps = {f.name: f.help for s in surfaces for f in s.values()}
-    helps[BUILD_INFO_FAMILY.name] = BUILD_INFO_FAMILY.help
-    out: list[str] = []
-    for name in sorted(blocks):  # bytewise: GPUDevice*, QuotaUsed, hami_*, nodeGPU*, vGPU*
-        out.append(f"# HELP {name} {helps[name]}")
-        out.append(f"# TYPE {name} gauge")
-        out.extend(blocks[name])
-    out.append("")
-    return "\n".join(out)
+
+def _pod_families(fam: dict[str, _Family], pod_rows: list[_PodRow]) -> dict[str, list[str]]:
+    blocks = {}
+    for role, attr in (("vgpu_mem", "mem"), ("vgpu_core", "cores")):
+        rows = (
+            (v, float(a.mem_mib * MIB_BYTES) if attr == "mem" else float(a.cores))
+            for v, a in pod_rows
+        )
+        name, lines = _series(fam[role], rows)
+        if lines:
+            blocks[name] = lines
+    return blocks
 
 
 def _build_info_values() -> dict[str, str]:
@@ -325,7 +355,7 @@ def _device_families(
     yield _series(fam["mem_alloc"], ((v, float(t.mem_mib * MIB_BYTES)) for v, _, t in device_rows))
     yield _series(fam["shared"], ((v, float(t.shared_count)) for v, _, t in device_rows))
     yield _series(fam["core_alloc"], ((v, float(t.cores)) for v, _, t in device_rows))
-    # The overview's value is the allocated memory in bytes, its limit label in MiB (HAMi v2.10).
+    # The overview's value is the allocated memory in bytes, its limit label MiB.
     yield _series(fam["overview"], ((v, float(t.mem_mib * MIB_BYTES)) for v, _, t in device_rows))
     # Usedmem / Totalmem as a 0-1 fraction; omitted when Totalmem <= 0.
     yield _series(

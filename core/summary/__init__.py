@@ -1,1 +1,1 @@
-"""The summary engine: typed readings in, every number of SPEC.md out."""
+"""The summary engine: typed readings in, every figure of a report out."""

@@ -1,7 +1,7 @@
 """Text in, one immutable ``Summary`` out: the pipeline of ``core``.
 
 clean paste -> parse -> typed readings -> devices, workloads, namespaces -> checks, findings,
-capacity, runtime, real usage -> notes. Every number of SPEC.md is computed here, once.
+capacity, runtime, real usage -> notes. Every figure a view shows is computed here, once.
 """
 
 from __future__ import annotations
@@ -19,11 +19,14 @@ from core.fast_reader import read_go_exposition
 from core.line_limits import OverLimitLine, over_limit_note, screen_lines
 from core.model import (
     ClusterOverview,
+    GpuSummary,
     InputProblem,
     InputReport,
     NamespaceSummary,
     NodeSummary,
     PodExecResult,
+    PodRealUsage,
+    ShapeFit,
     SourceInfo,
     Summary,
     Surface,
@@ -38,7 +41,7 @@ from core.readings import (
     rows_from_samples,
 )
 from core.sample_screen import REPEAT_REASON
-from core.settings import DEFAULT_SETTINGS, Settings
+from core.settings import DEFAULT_SETTINGS, Settings, Thresholds
 from core.summary.capacity import build_capacity, capacity_answer
 from core.summary.checks import build_checks
 from core.summary.columns import GpuColumns
@@ -249,6 +252,47 @@ def summarize_text(
     Raises ``core.errors.InputError`` with a message for the user when no HAMi series remain
     or the input is over the size limit.
     """
+    read = _read_texts(text, monitor_texts, settings)
+    readings = read_family_rows(read.rows)
+    if not readings.components:
+        raise _nothing_to_summarise(read, readings)
+    return summarize_readings(
+        readings,
+        source,
+        cleaning_notes=_cleaning_notes(read.paste_notes, read.rejected_lines),
+        input_warnings=(over_limit_note(tuple(read.over_limit)),) if read.over_limit else (),
+        missing_monitors=missing_monitors,
+        real_usage=real_usage,
+        namespace=namespace,
+        node=node,
+        settings=settings,
+    )
+
+
+class _ReadTexts:
+    """The family rows of the metrics text and any monitor texts, with what reading set aside.
+
+    (A plain class: a dataclass is built when its module is imported, which every command
+    pays for.)"""
+
+    __slots__ = ("over_limit", "paste_notes", "rejected_lines", "rows", "text")
+
+    def __init__(
+        self,
+        text: str,
+        rows: FamilyRows,
+        rejected_lines: list[RejectedLine],
+        paste_notes: tuple[str, ...],
+        over_limit: list[OverLimitLine],
+    ) -> None:
+        self.text = text  # the metrics text after the line screen
+        self.rows = rows
+        self.rejected_lines = rejected_lines
+        self.paste_notes = paste_notes
+        self.over_limit = over_limit
+
+
+def _read_texts(text: str, monitor_texts: Sequence[str], settings: Settings) -> _ReadTexts:
     _check_size(text, settings, "metrics text")
     screened = screen_lines(text)
     text = screened.text
@@ -275,28 +319,20 @@ def summarize_text(
         more, more_rejected = _family_rows(screened_extra.text)
         rows.merge(more)
         rejected_lines.extend(more_rejected)
-    readings = read_family_rows(rows)
-    if not readings.components:
-        if readings.problems:
-            raise nothing_usable_error(readings.problems)
-        samples = sum(rows.counts.values())
-        if over_limit and not samples:
-            raise nothing_within_limits_error(over_limit)
-        error = _no_hami_error(text, samples, readings, len(rejected_lines))
-        if over_limit:
-            raise InputError(f"{error.message} {over_limit_note(tuple(over_limit))}")
-        raise error
-    return summarize_readings(
-        readings,
-        source,
-        cleaning_notes=_cleaning_notes(paste_notes, rejected_lines),
-        input_warnings=(over_limit_note(tuple(over_limit)),) if over_limit else (),
-        missing_monitors=missing_monitors,
-        real_usage=real_usage,
-        namespace=namespace,
-        node=node,
-        settings=settings,
-    )
+    return _ReadTexts(text, rows, rejected_lines, paste_notes, over_limit)
+
+
+def _nothing_to_summarise(read: _ReadTexts, readings: MetricsReadings) -> InputError:
+    """Why texts with no usable HAMi sample cannot be summarised."""
+    if readings.problems:
+        return nothing_usable_error(readings.problems)
+    samples = sum(read.rows.counts.values())
+    if read.over_limit and not samples:
+        return nothing_within_limits_error(read.over_limit)
+    error = _no_hami_error(read.text, samples, readings, len(read.rejected_lines))
+    if read.over_limit:
+        return InputError(f"{error.message} {over_limit_note(tuple(read.over_limit))}")
+    return error
 
 
 def input_problems_note(problems: Sequence[InputProblem]) -> str:
@@ -371,9 +407,9 @@ def _cleaning_notes(
 def allocation_device_keys(
     allocations: Sequence[AllocationReading], devices: Mapping[DeviceKey, object]
 ) -> list[DeviceKey]:
-    """The (node, UUID) of the device each allocation sits on (SPEC 3: devices are identified by
-    both). An allocation whose node label is missing or differs still joins a device by a UUID
-    that only one node reports."""
+    """The (node, UUID) of the device each allocation sits on: a device is identified by both.
+    An allocation whose node label is missing or differs still joins a device by a UUID that
+    only one node reports."""
     as_labelled = list(map(_NODE_AND_UUID, allocations))
     if all(map(devices.__contains__, as_labelled)):  # the usual case, checked in C
         return as_labelled
@@ -428,25 +464,90 @@ def summarize_readings(
     t = settings.thresholds
     allocations = list(readings.allocations.values())
     device_keys = allocation_device_keys(allocations, readings.devices)
+    gpus, missing_series = _gpu_rows(readings, allocations, device_keys, t)
+    workloads, workload_devices = _workload_rows(allocations, device_keys, gpus)
+    cols = GpuColumns.of(gpus)
+    nodes = build_nodes(gpus, cols, pods_per_node(allocations, device_keys))
+    namespaces = _namespace_rows(readings, workloads, workload_devices, cols, t)
+    capacity, answer = _capacity_and_answer(cols, nodes, missing_series)
+    device_values_left_out = _device_values_left_out(readings)
+    checks = build_checks(
+        gpus, cols, workloads, workload_devices, namespaces, missing_series, t,
+        values_left_out=device_values_left_out,
+    )  # fmt: skip
+    scheduler_uuids = {g.device_uuid for g in gpus}
+    hosts, containers = readings.host_gpus.values(), readings.containers.values()
+    runtime = build_runtime(hosts, containers, scheduler_uuids, missing_monitors)
+    usage = _real_usage(real_usage, workloads, t)
+    report = _input_report(readings, cleaning_notes, with_real_usage=real_usage is not None)
+    notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
+    gap_note = device_series_gap_note(missing_series, device_values_left_out)
+    warnings = (*input_warnings, input_problems_note(readings.problems), gap_note)
+    headline = _lift_warnings(notes, warnings)
+    whole = Summary(
+        source=source,
+        input=report,
+        cluster=_overview(cols, nodes, workloads, namespaces, answer, settings),
+        nodes=tuple(nodes),
+        gpus=tuple(gpus),
+        workloads=tuple(workloads),
+        namespaces=tuple(namespaces),
+        findings=tuple(build_findings(gpus, cols, workloads, namespaces, t)),
+        checks=tuple(checks),
+        capacity=tuple(capacity),
+        runtime=runtime,
+        real_usage=usage,
+        notes=tuple(notes),
+        headline=tuple(headline),
+        models=tuple(build_models(gpus, cols)),
+        largest_whole_job=largest_whole_job(nodes),
+        idle_allocations=idle_allocations(runtime, usage, t),
+    )
+    return filter_summary(whole, namespace=namespace, node=node)
+
+
+def _gpu_rows(
+    readings: MetricsReadings,
+    allocations: Sequence[AllocationReading],
+    device_keys: Sequence[DeviceKey],
+    t: Thresholds,
+) -> tuple[list[GpuSummary], dict[str, int]]:
+    """The GPU rows (``build_gpus``) and how many GPUs lack each figure's series."""
     # Allocation keys are unique per (namespace, pod, container index, device): the number of
     # allocations on a device is its number of distinct containers.
     containers_per_device = Counter(device_keys)
-    gpus, missing_series = build_gpus(
+    return build_gpus(
         readings.devices.values(),
         containers_per_device,
         namespaces_per_device(device_keys, list(map(_NAMESPACE, allocations))),
         t,
     )
+
+
+def _workload_rows(
+    allocations: Sequence[AllocationReading],
+    device_keys: Sequence[DeviceKey],
+    gpus: Sequence[GpuSummary],
+) -> tuple[list[Workload], list[int]]:
+    """The workload rows and the device number of each (``build_workloads``)."""
     # Devices by number: a GPU's position in ``gpus``; devices only allocations name get numbers
-    # past the end. Integers keep the per-workload bookkeeping below cheap.
+    # past the end. Integers keep the per-workload bookkeeping cheap.
     device_number = {(g.node, g.device_uuid): i for i, g in enumerate(gpus)}
     device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
     core_limits = [g.core_limit for g in gpus]
-    workloads, workload_devices = build_workloads(allocations, device_keys, device_ids, core_limits)
-    cols = GpuColumns.of(gpus)
-    nodes = build_nodes(gpus, cols, pods_per_node(allocations, device_keys))
-    fleet = Fleet(float(sum(cols.core_limit)), float(sum(cols.mem_limit_mib)), len(gpus))
-    namespaces = build_namespaces(
+    return build_workloads(allocations, device_keys, device_ids, core_limits)
+
+
+def _namespace_rows(
+    readings: MetricsReadings,
+    workloads: list[Workload],
+    workload_devices: Sequence[int],
+    cols: GpuColumns,
+    t: Thresholds,
+) -> list[NamespaceSummary]:
+    """The namespace rows, classed against the capacity of the whole fleet of GPUs."""
+    fleet = Fleet(float(sum(cols.core_limit)), float(sum(cols.mem_limit_mib)), len(cols))
+    return build_namespaces(
         workloads,
         workload_devices,
         readings.quotas.values(),
@@ -454,59 +555,54 @@ def summarize_readings(
         t,
         fleet,
     )
-    # Without device series there is nothing to judge capacity by (e.g. monitor metrics only).
-    capacity = build_capacity(cols) if gpus else []
-    free_cores = sum(n.free_cores for n in nodes)
-    free_mem = sum(n.free_mem_mib for n in nodes)
-    answer = (
-        capacity_answer(
-            capacity,
-            free_cores,
-            free_mem,
-            gpus=len(gpus),
-            incomplete_gpus=sum(cols.incomplete),
-        )
-        if gpus
-        else NO_DEVICES_ANSWER
+
+
+def _device_values_left_out(readings: MetricsReadings) -> bool:
+    """Whether some value of a GPU's four figures was set aside as an input problem."""
+    return any(FAMILIES[p.family].role in DEVICE_FIGURE_ROLES for p in readings.problems)
+
+
+def _capacity_and_answer(
+    cols: GpuColumns, nodes: Sequence[NodeSummary], missing_series: Mapping[str, int]
+) -> tuple[list[ShapeFit], str]:
+    """The capacity outlook and its one-line answer; without device series there is nothing
+    to judge capacity by (e.g. monitor metrics only)."""
+    if not len(cols):
+        return [], NO_DEVICES_ANSWER
+    capacity = build_capacity(cols)
+    answer = capacity_answer(
+        capacity,
+        sum(n.free_cores for n in nodes),
+        sum(n.free_mem_mib for n in nodes),
+        gpus=len(cols),
+        incomplete_gpus=sum(cols.incomplete),
     )
-    if gpus and any(missing_series.values()):
+    if any(missing_series.values()):
         answer = "Incomplete input (see the device series check): " + answer
-    cluster = _overview(cols, nodes, workloads, namespaces, answer, settings)
-    models = build_models(gpus, cols)
-    whole_job = largest_whole_job(nodes)
-    device_values_left_out = any(
-        FAMILIES[p.family].role in DEVICE_FIGURE_ROLES for p in readings.problems
-    )
-    checks = build_checks(
-        gpus,
-        cols,
-        workloads,
-        workload_devices,
-        namespaces,
-        missing_series,
-        t,
-        values_left_out=device_values_left_out,
-    )
-    findings = build_findings(gpus, cols, workloads, namespaces, t)
-    runtime = build_runtime(
-        readings.host_gpus.values(),
-        readings.containers.values(),
-        {g.device_uuid for g in gpus},
-        missing_monitors,
-    )
-    usage = None
-    if real_usage is not None:
-        from core.realusage import assess_real_usage
+    return capacity, answer
 
-        allocated: dict[tuple[str, str], float] = defaultdict(float)
-        for w in workloads:
-            allocated[(w.namespace, w.pod)] += w.mem_mib
-        usage = assess_real_usage(real_usage, allocated, t)
 
+def _real_usage(
+    real_usage: Sequence[PodExecResult] | None, workloads: Sequence[Workload], t: Thresholds
+) -> tuple[PodRealUsage, ...] | None:
+    """The nvidia-smi readings judged against each pod's allocated memory; None without any."""
+    if real_usage is None:
+        return None
+    from core.realusage import assess_real_usage
+
+    allocated: dict[tuple[str, str], float] = defaultdict(float)
+    for w in workloads:
+        allocated[(w.namespace, w.pod)] += w.mem_mib
+    return assess_real_usage(real_usage, allocated, t)
+
+
+def _input_report(
+    readings: MetricsReadings, cleaning_notes: Sequence[str], *, with_real_usage: bool
+) -> InputReport:
     components = sorted(readings.components)
-    if real_usage is not None:
+    if with_real_usage:
         components.append("nvidia-smi")
-    report = InputReport(
+    return InputReport(
         surface=_surface(readings),
         components=tuple(components),
         families=tuple(sorted(readings.family_counts.items())),
@@ -515,38 +611,19 @@ def summarize_readings(
         hami_version=readings.hami_version,
         problems=readings.problems,
     )
-    notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
+
+
+def _lift_warnings(notes: list[str], warnings: Sequence[str]) -> list[str]:
+    """The headline: the note saying what the report is based on, if ``notes`` leads with one,
+    then every non-empty warning. Each warning is also put into ``notes``, right after the
+    headline notes before it."""
     lead_notes = (RUNTIME_ONLY_NOTE, NO_ALLOCATION_NOTE, ALLOCATION_ONLY_NOTE)
     headline = [notes[0]] if notes and notes[0] in lead_notes else []
-    for warning in (
-        *input_warnings,
-        input_problems_note(readings.problems),
-        device_series_gap_note(missing_series, device_values_left_out),
-    ):
+    for warning in warnings:
         if warning:
             headline.append(warning)
             notes.insert(len(headline) - 1, warning)
-    idle = idle_allocations(runtime, usage, t)
-    whole = Summary(
-        source=source,
-        input=report,
-        cluster=cluster,
-        nodes=tuple(nodes),
-        gpus=tuple(gpus),
-        workloads=tuple(workloads),
-        namespaces=tuple(namespaces),
-        findings=tuple(findings),
-        checks=tuple(checks),
-        capacity=tuple(capacity),
-        runtime=runtime,
-        real_usage=usage,
-        notes=tuple(notes),
-        headline=tuple(headline),
-        models=tuple(models),
-        largest_whole_job=whole_job,
-        idle_allocations=idle,
-    )
-    return filter_summary(whole, namespace=namespace, node=node)
+    return headline
 
 
 def device_series_gap_note(missing: Mapping[str, int], values_left_out: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""Capacity outlook: which job shapes fit now, and where (SPEC.md section 12, item 11).
+"""Capacity outlook: which job shapes fit now, and where.
 
 A shape is (GPUs on one node, cores per GPU, memory per GPU). It fits on a node when that many of
 the node's devices each have at least those free cores and free memory. Placements count how many

@@ -1,4 +1,5 @@
-"""Consistency checks between series that should agree (SPEC.md section 10).
+"""Consistency checks between series that should agree (device totals and the pods on them,
+namespace sums and quota used, the memory ratio and its bytes).
 
 Each check passes, warns with the numbers on both sides, or is skipped when its input is missing.
 """
@@ -149,11 +150,11 @@ def check_quota_sums(namespaces: Sequence[NamespaceSummary], t: Thresholds) -> C
                     f"{ns.namespace} {figure.resource}: pods {_fmt(ours)} {unit}, "
                     f"quota used {_fmt(figure.used)} {unit}"
                 )
-    # Quota series are never deleted by HAMi and can be stale (reference 2.6).
+    # HAMi never deletes quota series, so a namespace's quota used can be stale.
     return _warn_or_pass(name, problems, len(rows), "namespace pod sums and quota used")
 
 
-# What each device figure is read from, in current and legacy names (reference 2.1).
+# What each device figure is read from, in current and legacy names.
 DEVICE_SERIES = (
     ("core limit", "hami_gpu_core_limit_ratio / GPUDeviceCoreLimit"),
     ("memory limit", "hami_gpu_memory_limit_bytes / GPUDeviceMemoryLimit"),

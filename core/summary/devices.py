@@ -1,9 +1,16 @@
-"""Per-GPU and per-node figures (SPEC.md sections 5 and 6)."""
+"""Per-GPU and per-node figures.
+
+A GPU is idle with nothing allocated, full when its cores are all allocated and its memory is
+at least the saturation share of its limit, inconsistent when one dimension is allocated and
+the other, which the device has, is not, and partial otherwise. A node is fit for large jobs
+with a whole GPU free, fragmented with free slices only, full with nothing free.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
+from typing import Any
 
 from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict, new_row
 from core.readings import BYTES_PER_MIB, DeviceKey, DeviceReading
@@ -34,7 +41,7 @@ def gpu_state(
     ):
         return "full"
     # Only a dimension that exists can be missing: devices registered with no memory
-    # (AWS Neuron, reference 5) are not "inconsistent" for allocating cores alone.
+    # (AWS Neuron) are not "inconsistent" for allocating cores alone.
     if (mem_mib > 0 and cores <= 0 and core_limit > 0) or (
         cores > 0 and mem_mib <= 0 and mem_limit_mib > 0
     ):
@@ -81,41 +88,14 @@ def build_gpus(
     """The GPU rows, sorted by node and index, and how many GPUs lack each figure's series."""
     gpus: list[GpuSummary] = []
     append = gpus.append
-    no_namespaces: tuple[str, ...] = ()
-    missing = {"core limit": 0, "memory limit": 0, "cores allocated": 0, "memory allocated": 0}
+    missing = dict.fromkeys(_FIGURES, 0)
     for dev in devices:
-        incomplete = False
-        if dev.core_limit is not None:
-            core_limit = dev.core_limit
-        else:
-            core_limit = 0.0
-            missing["core limit"] += 1
-            incomplete = True
-        if dev.core_allocated is not None:
-            cores = dev.core_allocated
-        else:
-            cores = 0.0
-            missing["cores allocated"] += 1
-            incomplete = True
-        if dev.mem_limit_bytes is not None:
-            mem_limit = dev.mem_limit_bytes / BYTES_PER_MIB
-        elif dev.overview_mem_limit_mib is not None:
-            mem_limit = dev.overview_mem_limit_mib
-        else:
-            mem_limit = 0.0
-            missing["memory limit"] += 1
-            incomplete = True
-        alloc_bytes = dev.mem_allocated_bytes
-        if alloc_bytes is None:
-            alloc_bytes = dev.overview_mem_allocated_bytes
-        if alloc_bytes is not None:
-            mem = alloc_bytes / BYTES_PER_MIB
-        else:
-            mem = 0.0
-            missing["memory allocated"] += 1
-            incomplete = True
-        uuid = dev.device_uuid
-        key = (dev.node, uuid)
+        figures = _figures(dev)
+        core_limit, mem_limit, cores, mem = figures
+        incomplete = None in figures
+        if incomplete:
+            core_limit, mem_limit, cores, mem = _count_missing(figures, missing)
+        key = (dev.node, dev.device_uuid)
         containers = containers_per_device.get(key, 0)
         shared_series = dev.shared_count
         if shared_series is None:
@@ -133,33 +113,59 @@ def build_gpus(
             free_cores = free_mem = 0.0
             if state == "full":
                 state = "partial"
-        append(
-            new_row(
-                GpuSummary,
-                (
-                    dev.node,
-                    _index(dev.device_index),
-                    uuid,
-                    dev.device_type or "unknown",
-                    core_limit,
-                    cores,
-                    core_pct,
-                    mem_limit,
-                    mem,
-                    mem_pct,
-                    shared,
-                    containers,
-                    state,
-                    flags,
-                    free_cores,
-                    free_mem,
-                    namespaces_per_device.get(key, no_namespaces),
-                    dev.mem_ratio,
-                ),
-            )
+        row = (
+            dev.node,
+            _index(dev.device_index),
+            dev.device_uuid,
+            dev.device_type or "unknown",
+            core_limit,
+            cores,
+            core_pct,
+            mem_limit,
+            mem,
+            mem_pct,
+            shared,
+            containers,
+            state,
+            flags,
+            free_cores,
+            free_mem,
+            namespaces_per_device.get(key, ()),
+            dev.mem_ratio,
         )
+        append(new_row(GpuSummary, row))
     gpus.sort(key=attrgetter("node", "device_index", "device_uuid"))
     return gpus, missing
+
+
+# A GPU's four figures, in the order of ``_figures``, as the device series check names them.
+_FIGURES = ("core limit", "memory limit", "cores allocated", "memory allocated")
+
+
+def _figures(dev: DeviceReading) -> tuple[Any, Any, Any, Any]:
+    """Core limit, memory limit (MiB), cores and memory (MiB) allocated; None where no series
+    gives the figure. The overview's figures fill in for missing memory ones."""
+    mem_limit = dev.mem_limit_bytes
+    allocated = dev.mem_allocated_bytes
+    if allocated is None:
+        allocated = dev.overview_mem_allocated_bytes
+    return (
+        dev.core_limit,
+        mem_limit / BYTES_PER_MIB if mem_limit is not None else dev.overview_mem_limit_mib,
+        dev.core_allocated,
+        allocated / BYTES_PER_MIB if allocated is not None else None,
+    )
+
+
+def _count_missing(
+    figures: tuple[float | None, ...], missing: dict[str, int]
+) -> tuple[float, float, float, float]:
+    """``figures`` with 0 for each one missing, counted in ``missing``."""
+    for name, figure in zip(_FIGURES, figures, strict=True):
+        if figure is None:
+            missing[name] += 1
+    core_limit, mem_limit, cores, mem = (0.0 if f is None else f for f in figures)
+    return core_limit, mem_limit, cores, mem
 
 
 def node_verdict(idle: int, free_cores: float, free_mem: float) -> NodeVerdict:

@@ -1,4 +1,9 @@
-"""Patterns worth calling out and the cluster distribution verdict (SPEC.md section 9)."""
+"""Patterns worth calling out and the cluster distribution verdict.
+
+The cluster is "concentrated" when a dominant tenant holds it or half of the allocated cores sit
+on a small share of the GPUs, "fragmented" when enough GPUs are partly allocated and they hold
+most of the free cores (whole-GPU jobs then find no room), and "even" otherwise.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import accumulate, compress
 
-from core.model import Distribution, Finding, GpuSummary, NamespaceSummary, Workload
+from core.model import Distribution, Finding, GpuSummary, NamespaceSummary, Severity, Workload
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns, where
 from core.summary.workloads import is_memory_resource
@@ -71,108 +76,147 @@ def build_findings(
     namespaces: Sequence[NamespaceSummary],
     t: Thresholds,
 ) -> list[Finding]:
-    findings: list[Finding] = []
-    full = where(cols.is_state("full"))
-    if full:
-        exclusive = sum(1 for i in full if cols.shared_count[i] == 1)
-        findings.append(
-            Finding(
-                "fully-occupied",
-                "info",
-                f"{len(full):,} GPU(s) fully occupied ({exclusive:,} exclusively by one workload): "
-                f"{_listing(gpus, full)}.",
-                _names(gpus, full),
-            )
-        )
-    shared = where([count > 1 for count in cols.shared_count])
-    if shared:
-        findings.append(
-            Finding(
-                "shared",
-                "info",
-                f"{len(shared):,} GPU(s) shared by several workloads: {_listing(gpus, shared)}.",
-                _names(gpus, shared),
-            )
-        )
+    """The findings in the order a report lists them: how GPUs are held, fragmentation,
+    dominant tenants, GPUs to investigate, quotas exceeded, multi-GPU pods."""
+    idle = _idle_gpus(cols)
+    return [
+        *_occupancy_findings(gpus, cols, idle),
+        *_fragmentation_findings(gpus, cols, len(idle), t),
+        *_dominant_tenant_findings(namespaces),
+        *_troubled_gpu_findings(gpus, cols),
+        *_quota_findings(namespaces),
+        *_multi_gpu_findings(workloads),
+    ]
+
+
+def _gpu_finding(
+    kind: str,
+    severity: Severity,
+    gpus: Sequence[GpuSummary],
+    which: list[int],
+    text: str,
+    after: str = "",
+) -> list[Finding]:
+    """One finding naming the GPUs ``which`` between ``text`` and ``after``, or none when
+    there are no such GPUs."""
+    if not which:
+        return []
+    message = f"{text}: {_listing(gpus, which)}.{after}"
+    return [Finding(kind, severity, message, _names(gpus, which))]
+
+
+def _idle_gpus(cols: GpuColumns) -> list[int]:
+    """Idle GPUs whose figures are all known: those a whole-GPU job can be given."""
     idle_states = cols.is_state("idle")
-    idle = where([s and not i for s, i in zip(idle_states, cols.incomplete, strict=True)])
-    if idle:
-        findings.append(
-            Finding(
-                "idle",
-                "info",
-                f"{len(idle):,} idle GPU(s), schedulable for whole-GPU jobs: "
-                f"{_listing(gpus, idle)}.",
-                _names(gpus, idle),
-            )
-        )
+    return where([s and not i for s, i in zip(idle_states, cols.incomplete, strict=True)])
+
+
+def _occupancy_findings(
+    gpus: Sequence[GpuSummary], cols: GpuColumns, idle: list[int]
+) -> list[Finding]:
+    full = where(cols.is_state("full"))
+    exclusive = sum(1 for i in full if cols.shared_count[i] == 1)
+    shared = where([count > 1 for count in cols.shared_count])
     # A GPU whose limit series is missing looks idle but cannot be offered for a job.
+    idle_states = cols.is_state("idle")
     idle_unknown = where([s and i for s, i in zip(idle_states, cols.incomplete, strict=True)])
-    if idle_unknown:
-        findings.append(
-            Finding(
-                "idle-incomplete",
-                "info",
-                f"{len(idle_unknown):,} GPU(s) with nothing allocated lack a limit or allocation "
-                f"series, so they are not offered for jobs: {_listing(gpus, idle_unknown)}.",
-                _names(gpus, idle_unknown),
-            )
-        )
+    return [
+        *_gpu_finding(
+            "fully-occupied",
+            "info",
+            gpus,
+            full,
+            f"{len(full):,} GPU(s) fully occupied ({exclusive:,} exclusively by one workload)",
+        ),
+        *_gpu_finding(
+            "shared", "info", gpus, shared, f"{len(shared):,} GPU(s) shared by several workloads"
+        ),
+        *_gpu_finding(
+            "idle",
+            "info",
+            gpus,
+            idle,
+            f"{len(idle):,} idle GPU(s), schedulable for whole-GPU jobs",
+        ),
+        *_gpu_finding(
+            "idle-incomplete",
+            "info",
+            gpus,
+            idle_unknown,
+            f"{len(idle_unknown):,} GPU(s) with nothing allocated lack a limit or allocation "
+            "series, so they are not offered for jobs",
+        ),
+    ]
+
+
+def _fragmentation_findings(
+    gpus: Sequence[GpuSummary], cols: GpuColumns, idle: int, t: Thresholds
+) -> list[Finding]:
     partial = where(cols.is_state("partial"))
     on_partial = free_cores_on_partial_percent(cols)
     # The same condition as the "fragmented" distribution verdict, so the verdict always has a
     # finding that explains it.
     if (
-        len(partial) >= t.fragmented_min_partial_gpus
-        and on_partial >= t.fragmented_free_on_partial_percent
+        len(partial) < t.fragmented_min_partial_gpus
+        or on_partial < t.fragmented_free_on_partial_percent
     ):
-        whole_jobs = (
-            "whole-GPU jobs may not"
-            if not len(idle)
-            else f"whole-GPU jobs fit only on the {len(idle):,} idle GPU(s)"
+        return []
+    whole_jobs = (
+        "whole-GPU jobs may not"
+        if not idle
+        else f"whole-GPU jobs fit only on the {idle:,} idle GPU(s)"
+    )
+    return [
+        Finding(
+            "fragmentation-risk",
+            "warn",
+            f"Fragmentation risk: {on_partial:.1f}% of free cores lie on {len(partial):,} "
+            f"partly allocated GPU(s): small jobs fit, {whole_jobs}.",
+            _names(gpus, partial),
         )
-        findings.append(
-            Finding(
-                "fragmentation-risk",
-                "warn",
-                f"Fragmentation risk: {on_partial:.1f}% of free cores lie on {len(partial):,} "
-                f"partly allocated GPU(s): small jobs fit, {whole_jobs}.",
-                _names(gpus, partial),
-            )
+    ]
+
+
+def _dominant_tenant_findings(namespaces: Sequence[NamespaceSummary]) -> list[Finding]:
+    return [
+        Finding(
+            "dominant-tenant",
+            "warn",
+            f"Namespace {ns.namespace} holds {ns.core_share_percent:.1f}% of allocated "
+            f"cores and {ns.mem_share_percent:.1f}% of allocated memory.",
+            (ns.namespace,),
         )
-    for ns in namespaces:
-        if ns.size_class == "dominant":
-            findings.append(
-                Finding(
-                    "dominant-tenant",
-                    "warn",
-                    f"Namespace {ns.namespace} holds {ns.core_share_percent:.1f}% of allocated "
-                    f"cores and {ns.mem_share_percent:.1f}% of allocated memory.",
-                    (ns.namespace,),
-                )
-            )
+        for ns in namespaces
+        if ns.size_class == "dominant"
+    ]
+
+
+def _troubled_gpu_findings(gpus: Sequence[GpuSummary], cols: GpuColumns) -> list[Finding]:
     inconsistent = where(cols.is_state("inconsistent"))
-    if inconsistent:
-        findings.append(
-            Finding(
-                "inconsistent",
-                "warn",
-                f"Investigate {len(inconsistent):,} GPU(s) with memory but no cores (or cores but "
-                f"no memory) allocated: {_listing(gpus, inconsistent)}. Memory-only allocations "
-                "usually mean pods that requested no core share (nvidia.com/gpucores unset or 0).",
-                _names(gpus, inconsistent),
-            )
-        )
     over = where(cols.overcommitted)
-    if over:
-        findings.append(
-            Finding(
-                "overcommitted",
-                "warn",
-                f"{len(over):,} GPU(s) allocated beyond their limit: {_listing(gpus, over)}.",
-                _names(gpus, over),
-            )
-        )
+    return [
+        *_gpu_finding(
+            "inconsistent",
+            "warn",
+            gpus,
+            inconsistent,
+            f"Investigate {len(inconsistent):,} GPU(s) with memory but no cores (or cores but "
+            "no memory) allocated",
+            " Memory-only allocations usually mean pods that requested no core share "
+            "(nvidia.com/gpucores unset or 0).",
+        ),
+        *_gpu_finding(
+            "overcommitted",
+            "warn",
+            gpus,
+            over,
+            f"{len(over):,} GPU(s) allocated beyond their limit",
+        ),
+    ]
+
+
+def _quota_findings(namespaces: Sequence[NamespaceSummary]) -> list[Finding]:
+    findings = []
     for ns in namespaces:
         for figure in ns.quota:
             if figure.limit is not None and figure.used > figure.limit:
@@ -187,21 +231,22 @@ def build_findings(
                         (ns.namespace,),
                     )
                 )
-    multi = sorted({f"{w.namespace}/{w.pod}" for w in workloads if w.multi_gpu})
-    if multi:
-        findings.append(
-            Finding(
-                "multi-gpu",
-                "info",
-                f"{len(multi):,} pod(s) hold a multi-GPU allocation: "
-                + ", ".join(multi[:_MAX_SUBJECTS])
-                + (
-                    f" and {len(multi) - _MAX_SUBJECTS:,} more"
-                    if len(multi) > _MAX_SUBJECTS
-                    else ""
-                )
-                + ".",
-                tuple(multi[:_MAX_SUBJECTS]),
-            )
-        )
     return findings
+
+
+def _multi_gpu_findings(workloads: Sequence[Workload]) -> list[Finding]:
+    multi = sorted({f"{w.namespace}/{w.pod}" for w in workloads if w.multi_gpu})
+    if not multi:
+        return []
+    more = len(multi) - _MAX_SUBJECTS
+    return [
+        Finding(
+            "multi-gpu",
+            "info",
+            f"{len(multi):,} pod(s) hold a multi-GPU allocation: "
+            + ", ".join(multi[:_MAX_SUBJECTS])
+            + (f" and {more:,} more" if more > 0 else "")
+            + ".",
+            tuple(multi[:_MAX_SUBJECTS]),
+        )
+    ]

@@ -1,7 +1,10 @@
-"""The runtime (vGPU monitor) section, kept apart from allocation (SPEC.md sections 3 and 11).
+"""The runtime (vGPU monitor) section, kept apart from allocation.
+
+What containers use at run time is measured by the vGPU monitor, not granted by the scheduler:
+the two are shown side by side and never summed into one figure.
 
 Monitor and scheduler data are joined on device UUID only: the monitor writes ``device_type`` as
-``"NVIDIA-" + NVML name`` while the scheduler does not (reference 3.3).
+``"NVIDIA-" + NVML name`` while the scheduler does not.
 """
 
 from __future__ import annotations

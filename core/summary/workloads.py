@@ -1,4 +1,9 @@
-"""Workload lines and namespace totals (SPEC.md sections 7 and 8)."""
+"""Workload lines and namespace totals.
+
+A workload line is one allocation: a container of a pod on one device. A namespace's totals are
+the sums of its workloads, or, when the input has no per-pod allocation series, what its quota
+figures say is used.
+"""
 
 from __future__ import annotations
 
@@ -85,8 +90,8 @@ def quota_limit(q: QuotaReading, limit_family_seen: bool) -> float | None:
     """The quota limit, or None when unset.
 
     HAMi prints ``limit="0"`` both for "no limit" and for an explicit 0; only
-    ``hami_resource_quota_limit`` (v2.10+) tells them apart (reference 2.6). A limit of 0 is
-    treated as unset either way, so it is never reported as a violation (SPEC 8).
+    ``hami_resource_quota_limit`` (v2.10+, written only for quotas that set a limit) tells them
+    apart. A limit of 0 is treated as unset either way, so it is never reported as a violation.
     """
     if q.limit_metric is not None:
         return q.limit_metric if q.limit_metric > 0 else None
@@ -115,59 +120,80 @@ def build_namespaces(
             QuotaFigure(q.resource, q.used or 0.0, quota_limit(q, quota_limit_family_seen))
         )
     per_ns = _tallies(workloads, device_ids)
-
     from_quota = not workloads
-    totals: dict[str, tuple[float, float]] = {}
-    if from_quota:
-        # No workload series: the quota figures are the only per-namespace totals (SPEC 8).
-        for ns, figures in quota_by_ns.items():
-            cores = sum(f.used for f in figures if is_core_resource(f.resource))
-            mem = sum(f.used for f in figures if is_memory_resource(f.resource))
-            totals[ns] = (cores, mem)
-    else:
-        totals = {ns: (tally.cores, tally.mem_mib) for ns, tally in per_ns.items()}
+    totals = (
+        _quota_totals(quota_by_ns)
+        if from_quota
+        else {ns: (tally.cores, tally.mem_mib) for ns, tally in per_ns.items()}
+    )
     total_cores = sum(c for c, _ in totals.values())
     total_mem = sum(m for _, m in totals.values())
-
-    result: list[NamespaceSummary] = []
     empty = _NamespaceTally()
-    for ns in sorted(set(totals) | set(quota_by_ns)):
-        cores, mem = totals.get(ns, (0.0, 0.0))
-        tally = per_ns.get(ns, empty)
-        top = sorted(tally.pods.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
-        core_share = percent(cores, total_cores)
-        mem_share = percent(mem, total_mem)
-        quota = tuple(sorted(quota_by_ns.get(ns, []), key=lambda f: f.resource))
-        shape = TenantShape(tally.allocations, tally.whole, tally.memory_only, len(tally.nodes))
-        tenant = classify(
-            cores, mem, len(tally.devices), core_share, mem_share, shape, quota, fleet, t
+    return [
+        _namespace_row(
+            ns,
+            totals.get(ns, (0.0, 0.0)),
+            (total_cores, total_mem),
+            per_ns.get(ns, empty),
+            tuple(sorted(quota_by_ns.get(ns, []), key=lambda f: f.resource)),
+            from_quota,
+            fleet,
+            t,
         )
-        allocated = cores > 0 or mem > 0
-        result.append(
-            NamespaceSummary(
-                namespace=ns,
-                cores=cores,
-                mem_mib=mem,
-                core_share_percent=core_share,
-                mem_share_percent=mem_share,
-                pods=tuple(sorted(tally.pods)),
-                top_pods=tuple((pod, v[0], v[1]) for pod, v in top),
-                gpus_touched=len(tally.devices),
-                allocations=tally.allocations,
-                whole_gpu_allocations=tally.whole,
-                fractional_allocations=tally.allocations - tally.whole,
-                quota=quota,
-                usage_class=tenant.label if allocated else "no allocation",
-                totals_from="quota" if from_quota else "workloads",
-                size_class=tenant.size if allocated else "",
-                shape=tenant.shape if allocated else "",
-                nodes_touched=len(tally.nodes),
-                footprint_percent=tenant.footprint_percent,
-                quota_use_percent=tenant.quota_use_percent,
-                quota_state=tenant.quota_state,
-            )
-        )
-    return result
+        for ns in sorted(set(totals) | set(quota_by_ns))
+    ]
+
+
+def _quota_totals(quota_by_ns: dict[str, list[QuotaFigure]]) -> dict[str, tuple[float, float]]:
+    """Cores and memory used per namespace by its quota figures: the only per-namespace totals
+    when the input has no per-pod allocation series."""
+    totals: dict[str, tuple[float, float]] = {}
+    for ns, figures in quota_by_ns.items():
+        cores = sum(f.used for f in figures if is_core_resource(f.resource))
+        mem = sum(f.used for f in figures if is_memory_resource(f.resource))
+        totals[ns] = (cores, mem)
+    return totals
+
+
+def _namespace_row(
+    ns: str,
+    totals: tuple[float, float],
+    cluster_totals: tuple[float, float],
+    tally: _NamespaceTally,
+    quota: tuple[QuotaFigure, ...],
+    from_quota: bool,
+    fleet: Fleet,
+    t: Thresholds,
+) -> NamespaceSummary:
+    cores, mem = totals
+    top = sorted(tally.pods.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:5]
+    core_share = percent(cores, cluster_totals[0])
+    mem_share = percent(mem, cluster_totals[1])
+    shape = TenantShape(tally.allocations, tally.whole, tally.memory_only, len(tally.nodes))
+    tenant = classify(cores, mem, len(tally.devices), core_share, mem_share, shape, quota, fleet, t)
+    allocated = cores > 0 or mem > 0
+    return NamespaceSummary(
+        namespace=ns,
+        cores=cores,
+        mem_mib=mem,
+        core_share_percent=core_share,
+        mem_share_percent=mem_share,
+        pods=tuple(sorted(tally.pods)),
+        top_pods=tuple((pod, v[0], v[1]) for pod, v in top),
+        gpus_touched=len(tally.devices),
+        allocations=tally.allocations,
+        whole_gpu_allocations=tally.whole,
+        fractional_allocations=tally.allocations - tally.whole,
+        quota=quota,
+        usage_class=tenant.label if allocated else "no allocation",
+        totals_from="quota" if from_quota else "workloads",
+        size_class=tenant.size if allocated else "",
+        shape=tenant.shape if allocated else "",
+        nodes_touched=len(tally.nodes),
+        footprint_percent=tenant.footprint_percent,
+        quota_use_percent=tenant.quota_use_percent,
+        quota_state=tenant.quota_state,
+    )
 
 
 class _NamespaceTally:

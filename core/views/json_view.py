@@ -183,6 +183,12 @@ def render(summary: Summary, *, pretty: bool = False) -> str:
     return dumps(to_document(summary), pretty=pretty)
 
 
+def render_utf8(summary: Summary, *, pretty: bool = False) -> bytes | str:
+    """``render`` without its final newline, as ``json_text.dumps_utf8`` gives it: UTF-8 bytes
+    for a writer to send as they are, or a string."""
+    return json_text.dumps_utf8(to_document(summary), pretty=pretty)
+
+
 def dumps(document: object, *, pretty: bool = False) -> str:
     """``document`` as strict JSON plus a newline: compact, or indented by two if ``pretty``."""
     return json_text.dumps(document, pretty=pretty) + "\n"

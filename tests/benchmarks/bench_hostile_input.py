@@ -8,7 +8,7 @@ Run from the repository root:
    of the same size (the simulator's output cut at a line): a 42 KB file with one 40,000-digit
    value then junk, 160,000 labels on one line (1.8 MB), one 4 MB label value. Target: at most
    3x the ordinary file's CPU time (before the fixes: 39 s, several seconds, and 11 s).
-2. What a Slack message costs before its acknowledgement (``clean_message_text`` and
+2. What a Slack message costs before its acknowledgement (``typed_text`` and
    ``looks_like_metrics``), on a 40,000-character line of digits then junk against 40,000
    characters of metrics text. Target: at most 3x.
 3. Every pattern of ``tests/core/user_text_patterns.py`` on adversarial strings of 5,000 and
@@ -35,7 +35,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from bot.conversation.parsing import clean_message_text, looks_like_metrics  # noqa: E402
+from bot.conversation.parsing import looks_like_metrics  # noqa: E402
+from bot.slack.incoming import typed_text  # noqa: E402
 from core.api import summarize_text  # noqa: E402
 from core.errors import InputError  # noqa: E402
 from core.model import SourceInfo  # noqa: E402
@@ -142,7 +143,7 @@ def worst_pattern_ratio(pattern: re.Pattern[str], method: str, repeat: int) -> t
 
 def before_ack(message: str) -> bool:
     """What the bot does with a message's text before acknowledging it."""
-    return looks_like_metrics(clean_message_text(message))
+    return looks_like_metrics(typed_text(message))
 
 
 def report(label: str, ratio: float, target: float, detail: str) -> bool:

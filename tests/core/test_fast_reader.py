@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 from core.exposition import parse_exposition
 from core.fast_reader import read_go_exposition
 from core.paste import clean_paste
-from core.readings import MetricsReadings, read_family_rows, read_samples
+from core.readings import MetricsReadings, read_family_rows, rows_from_samples
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
 
 
 def general(text: str) -> MetricsReadings:
-    return read_samples(parse_exposition(text).samples)
+    return read_family_rows(rows_from_samples(parse_exposition(text).samples))
 
 
 def fast(text: str) -> MetricsReadings | None:

@@ -8,7 +8,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.json_text import dumps
+from core.json_text import dumps, dumps_utf8
 
 # Floats of every magnitude, with the spellings orjson and Python disagree on well covered.
 FLOATS = st.one_of(
@@ -62,3 +62,19 @@ def test_non_finite_values_never_reach_the_text_as_bare_names() -> None:
     text = dumps({"a": math.nan, "b": [math.inf]})
     assert "NaN" not in text and "Infinity" not in text
     assert json.loads(text) == {"a": None, "b": [None]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(DOCUMENTS, st.booleans())
+def test_the_utf8_route_writes_the_same_text(document: object, pretty: bool) -> None:
+    """``dumps_utf8`` gives orjson's bytes or the standard library's string: either way the
+    text of ``dumps``, which the command line writes without decoding it first."""
+    text = dumps_utf8(document, pretty=pretty)
+    expected = standard(document, pretty)
+    assert (text.decode() if isinstance(text, bytes) else text) == expected
+
+
+def test_the_utf8_route_leaves_unencodable_text_to_the_standard_library() -> None:
+    document = {"pod": "lone \ud800 surrogate", "small": 1e-06}
+    assert dumps_utf8(document) == standard(document, False)
+    assert dumps_utf8({"pod": "ünïcode ☃", "n": 1.5}) == '{"pod":"ünïcode ☃","n":1.5}'.encode()

@@ -227,3 +227,29 @@ def test_a_back_arrow_and_a_cycle_are_caught(tmp_path: Path) -> None:
     graph = module_graph(package)
     assert cycles(graph) == [["bot.clusters.collect", "bot.store.kv"]]
     assert cycles(package_graph(graph)) == [["bot.clusters", "bot.store"]]
+
+
+def test_the_conversation_knows_no_slack() -> None:
+    # Slack and the terminal translate; the conversation decides and never writes Slack.
+    assert {"bot.slack", "slack_bolt", "slack_sdk"} <= LAYER_RULES["conversation"]
+    assert back_arrows(BOT, {"conversation": LAYER_RULES["conversation"]}) == []
+    assert "bot.conversation" in package_graph(module_graph(BOT))  # the walk sees it
+
+
+def test_a_conversation_that_imports_slack_is_caught(tmp_path: Path) -> None:
+    package = tmp_path / "bot"
+    (package / "conversation").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "conversation" / "__init__.py").write_text("")
+    (package / "conversation" / "replies.py").write_text(
+        "import slack_sdk\n"
+        "from slack_bolt import App\n"
+        "def render():\n    from bot.slack.markup import mention_user\n"
+    )
+    assert back_arrows(package, LAYER_RULES) == [
+        "bot/conversation/replies.py imports bot.slack.markup",
+        "bot/conversation/replies.py imports bot.slack.markup.mention_user",
+        "bot/conversation/replies.py imports slack_bolt",
+        "bot/conversation/replies.py imports slack_bolt.App",
+        "bot/conversation/replies.py imports slack_sdk",
+    ]

@@ -10,6 +10,7 @@ import pytest
 
 from bot.clusters.registry import load_registry
 from bot.conversation.fit import CODE_WIDTH, fit_reply
+from bot.slack.mrkdwn import mrkdwn
 from core.api import summarize_text
 from core.fit_shape import parse_shape
 from core.model import GpuSummary, SourceInfo
@@ -133,7 +134,7 @@ def test_long_node_names_are_cut_in_the_middle_to_keep_code_blocks_narrow() -> N
         read_fixture("scheduler-small.prom").replace("gpu-node-1", node),
         SourceInfo(kind="file", label="renamed"),
     )
-    text = fit_reply(summary, parse_shape("1")).text
+    text = mrkdwn(fit_reply(summary, parse_shape("1")).text)
     table = text.split("```")[1].splitlines()
     assert max(len(line) for line in table) <= CODE_WIDTH
     cut = next(line.split()[0] for line in table if "…" in line)

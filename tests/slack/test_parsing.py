@@ -11,11 +11,11 @@ from bot.conversation.parsing import (
     FollowUp,
     HelpCommand,
     PickerCommand,
-    clean_message_text,
     looks_like_metrics,
     parse_command,
     parse_follow_up,
 )
+from bot.slack.incoming import typed_text
 from core.errors import InputError
 
 
@@ -62,7 +62,7 @@ def test_usage_is_asked_for_by_name() -> None:
 
 def test_follow_ups() -> None:
     assert parse_follow_up("ns team-a") == FollowUp(namespace="team-a")
-    assert parse_follow_up("<@UBOT> node gpu-node-1") == FollowUp(node="gpu-node-1")
+    assert parse_follow_up(typed_text("<@UBOT> node gpu-node-1")) == FollowUp(node="gpu-node-1")
     assert parse_follow_up("gpus ns=team-b") == FollowUp("gpus", namespace="team-b")
     assert parse_follow_up("CSV") == FollowUp("csv")
     assert parse_follow_up("chart") == FollowUp("chart")
@@ -72,7 +72,7 @@ def test_follow_ups() -> None:
 
 
 def test_slack_formatting_is_undone() -> None:
-    assert clean_message_text("<@U1|bot> a &lt;b&gt; &amp; <https://x.io|x.io>") == (
+    assert typed_text("<@U1|bot> a &lt;b&gt; &amp; <https://x.io|x.io>") == (
         "a <b> & https://x.io"
     )
 

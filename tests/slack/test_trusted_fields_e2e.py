@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.conversation.buttons import ELSEWHERE
 from bot.slack.app import drain
-from bot.slack.listeners.actions.button_origin import ELSEWHERE
 from tests.conftest import read_fixture
 from tests.slack.conftest import CHANNEL, USER, RunningBot
 from tests.slack.test_http_e2e import answer_in, blocks_text, pasted

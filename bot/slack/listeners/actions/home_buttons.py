@@ -14,6 +14,8 @@ from typing import Any
 from slack_bolt import BoltContext
 from slack_sdk import WebClient
 
+from bot.conversation.buttons import TOP_LEVEL
+from bot.conversation.intents import Plan
 from bot.conversation.parsing import ClusterCommand
 from bot.conversation.replies import Reply
 from bot.slack.answer import answer_in_thread, run_guarded
@@ -26,7 +28,6 @@ from bot.slack.home_view import (
     fit_modal,
     read_cluster_value,
 )
-from bot.slack.listeners.events.direct_message import TOP_LEVEL
 from bot.slack.markup import mention_user
 from bot.slack.messages import slack_message
 from bot.slack.services import SlackServices, services_from
@@ -47,13 +48,12 @@ def answer_in_dm(
     channel = dm_channel_of(client, user)
     conversation = services.conversation
 
-    def compute() -> Reply:
-        reply = conversation.answer_command(command, user=user, channel=channel)
-        conversation.remember_cluster_thread(reply, channel=channel, thread_ts=TOP_LEVEL)
-        return reply
+    def compute(shown_in: str | None) -> Reply:
+        return conversation.run(
+            Plan(command, user, channel, thread_ts=shown_in, also_in=TOP_LEVEL)
+        )
 
     answer_in_thread(
-        services=services,
         client=client,
         logger=logger,
         channel=channel,
@@ -74,9 +74,8 @@ def _open_fit_form(
     context: str | None,
 ) -> None:
     channel = dm_channel_of(client, user)
-    problem = services.conversation.check_cluster_command(
-        ClusterCommand(cluster, context), user=user, channel=channel
-    )
+    problem = services.conversation.decide(Plan(ClusterCommand(cluster, context), user,
+                                                channel)).reply
     if problem is not None:
         Delivery(client, logger).post(channel, None, slack_message(problem))
         return

@@ -13,8 +13,7 @@ from typing import Any
 from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
-from bot.conversation.replies import MessageReply
-from bot.slack.answer import answer_in_thread, collecting_what, respond_ephemeral, run_guarded
+from bot.slack.answer import respond_ephemeral, run_guarded
 from bot.slack.messages import (
     PICKER_CLUSTER,
     PICKER_CONTEXT,
@@ -23,6 +22,7 @@ from bot.slack.messages import (
     USAGE_OPTION_VALUE,
     slack_message,
 )
+from bot.slack.plans import carry_out
 from bot.slack.services import services_from
 from bot.store.state import PickerChoice
 
@@ -106,26 +106,15 @@ def confirm_picker(
     conversation = services.conversation
 
     def confirm() -> None:
-        command = conversation.confirmed_command(user=user, channel=channel,
-                                                 choice=picker_state(body),
-                                                 usage=usage_ticked(body))
-        if isinstance(command, MessageReply):
+        decision = conversation.confirm(user=user, channel=channel, choice=picker_state(body),
+                                        usage=usage_ticked(body))
+        if decision.reply is not None:
             # Keep the picker; the problem shows beside it.
-            respond_ephemeral(respond, slack_message(command))
+            respond_ephemeral(respond, slack_message(decision.reply))
+        if decision.plan is None:
             return
         respond(delete_original=True)
-        answer_in_thread(
-            services=services,
-            client=client,
-            logger=logger,
-            channel=channel,
-            thread_ts=None,
-            user=user,
-            what=collecting_what(command.cluster, user, usage=command.usage),
-            compute=lambda: conversation.answer_command(command, user=user, channel=channel),
-            respond=respond,
-            problems_private=True,
-        )
+        carry_out(decision.plan, services, client, respond, logger)
 
     run_guarded(logger, f"confirming the picker for {user} in {channel}", confirm,
                 on_error=lambda message: respond_ephemeral(respond, message))
@@ -134,5 +123,5 @@ def confirm_picker(
 def cancel_picker(body: dict[str, Any], context: BoltContext, respond: Respond) -> None:
     services = services_from(context)
     user, channel = _ids(body)
-    services.state.forget_picker(user, channel)
+    services.conversation.cancel_picker(user=user, channel=channel)
     respond(delete_original=True)

@@ -9,14 +9,14 @@ follow-ups keep it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from logging import Logger
 from typing import Any
 
 from slack_bolt import BoltContext, Respond
 from slack_sdk import WebClient
 
-from bot.conversation.replies import MessageReply
+from bot.conversation.buttons import ButtonIntent, ButtonPress
 from bot.slack.answer import (
     answer_in_thread,
     compute_safely,
@@ -24,10 +24,9 @@ from bot.slack.answer import (
     run_guarded,
 )
 from bot.slack.delivery import Delivery
-from bot.slack.listeners.actions.button_origin import origin_problem
 from bot.slack.markup import mention_user
-from bot.slack.messages import SlackMessage, slack_message, text_message
-from bot.slack.services import SlackServices, services_from
+from bot.slack.messages import SlackMessage, slack_message
+from bot.slack.services import services_from
 
 
 def _working_note(text: str) -> SlackMessage:
@@ -55,6 +54,7 @@ class _Press:
     message: dict[str, Any]  # the message the button sits under
     message_ts: str
     thread_root: str | None
+    thread: str | None  # the thread the message is in (None: it is at the top level)
     ephemeral: bool
 
     @classmethod
@@ -62,6 +62,7 @@ class _Press:
         container = body.get("container") or {}
         message = body.get("message") or {}
         message_ts = str(container.get("message_ts") or message.get("ts") or "")
+        thread = container.get("thread_ts") or message.get("thread_ts")
         return cls(
             name=str(action["action_id"]).removeprefix("summary_"),
             value=str(action.get("value") or ""),
@@ -70,8 +71,13 @@ class _Press:
             message=message,
             message_ts=message_ts,
             thread_root=str(message.get("thread_ts") or message_ts) or None,
+            thread=str(thread) if thread else None,
             ephemeral=bool(container.get("is_ephemeral")),
         )
+
+    def intent(self) -> ButtonIntent:
+        return ButtonIntent(self.name, self.value, self.user, self.channel,
+                            thread_ts=self.thread, message_ts=self.message_ts or None)
 
     @property
     def what(self) -> str:
@@ -89,39 +95,43 @@ def press_summary_button(
     services = services_from(context)
     pressed = _Press.of(body, action)
     name, user, channel = pressed.name, pressed.user, pressed.channel
+    conversation = services.conversation
+    decision = conversation.handle(pressed.intent())
+    if decision.reply is not None:
+        logger.warning("refused button %s from %s in %s: its value names another conversation",
+                       name, user, channel)
+        respond_ephemeral(respond, slack_message(decision.reply))
+        return
+    if decision.plan is None or not isinstance(decision.plan.command, ButtonPress):
+        return
+    plan, in_place = decision.plan, decision.plan.command.in_place
 
-    def compute() -> Any:
-        return services.conversation.button(name, pressed.value, user=user, channel=channel)
+    def run(shown_in: str | None = None) -> Any:
+        return conversation.run(replace(plan, thread_ts=shown_in))
 
     def press() -> None:
-        in_place = name in IN_PLACE_NOTES
         if in_place and pressed.ephemeral:
-            reply = compute_safely(compute, logger, pressed.what, f"channel {channel}")
+            reply = compute_safely(run, logger, pressed.what, f"channel {channel}")
             if reply is not None:
                 respond_ephemeral(respond, slack_message(reply, files_possible=False),
                                   replace=True)
         elif in_place and pressed.message_ts:
-            _refresh_in_place(pressed, services, Delivery(client, logger), compute, logger)
+            # The summary in place becomes the thread's latest: follow-ups ask its cluster.
+            _refresh_in_place(pressed, Delivery(client, logger),
+                              lambda: run(pressed.thread_root), logger)
         else:
             answer_in_thread(
-                services=services, client=client, logger=logger, channel=channel,
-                thread_ts=pressed.thread_root, user=user, what=pressed.what, compute=compute,
+                client=client, logger=logger, channel=channel,
+                thread_ts=pressed.thread_root, user=user, what=pressed.what, compute=run,
                 respond=respond, problems_private=True,
             )
 
-    problem = origin_problem(body, pressed.value)
-    if problem is not None:
-        logger.warning("refused button %s from %s in %s: its value names another conversation",
-                       name, user, channel)
-        respond_ephemeral(respond, text_message(MessageReply(problem, "Not here", "problem")))
-        return
     run_guarded(logger, f"button {name} for {user} in {channel}", press,
                 on_error=lambda failure: respond_ephemeral(respond, failure))
 
 
 def _refresh_in_place(
     pressed: _Press,
-    services: SlackServices,
     delivery: Delivery,
     compute: Callable[[], Any],
     logger: Logger,
@@ -142,11 +152,4 @@ def _refresh_in_place(
         delivery.restore(channel, message_ts, old_text, old_blocks)
         delivery.ephemeral(channel, pressed.user, thread_root, new)
         return
-    if thread_root is not None:
-        # The summary in place is now the thread's latest: follow-ups ask its cluster (with
-        # real usage if it has it); the filter follow-ups keep is the thread's, not changed by
-        # refreshing an older message.
-        services.conversation.remember_cluster_thread(
-            reply, channel=channel, thread_ts=thread_root, with_filter=False
-        )
     delivery.finish(channel, message_ts, thread_root, new)

@@ -15,9 +15,10 @@ from typing import Any
 from slack_bolt import BoltContext
 from slack_sdk import WebClient
 
-from bot.conversation.parsing import clean_message_text, looks_like_metrics
+from bot.conversation.parsing import looks_like_metrics
 from bot.slack.answer import answer_in_thread, run_guarded
 from bot.slack.files import fetch_metrics_file, is_candidate
+from bot.slack.incoming import typed_text
 from bot.slack.services import SlackServices, services_from
 
 
@@ -28,7 +29,7 @@ def _files(event: dict[str, Any]) -> list[dict[str, Any]]:
 
 def brings_metrics(event: dict[str, Any]) -> bool:
     """Cheap check, before any download, that a message may carry metrics."""
-    text = clean_message_text(str(event.get("text") or ""))
+    text = typed_text(str(event.get("text") or ""))
     return looks_like_metrics(text) or any(is_candidate(f) for f in _files(event))
 
 
@@ -58,11 +59,11 @@ def answer_conversation_message(
         logger.info("ignored a message event without a user in %s (%s)", channel,
                     event.get("ts"))
         return
-    text = str(event.get("text") or "")
+    text = typed_text(str(event.get("text") or ""))
     files = _files(event)
     what = "reading your metrics" if brings_metrics(event) else "looking at this thread"
 
-    def compute() -> Any:
+    def compute(shown_in: str | None) -> Any:
         given = [
             fetch_metrics_file(client, f, max_bytes=services.max_file_bytes,
                                api_base_url=services.api_base_url)
@@ -70,14 +71,13 @@ def answer_conversation_message(
         ]
         return services.conversation.message(
             text, channel=channel, thread_ts=state_thread, user=user, files=given,
-            from_bot=from_bot,
+            from_bot=from_bot, shown_in=shown_in,
         )
 
     run_guarded(
         logger,
         f"answering a message in {channel} ({event.get('ts')})",
         lambda: answer_in_thread(
-            services=services,
             client=client,
             logger=logger,
             channel=channel,

@@ -8,16 +8,16 @@ from typing import Any
 from slack_bolt import Ack, BoltContext
 from slack_sdk import WebClient
 
-from bot.conversation.parsing import mentions_user
+from bot.conversation.buttons import TOP_LEVEL
+from bot.slack.incoming import mentions_user
 from bot.slack.listeners.events.answer_message import answer_conversation_message
 
 # Subtypes that are new messages (https://api.slack.com/events/message): plain, with files,
 # and thread replies also sent to the channel. Edits, deletions and joins are not.
 NEW_MESSAGE_SUBTYPES = (None, "file_share", "thread_broadcast", "bot_message")
 
-# Top-level DMs share one conversation per DM channel: "ns team-a" typed after a pasted
-# summary refers to it without opening a thread.
-TOP_LEVEL = "top"
+# Top-level DMs share one conversation per DM channel (``TOP_LEVEL``): "ns team-a" typed after
+# a pasted summary refers to it without opening a thread.
 
 
 def is_direct_message(event: dict[str, Any]) -> bool:

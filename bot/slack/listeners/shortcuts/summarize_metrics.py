@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 
 from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
 from bot.slack.files import fetch_metrics_file
+from bot.slack.incoming import typed_text
 from bot.slack.listeners.events.answer_message import brings_metrics
 from bot.slack.markup import mention_user
 from bot.slack.messages import slack_message
@@ -37,10 +38,10 @@ def summarize_message(
     channel = str((body.get("channel") or {}).get("id") or "")
     user = str(body["user"]["id"])
     thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
-    text = str(message.get("text") or "")
+    text = typed_text(str(message.get("text") or ""))
     files = [f for f in message.get("files") or [] if isinstance(f, dict)]
 
-    def compute() -> Any:
+    def compute(_shown_in: str | None = None) -> Any:
         given = [
             fetch_metrics_file(client, f, max_bytes=services.max_file_bytes,
                                api_base_url=services.api_base_url)
@@ -55,7 +56,7 @@ def summarize_message(
             respond_ephemeral(respond, slack_message(compute()))
             return
         answer_in_thread(
-            services=services, client=client, logger=logger, channel=channel,
+            client=client, logger=logger, channel=channel,
             thread_ts=thread_ts, user=user,
             what=f"summarising these metrics for {mention_user(user)}",
             compute=compute, respond=respond, problems_private=True,

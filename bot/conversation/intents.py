@@ -1,0 +1,86 @@
+"""What a person asked, what the bot says at once, and the work it leaves for after that.
+
+Every surface answers in two phases through ``Conversation``: ``handle(intent)`` parses the
+request once, checks access once and returns an ``Ack`` (a reply to show now, and/or a ``Plan``
+of the slow part); ``run(plan)`` does the slow part and returns its ``Reply``. Slack shows the
+acknowledgement within its 3 s and runs the plan in a lazy listener; the terminal runs it at
+once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.conversation.buttons import ButtonPress
+from bot.conversation.parsing import Command
+from bot.conversation.replies import MessageReply, Reply
+
+
+class AccessPending(Exception):
+    """Who may query which cluster is not known yet (its lookups go on in the background).
+
+    Raised by a cluster source while its caller limits how long it may wait; ``handle`` then
+    acknowledges with ``CHECKING_ACCESS`` and leaves the decision to the plan.
+    """
+
+    def __init__(self, message: str, groups: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.groups = groups
+
+
+# Said at once when access depends on lookups not finished yet.
+CHECKING_ACCESS = MessageReply(
+    "Reading the Slack user groups that decide which clusters you may query; "
+    "the answer follows here in a moment.",
+    title="Checking access…",
+)
+
+# Said at once for ``admin check``: asking every API server takes seconds.
+CHECKING_KUBECONFIGS = MessageReply(
+    "Checking each kubeconfig context's API server with its credentials "
+    "(GET /version); the report follows here in a few seconds.",
+    title="Admin: checking kubeconfig contexts",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandIntent:
+    """``/hami-summary <text>`` from ``user`` in ``channel``. ``thread_ts``: the thread its
+    answer is shown in when that is known beforehand (the terminal is one thread)."""
+
+    text: str
+    user: str | None
+    channel: str
+    thread_ts: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The slow part of a command, decided (or, with ``decided`` False, still to decide) by
+    ``handle``.
+
+    ``public``: the answer is for everyone in the channel (Slack posts a "working on it"
+    message first); otherwise only the asker sees it. ``thread_ts``: where the answer shows; a
+    cluster summary becomes what follow-ups there ask about. Slack fills it in once it has
+    posted the working message. ``also_in``: another thread whose follow-ups ask about it too
+    (the top level of a direct message, where follow-ups are typed without a thread).
+    ``waiting_for``: what an undecided plan waits for (the user groups still being read).
+    """
+
+    command: Command | ButtonPress
+    user: str | None
+    channel: str
+    thread_ts: str | None = None
+    public: bool = True
+    decided: bool = True
+    also_in: str | None = None
+    waiting_for: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """What to say at once (``reply``, None: nothing) and what follows (``plan``, None:
+    nothing; the reply was the whole answer)."""
+
+    reply: Reply | None = None
+    plan: Plan | None = None

@@ -1,0 +1,54 @@
+"""The conversation's ``Text`` written as Slack mrkdwn (escaping happens when a
+``SlackMessage`` is built, for every message alike)."""
+
+from __future__ import annotations
+
+from bot.conversation.formatting import code_block
+from bot.conversation.rich import (
+    Alarm,
+    Aside,
+    Code,
+    Fixed,
+    Line,
+    Mention,
+    Span,
+    Strong,
+    Text,
+    spans,
+)
+from bot.slack.markup import mention_channel, mention_group, mention_user
+
+MENTIONS = {"user": mention_user, "channel": mention_channel, "group": mention_group}
+
+
+def _span(span: Span) -> str:
+    if isinstance(span, Strong):
+        return f"*{span.text}*"
+    if isinstance(span, Aside):
+        return f"_{span.text}_"
+    if isinstance(span, Code):
+        return "`" + span.text.replace("`", "'") + "`"
+    if isinstance(span, Mention):
+        return MENTIONS[span.kind](span.id)
+    if isinstance(span, Alarm):
+        return ":warning:"
+    return span
+
+
+def mrkdwn_line(line: Line) -> str:
+    """One line in mrkdwn."""
+    return _line(line)
+
+
+def _line(line: Line) -> str:
+    parts = spans(line)
+    if isinstance(parts, Fixed):
+        return code_block(parts.text)
+    return "".join(_span(span) for span in parts)
+
+
+def mrkdwn(text: Text) -> str:
+    """``text`` in mrkdwn: strong words bold, asides in italics, fixed blocks fenced."""
+    if isinstance(text, str):
+        return text
+    return "\n".join(_line(line) for line in text.lines)
