@@ -4,7 +4,8 @@ Nodes, GPUs, workloads, namespaces, GPU models, the job shapes that fit, the vGP
 host GPUs and containers, and real usage: each ``TableSpec`` here is that table in every
 output. Its shown columns (with a header) are the text and Markdown reports and the Slack
 messages and files; its exact columns (with a key) are the CSV table and the JSON document's
-list, in this order. A column with both is in all of them. To add a column to a table, add
+list, in this order (the JSON keys in ``json_order`` where the document has always written
+them in another). A column with both is in all of them. To add a column to a table, add
 it here.
 
 The shown columns and the exact ones are interleaved so that each keeps its own order: a
@@ -52,6 +53,14 @@ def _largest_slice(n: NodeSummary) -> str:
     return f"{numbers.cores(n.largest_free_cores)}, {numbers.mem_each(n.largest_free_mem_mib)}"
 
 
+# The JSON document's order of a node's keys.
+_NODE_KEYS = (
+    "node", "gpus", "device_types", "core_limit", "core_allocated",
+    "core_allocated_percent", "mem_limit_mib", "mem_allocated_mib", "mem_allocated_percent",
+    "idle_gpus", "partial_gpus", "full_gpus", "inconsistent_gpus", "shared_gpus",
+    "free_whole_gpus", "free_cores", "free_mem_mib", "largest_free_cores",
+    "largest_free_mem_mib", "pods", "verdict",
+)  # fmt: skip
 NODES: TableSpec[NodeSummary] = TableSpec(
     (
         col.text("node", "node", name=True),
@@ -116,6 +125,7 @@ NODES: TableSpec[NodeSummary] = TableSpec(
     ),
     empty_reason=NO_DEVICE_SERIES,
     omitted_hint="full table: --format csv --csv-table nodes",
+    json_order=_NODE_KEYS,
 )
 
 
@@ -127,6 +137,13 @@ def _known(g: GpuSummary, value: float) -> float | None:
     return None if "incomplete" in g.flags else value
 
 
+# The JSON document's order of a GPU's keys.
+_GPU_KEYS = (
+    "node", "device_index", "device_uuid", "device_type", "core_limit", "core_allocated",
+    "core_allocated_percent", "mem_limit_mib", "mem_allocated_mib", "mem_allocated_percent",
+    "shared_count", "containers", "free_cores", "free_mem_mib", "namespaces", "state",
+    "flags",
+)  # fmt: skip
 GPUS: TableSpec[GpuSummary] = TableSpec(
     (
         col.text("GPU", "", lambda g: gpu_name(g.node, g.device_index), name=True),
@@ -190,6 +207,7 @@ GPUS: TableSpec[GpuSummary] = TableSpec(
     ),
     empty_reason=NO_DEVICE_SERIES,
     omitted_hint="full table: --format csv",
+    json_order=_GPU_KEYS,
 )
 
 

@@ -155,6 +155,7 @@ NODE_NAMESPACES: TableSpec[NamespaceShare] = TableSpec(
         col.count("pods", "pods", lambda s: s.pods),
     ),
     empty_reason="no per-pod allocation series (hami_vgpu_*) on the node",
+    json_order=("namespace", "cores", "mem_mib", "gpus", "pods", "core_percent", "mem_percent"),
 )
 NODE_NAMESPACES_NOTE = "totals here · % of the node's"
 

@@ -99,6 +99,8 @@ class TableSpec(Generic[R]):
     columns: tuple[Column[R], ...]
     empty_reason: str = ""
     omitted_hint: str = ""
+    # The JSON keys in the order the document writes them, when it is not the columns' order.
+    json_order: tuple[str, ...] = ()
 
     @property
     def shown(self) -> tuple[Column[R], ...]:
@@ -151,6 +153,8 @@ class TableSpec(Generic[R]):
     def records(self, rows: Iterable[R]) -> list[dict[str, object]]:
         rows = list(rows)
         columns = [c for c in self.columns if c.key and c.in_json]
+        if self.json_order:
+            columns.sort(key=lambda c: self.json_order.index(c.key))
         keys = [c.key for c in columns]
         build: Callable[[R], dict[str, object]] = _compiled(
             [_exact(c) for c in columns], keys, rows[:1]

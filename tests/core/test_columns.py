@@ -78,7 +78,8 @@ def test_shown_and_exact_columns_keep_their_own_order(summary: Summary) -> None:
     assert header == list(spec.csv_header())
     assert header[:4] == ["node", "device_index", "device_uuid", "device_type"]
     document = json.loads(render(summary, "json"))
-    assert list(document["gpus"][0]) == [c.key for c in spec.columns if c.key and c.in_json]
+    assert list(document["gpus"][0]) == list(spec.json_order)
+    assert set(spec.json_order) == {c.key for c in spec.columns if c.key and c.in_json}
     # JSON lists, CSV words.
     assert isinstance(document["gpus"][0]["flags"], list)
     assert "containers" in document["gpus"][0] and "containers" not in header
