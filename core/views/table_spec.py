@@ -99,7 +99,8 @@ class TableSpec(Generic[R]):
     columns: tuple[Column[R], ...]
     empty_reason: str = ""
     omitted_hint: str = ""
-    # The JSON keys in the order the document writes them, when it is not the columns' order.
+    # The JSON keys in the order the document writes them, when it is not the columns' order;
+    # keys it leaves out come after them.
     json_order: tuple[str, ...] = ()
 
     @property
@@ -154,7 +155,9 @@ class TableSpec(Generic[R]):
         rows = list(rows)
         columns = [c for c in self.columns if c.key and c.in_json]
         if self.json_order:
-            columns.sort(key=lambda c: self.json_order.index(c.key))
+            # Keys the order does not name (a column added since) follow it, in column order.
+            place = {key: i for i, key in enumerate(self.json_order)}
+            columns.sort(key=lambda c: place.get(c.key, len(place)))
         keys = [c.key for c in columns]
         build: Callable[[R], dict[str, object]] = _compiled(
             [_exact(c) for c in columns], keys, rows[:1]
