@@ -32,18 +32,6 @@ def given_text(age_seconds: float, now: datetime | None = None) -> str:
 CODE_BLOCK_WIDTH = 72
 
 
-# Inside a code block, Slack (like Markdown) ends the block at the next run of three backticks:
-# a name holding them would let the rest of the table out as formatting. Backticks of the data
-# are shown as the look-alike MODIFIER LETTER GRAVE ACCENT there.
-_BACKTICK = "`"
-_BACKTICK_LOOKALIKE = "\u02cb"
-
-
-def code_block(body: str) -> str:
-    """``body`` as a Slack/Markdown code block that only its own fences open and close."""
-    return f"```{body.replace(_BACKTICK, _BACKTICK_LOOKALIKE)}```"
-
-
 def _whole(table: tables.Table, *, titled: bool = False, width: int = _NO_WRAP_WIDTH) -> str:
     lines = format_table(table, width=width)
     # format_table starts with the title and its underline; a reply has its own title.

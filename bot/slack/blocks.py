@@ -30,10 +30,10 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.conversation.formatting import CODE_BLOCK_WIDTH, code_block, filter_text, given_text
+from bot.conversation.formatting import CODE_BLOCK_WIDTH, filter_text, given_text
 from bot.conversation.help import ALLOCATION_NOTE
 from bot.conversation.rich import Rich
-from bot.slack.mrkdwn import mrkdwn
+from bot.slack.mrkdwn import code_block, mrkdwn
 from core.model import Summary
 from core.views.attention import Hints, Line
 from core.views.digest import Digest, Section, build_digest, plain

@@ -27,7 +27,6 @@ from slack_sdk.models.blocks import (
 
 from bot.conversation.admin import admin_text
 from bot.conversation.fleet import fleet_line
-from bot.conversation.formatting import code_block
 from bot.conversation.replies import (
     AdminReply,
     Attachment,
@@ -55,7 +54,7 @@ from bot.slack.markup import (
     encode_text,
     escaped_length,
 )
-from bot.slack.mrkdwn import mrkdwn, mrkdwn_line
+from bot.slack.mrkdwn import code_block, mrkdwn, mrkdwn_line
 
 # Block and action ids of the picker, matched in ``bot.slack.listeners.actions``.
 PICKER_CLUSTER = "picker_cluster"

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from bot.conversation.formatting import code_block
 from bot.conversation.rich import (
     Alarm,
     Aside,
@@ -17,6 +16,18 @@ from bot.conversation.rich import (
     spans,
 )
 from bot.slack.markup import mention_channel, mention_group, mention_user
+
+# Inside a code block, Slack (like Markdown) ends the block at the next run of three backticks:
+# a name holding them would let the rest of the table out as formatting. Backticks of the data
+# are shown as the look-alike MODIFIER LETTER GRAVE ACCENT there.
+_BACKTICK = "`"
+_BACKTICK_LOOKALIKE = "\u02cb"
+
+
+def code_block(body: str) -> str:
+    """``body`` as a Slack/Markdown code block that only its own fences open and close."""
+    return f"```{body.replace(_BACKTICK, _BACKTICK_LOOKALIKE)}```"
+
 
 MENTIONS = {"user": mention_user, "channel": mention_channel, "group": mention_group}
 
