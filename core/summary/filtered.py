@@ -21,7 +21,7 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from core.errors import InputError
 from core.model import (
@@ -340,8 +340,7 @@ def filter_summary(whole: Summary, *, namespace: str | None, node: str | None) -
         node_row=nodes[0] if node is not None and nodes else None,
         containers=len(runtime.containers) if runtime is not None else 0,
     )
-    return replace(
-        whole,
+    return whole._replace(
         gpus=tuple(gpus),
         nodes=tuple(nodes),
         workloads=tuple(workloads),
