@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
+from typing import NamedTuple
 
 from core.families import FAMILIES, FamilySpec
 from core.model import InputProblem
@@ -32,8 +33,7 @@ REPEAT_REASON = "a repeat of a series already read, with the same value"
 _SHOWN_LABEL_CHARS = 64
 
 
-@dataclass(frozen=True, slots=True)
-class ValueRange:
+class ValueRange(NamedTuple):
     """The values one kind of series can take: 0 up to ``upper``; ``whole`` for counts."""
 
     upper: float
