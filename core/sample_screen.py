@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 from typing import NamedTuple
@@ -189,12 +188,20 @@ def _label_reason(text: str, largest: float) -> str | None:
 UniqueColumns = dict[Callable[[tuple[str, ...]], Hashable], list[tuple[str, ...]]]
 
 
-@dataclass(slots=True)
 class _Screen:
-    spec: FamilySpec
-    fields: list[tuple[str, ...]]
-    values: list[float]
-    problems: list[InputProblem]
+    __slots__ = ("fields", "problems", "spec", "values")
+
+    def __init__(
+        self,
+        spec: FamilySpec,
+        fields: list[tuple[str, ...]],
+        values: list[float],
+        problems: list[InputProblem],
+    ) -> None:
+        self.spec = spec
+        self.fields = fields
+        self.values = values
+        self.problems = problems
 
     def problem(self, i: int, value: str, reason: str) -> None:
         series = series_name(self.spec, self.fields[i])

@@ -21,7 +21,6 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from core.errors import InputError
 from core.model import (
@@ -125,12 +124,14 @@ def known_nodes(summary: Summary) -> list[str]:
     return sorted(names)
 
 
-@dataclass(slots=True)
 class _Tally:
-    cores: float = 0.0
-    mem_mib: float = 0.0
-    pods: set[tuple[str, str]] = field(default_factory=set)
-    gpus: set[tuple[str, str]] = field(default_factory=set)
+    __slots__ = ("cores", "gpus", "mem_mib", "pods")
+
+    def __init__(self) -> None:
+        self.cores = 0.0
+        self.mem_mib = 0.0
+        self.pods: set[tuple[str, str]] = set()
+        self.gpus: set[tuple[str, str]] = set()
 
     def add(self, w: Workload) -> None:
         self.cores += w.cores
