@@ -148,9 +148,24 @@ def pytest_command(extra_args: list[str]) -> list[str]:
     return [str(BIN / "pytest"), "-n", "auto", "--dist", "worksteal", *selection, *rest]
 
 
+def check_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The environment of the checks: compiled modules are kept from one run to the next.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set, each pytest worker would compile the project and
+    rewrite the asserts of every test module again on every run, seconds of CPU each time;
+    the compiled files go under ``.venv/pycache`` instead, so the source tree stays as free of
+    them as that setting asks.
+    """
+    env = dict(environ)
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        env.setdefault("PYTHONPYCACHEPREFIX", str(VENV / "pycache"))
+    return env
+
+
 def run_tests(extra_args: list[str]) -> int:
     """Lint, type-check and run the test suite; the first failure decides the exit code."""
     ensure_environment("dev")
+    env = check_environment(dict(os.environ))
     steps = [
         ("ruff", [str(BIN / "ruff"), "check", "core", "bot", "tests"]),
         ("mypy", [str(BIN / "mypy")]),
@@ -158,7 +173,7 @@ def run_tests(extra_args: list[str]) -> int:
     ]
     for name, command in steps:
         _say(f"running {name}")
-        code = _run(*command)
+        code = _run(*command, env=env)
         if code != 0:
             # pytest's exit code 5 ("no tests collected") is a failure here too.
             _say(f"{name} failed with exit code {code}")

@@ -27,7 +27,11 @@ def read_fixture(name: str) -> str:
 
 
 # A test that starts a process without @pytest.mark.slow fails (see the module).
-from tests.support.process_guard import pytest_runtest_call  # noqa: E402, F401
+from tests.support.process_guard import (  # noqa: E402, F401
+    pytest_fixture_setup,
+    pytest_runtest_call,
+    pytest_runtest_setup,
+)
 
 # A test that builds a 1,000-node cluster without @pytest.mark.slow fails (see the module).
 from tests.support.size_guard import pytest_runtest_protocol  # noqa: E402, F401

@@ -36,3 +36,14 @@ def test_a_library_starting_its_own_process_is_not(tmp_path: Path) -> None:
     process_guard._started.clear()
     module.find_fonts()
     assert process_guard._started == []
+
+
+@pytest.fixture
+def started_for_this_test() -> None:
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+@pytest.mark.slow
+def test_a_process_a_function_fixture_starts_is_recorded(started_for_this_test: None) -> None:
+    assert process_guard._started and "subprocess.Popen" in process_guard._started[0]
+    process_guard._started.clear()  # this test is marked slow; nothing to report

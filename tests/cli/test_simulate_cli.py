@@ -235,11 +235,24 @@ def _env() -> dict[str, str]:
     return env
 
 
+# Ctrl-C reaches a command in the foreground of a terminal, whose SIGINT is not ignored. A test
+# run started in the background (``cmd &`` in a script, nohup, some CI runners) passes on an
+# ignored SIGINT, and Python never turns an ignored one into KeyboardInterrupt: the command is
+# started the way a terminal starts it, with SIGINT at its default.
+WITH_DEFAULT_SIGINT = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 @pytest.mark.slow
 def test_serve_runs_until_interrupted() -> None:
     proc = subprocess.Popen(
         [
-            *CLI,
+            *WITH_DEFAULT_SIGINT,
+            *CLI,  # both forms start with an absolute path, as execv needs
             "simulate",
             "--nodes",
             "2",

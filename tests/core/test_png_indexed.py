@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 from matplotlib.image import imread
 
-from core.views.png_indexed import MAX_COLOURS, indexed_png
+from core.views.png_indexed import MAX_COLOURS, _distinct_colours, indexed_png
 
 
 def decoded(data: bytes) -> np.ndarray:
@@ -57,3 +57,23 @@ def test_the_file_is_a_well_formed_png() -> None:
         kinds.append(kind)
         offset += 12 + length
     assert kinds == [b"IHDR", b"PLTE", b"IDAT", b"IEND"]
+
+
+
+def packed(rgb: np.ndarray) -> np.ndarray:
+    return opaque(rgb).view("<u4").reshape(-1) & 0xFFFFFF
+
+
+def test_colours_counted_by_runs_are_what_sorting_every_pixel_gives() -> None:
+    # Colours are counted over runs of equal neighbours; flat areas, lone pixels, one colour
+    # and one pixel must all give np.unique's answer, and so the same file.
+    rng = np.random.default_rng(3)
+    colours = rng.integers(0, 256, size=(300, 3))
+    runs = np.repeat(colours[rng.integers(0, 300, size=(60, 40))], 5, axis=1)  # runs of 5
+    runs[::7, ::3] = colours[rng.integers(0, 300, size=runs[::7, ::3].shape[:2])]  # lone pixels
+    flat = np.full((4, 6, 3), 17)
+    for rgb in (runs, flat, flat[:1, :1], colours[rng.integers(0, 300, size=(30, 30))]):
+        pixels = packed(rgb)
+        expected = np.unique(pixels, return_inverse=True, return_counts=True)
+        for got, want in zip(_distinct_colours(pixels), expected, strict=True):
+            assert np.array_equal(got, want.reshape(-1))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.quickstart import BIN, pytest_command
+from bot.quickstart import BIN, VENV, check_environment, pytest_command
 
 
 def test_the_suite_runs_on_every_core() -> None:
@@ -16,3 +16,11 @@ def test_fast_leaves_out_slow_tests_and_passes_the_rest_on() -> None:
 
 def test_arguments_after_ours_win() -> None:
     assert pytest_command(["-n", "0"])[-2:] == ["-n", "0"]
+
+
+def test_compiled_modules_are_kept_out_of_the_tree_when_bytecode_writing_is_off() -> None:
+    env = check_environment({"PYTHONDONTWRITEBYTECODE": "1", "HOME": "/home/a"})
+    assert env == {"PYTHONPYCACHEPREFIX": str(VENV / "pycache"), "HOME": "/home/a"}
+    assert check_environment({"HOME": "/home/a"}) == {"HOME": "/home/a"}
+    chosen = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/tmp/pyc"}
+    assert check_environment(chosen) == {"PYTHONPYCACHEPREFIX": "/tmp/pyc"}

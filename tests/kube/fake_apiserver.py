@@ -65,6 +65,9 @@ class ExecOutcome:
     exit_code: int = 0
     missing_binary: bool = False
     delay_seconds: float = 0.0
+    # Set once the delay is over and the output is on its way: a caller that returned before
+    # it did not wait for this answer.
+    answered: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 ExecBehaviour = ExecOutcome | Callable[[list[str]], ExecOutcome]
@@ -112,6 +115,7 @@ class ProxyAnswer:
     status: int = 200
     content_type: str = PROM_CONTENT_TYPE
     delay_seconds: float = 0.0
+    answered: threading.Event = field(default_factory=threading.Event, compare=False)  # as above
 
 
 @dataclass
@@ -637,6 +641,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if answer.delay_seconds:
             self.server.stopping.wait(answer.delay_seconds)
+        answer.answered.set()
         body = answer.body
         gzipped = "gzip" in self.headers.get("Accept-Encoding", "") and answer.status == 200
         if gzipped:
@@ -718,6 +723,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         if outcome.delay_seconds:
             self.server.stopping.wait(outcome.delay_seconds)
+        outcome.answered.set()
         if outcome.stdout:
             self.ws_send(bytes([1]) + outcome.stdout.encode())
         if outcome.stderr:

@@ -208,14 +208,18 @@ class RunningBot:
 
 
 class MetricsServer:
-    """A HAMi scheduler stand-in: serves one exposition at /metrics and counts scrapes
-    (each answered after ``delay_seconds``: a slow cluster) and the answers it finished."""
+    """A HAMi scheduler stand-in: serves one exposition at /metrics and counts scrapes and the
+    answers it finished. A ``held`` server is a slow cluster: it answers no scrape until
+    ``release()`` (or ``stop()``), so a test decides when the slow answer arrives instead of
+    racing a fixed delay against the bot's own waits."""
 
-    def __init__(self, text: str, delay_seconds: float = 0.0) -> None:
+    def __init__(self, text: str, *, held: bool = False) -> None:
         self.text = text
         self.scrapes = 0
         self.served = 0
-        self.delay_seconds = delay_seconds
+        self._released = threading.Event()
+        if not held:
+            self._released.set()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -224,7 +228,7 @@ class MetricsServer:
 
             def do_GET(self) -> None:
                 server.scrapes += 1
-                time.sleep(server.delay_seconds)
+                server._released.wait(timeout=60)
                 body = server.text.encode()
                 self.send_response(200)
                 self.send_header(
@@ -243,7 +247,12 @@ class MetricsServer:
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         ).start()
 
+    def release(self) -> None:
+        """Let the held scrapes (and every later one) be answered."""
+        self._released.set()
+
     def stop(self) -> None:
+        self.release()
         self._server.shutdown()
         self._server.server_close()
 

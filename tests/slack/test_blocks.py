@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from functools import cache
 from typing import Any
 
 import pytest
@@ -40,6 +41,7 @@ from tests.conftest import read_fixture
 MAX_BLOCKS = 50
 
 
+@cache  # a few large summaries are the base of several others: each is built once
 def summary_of(text: str, **filters: str) -> Summary:
     return summarize_text(text, SourceInfo("paste", "pasted metrics"), **filters)  # type: ignore[arg-type]
 
@@ -106,16 +108,17 @@ MISSING_MONITORS = tuple(
 @pytest.fixture(scope="module")
 def summaries() -> dict[str, Summary]:
     small = read_fixture("scheduler-small.prom")
+    large = simulate_exposition(300, 8)
     return {
         "usage": with_usage(small, 2),
-        "large-usage": with_usage(simulate_exposition(300, 8), 7),
+        "large-usage": with_usage(large, 7),
         "small": summary_of(small),
         "legacy": summary_of(read_fixture("scheduler-small-legacy.prom")),
         "filtered": summary_of(small, namespace="team-a"),
         "runtime": summary_of(small + "\n" + read_fixture("vgpumonitor-small.prom")),
         "monitor-only": summary_of(read_fixture("vgpumonitor-small.prom")),
-        "large": summary_of(simulate_exposition(300, 8)),
-        "large-runtime": with_runtime(simulate_exposition(300, 8), MISSING_MONITORS),
+        "large": summary_of(large),
+        "large-runtime": with_runtime(large, MISSING_MONITORS),
     }
 
 

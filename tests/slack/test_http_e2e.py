@@ -308,6 +308,9 @@ def test_follow_ups_in_the_thread_use_the_metrics_given_there(bot: RunningBot) -
     assert "train-full-0" not in blocks_text(workloads[0].blocks)
 
     bot.sender.mention("all", thread_ts=root)
+    # Mentions are answered concurrently: `csv` asked before `all` was answered could read the
+    # thread while it still holds the filter.
+    bot.api.wait_for("chat.update", 4)
     bot.sender.mention("csv", thread_ts=root)
     bot.api.wait_for("files.completeUploadExternal",
                      where=lambda c: "CSV" in json.dumps(c.json_param("files")))

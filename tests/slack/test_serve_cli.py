@@ -71,6 +71,7 @@ def served(slack_api: SlackWebApi) -> Iterator[ServeProcess]:
         process.wait()
 
 
+@pytest.mark.slow  # its fixture starts `hami-summary serve`
 def test_serve_answers_signed_requests_and_health_and_stops_on_sigterm(
     slack_api: SlackWebApi, served: ServeProcess
 ) -> None:

@@ -5,8 +5,9 @@ test that starts a process without the mark would slow that loop down unnoticed.
 body runs, every ``subprocess.Popen``, ``os.posix_spawn`` and ``os.fork`` that the project's own
 code asks for is recorded; a test without ``@pytest.mark.slow`` that started one fails and names
 what it started. Processes a library starts for itself (matplotlib runs ``fc-list`` once to
-find fonts) do not count. Fixtures that start a process per test, such as ``private_redis``,
-run in setup and are marked by hand.
+find fonts) do not count. Function-scoped fixtures are watched too (a process started for
+one test is that test's cost); fixtures of a wider scope, such as the Redis server a whole
+session shares, are not: they start once, whichever test happens to need them first.
 """
 
 from __future__ import annotations
@@ -51,8 +52,25 @@ sys.addaudithook(_record_process)
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     _started.clear()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    was_watching = _watching[0]
+    _watching[0] = fixturedef.scope == "function"
+    try:
+        return (yield)
+    finally:
+        _watching[0] = was_watching
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     _watching[0] = True
     try:
         yield
@@ -60,7 +78,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         _watching[0] = False
     if _started and item.get_closest_marker("slow") is None:
         pytest.fail(
-            f"{item.nodeid} starts processes but is not marked @pytest.mark.slow: "
+            f"{item.nodeid} starts processes (itself or in its fixtures) but is not "
+            f"marked @pytest.mark.slow: "
             f"{_started[0]} (and {len(_started) - 1} more)",
             pytrace=False,
         )

@@ -100,8 +100,11 @@ class SlackWebApi:
         self.scopes: set[str] = set(BOT_SCOPES)
         # Slack user groups: id -> member user ids (usergroups.users.list).
         self.usergroups: dict[str, list[str]] = {}
-        # How long each usergroups.users.list takes to answer (a slow Slack).
+        # How long each usergroups.users.list takes to answer (a slow Slack), once the test
+        # lets them be answered at all (``hold_usergroups``, ``release_usergroups``).
         self.usergroups_delay_seconds = 0.0
+        self._usergroups_released = threading.Event()
+        self._usergroups_released.set()
         # App Home: the view each user's Home tab shows now (views.publish), and every
         # publish in order; modals opened (views.open); the DM channel of each user.
         self.home_views: dict[str, dict[str, Any]] = {}
@@ -436,7 +439,16 @@ class SlackWebApi:
                 completed.append({"id": stored.file_id, "title": stored.title})
         return {"ok": True, "files": completed}
 
+    def hold_usergroups(self) -> None:
+        """Answer no ``usergroups.users.list`` until ``release_usergroups``: whatever the bot
+        answers meanwhile, it answered without waiting for a lookup."""
+        self._usergroups_released.clear()
+
+    def release_usergroups(self) -> None:
+        self._usergroups_released.set()
+
     def _usergroups_users_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._usergroups_released.wait(timeout=60)
         time.sleep(self.usergroups_delay_seconds)
         with self._lock:
             members = self.usergroups.get(str(params.get("usergroup")))
