@@ -8,8 +8,7 @@ ones, so the rest of ``core`` never looks at legacy spellings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Component = Literal["scheduler", "monitor", "build"]
 FamilySurface = Literal["current", "legacy", "none"]
@@ -34,8 +33,7 @@ _ALLOCATION_ROLES = frozenset({"pod_mem_allocated_bytes", "pod_core_allocated"})
 _QUOTA_ROLES = frozenset({"quota_used", "quota_limit"})
 
 
-@dataclass(frozen=True, slots=True)
-class FamilySpec:
+class FamilySpec(NamedTuple):
     name: str
     role: str
     component: Component

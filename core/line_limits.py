@@ -14,7 +14,7 @@ The screen is cheap on ordinary text: it jumps ahead ``_INSPECT_CHARS`` at a tim
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.errors import shorten_line
 
@@ -28,8 +28,7 @@ _QUOTED = re.compile(r'"(?:[^"\\]++|\\.)*+"?+')
 _SHOWN_SERIES_CHARS = 60
 
 
-@dataclass(frozen=True, slots=True)
-class OverLimitLine:
+class OverLimitLine(NamedTuple):
     """A line left out because it breaks a size limit."""
 
     line_no: int  # 1-based
@@ -38,8 +37,7 @@ class OverLimitLine:
     text_name: str = ""  # which text, when there are several ("vGPU monitor text 2")
 
 
-@dataclass(frozen=True, slots=True)
-class ScreenedText:
+class ScreenedText(NamedTuple):
     text: str  # the input with every over-limit line made blank (the same object if none)
     over_limit: tuple[OverLimitLine, ...]
 

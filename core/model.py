@@ -1,8 +1,12 @@
 """The immutable result of a summary: every figure of a report, computed once.
 
 Views (text, Markdown, JSON, CSV, Block Kit, chart) only format these objects; they never
-recompute a number. The per-row types (GPUs, nodes, workloads) are NamedTuples rather than frozen
-dataclasses: a 1,000-node cluster has about 20,000 of them and they are built four times faster.
+recompute a number. The types are NamedTuples rather than frozen dataclasses: a 1,000-node
+cluster has about 20,000 rows (GPUs, nodes, workloads), which are built four times faster, and
+every command that imports this module defines each class once, which costs a sixth of what a
+frozen dataclass costs (whose methods are compiled from generated source at import). A summary
+is changed with ``_replace``. ``GpuReading`` stays a dataclass: a NamedTuple field may not be
+named ``index``.
 
 Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` are share points
 (100 = one whole GPU), ``*_percent`` is 0-100.
@@ -10,7 +14,7 @@ Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, NamedTuple
 
@@ -32,8 +36,7 @@ ExecFailure = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class SourceInfo:
+class SourceInfo(NamedTuple):
     """Where the metrics text came from; supplied by the caller, never guessed."""
 
     kind: SourceKind
@@ -108,8 +111,7 @@ class Workload(NamedTuple):
     shares_gpu: bool
 
 
-@dataclass(frozen=True, slots=True)
-class QuotaFigure:
+class QuotaFigure(NamedTuple):
     """HAMi quota accounting for one resource of one namespace.
 
     ``limit`` is None when no limit is set (HAMi prints ``limit="0"`` for that case).
@@ -120,8 +122,7 @@ class QuotaFigure:
     limit: float | None
 
 
-@dataclass(frozen=True, slots=True)
-class NamespaceSummary:
+class NamespaceSummary(NamedTuple):
     namespace: str
     cores: float
     mem_mib: float
@@ -145,23 +146,20 @@ class NamespaceSummary:
     quota_state: Literal["over", "near", "within", "no limit"] = "no limit"
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     kind: str
     severity: Severity
     message: str
     subjects: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(NamedTuple):
     name: str
     status: CheckStatus
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterOverview:
+class ClusterOverview(NamedTuple):
     nodes: int
     gpus: int
     core_limit: float
@@ -185,8 +183,7 @@ class ClusterOverview:
     capacity_answer: str
 
 
-@dataclass(frozen=True, slots=True)
-class ShapeFit:
+class ShapeFit(NamedTuple):
     """How often one job shape fits now, and where."""
 
     name: str
@@ -198,8 +195,7 @@ class ShapeFit:
     node_count: int = 0  # how many nodes have at least one placement (``nodes`` is cut)
 
 
-@dataclass(frozen=True, slots=True)
-class ModelSummary:
+class ModelSummary(NamedTuple):
     """One GPU model (``device_type``): how much of it is allocated and what fits on it now.
 
     A job asks HAMi for GPUs of one model (``nvidia.com/use-gputype``), so free capacity is
@@ -227,8 +223,7 @@ class ModelSummary:
     capacity: tuple[ShapeFit, ...]  # the capacity outlook's job shapes on this model only
 
 
-@dataclass(frozen=True, slots=True)
-class WholeJob:
+class WholeJob(NamedTuple):
     """The largest whole-GPU job that fits on one node now, and on how many nodes."""
 
     gpus: int = 0
@@ -236,8 +231,7 @@ class WholeJob:
     model: str | None = None  # the model, when every such node has that one model
 
 
-@dataclass(frozen=True, slots=True)
-class HostGpuRuntime:
+class HostGpuRuntime(NamedTuple):
     node: str
     device_index: int
     device_uuid: str
@@ -248,8 +242,7 @@ class HostGpuRuntime:
     scheduler_device_known: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ContainerRuntime:
+class ContainerRuntime(NamedTuple):
     namespace: str
     pod: str
     container: str
@@ -262,8 +255,7 @@ class ContainerRuntime:
     seconds_since_last_kernel: float | None
 
 
-@dataclass(frozen=True, slots=True)
-class RuntimeSection:
+class RuntimeSection(NamedTuple):
     host_gpus: tuple[HostGpuRuntime, ...]
     containers: tuple[ContainerRuntime, ...]
     missing_monitors: tuple[str, ...] = ()
@@ -281,8 +273,7 @@ class GpuReading:
     name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PodExecResult:
+class PodExecResult(NamedTuple):
     """What exec'ing nvidia-smi in one pod returned (collected by ``bot``)."""
 
     namespace: str
@@ -293,8 +284,7 @@ class PodExecResult:
     detail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class PodRealUsage:
+class PodRealUsage(NamedTuple):
     namespace: str
     pod: str
     container: str | None
@@ -308,8 +298,7 @@ class PodRealUsage:
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
-class IdleAllocation:
+class IdleAllocation(NamedTuple):
     """A pod that holds an allocation but, as measured, does not use it."""
 
     namespace: str
@@ -319,8 +308,7 @@ class IdleAllocation:
     mem_used_percent: float | None  # of the memory it may use (vGPU limit or allocation)
 
 
-@dataclass(frozen=True, slots=True)
-class InputProblem:
+class InputProblem(NamedTuple):
     """A sample left out of every figure because its value cannot be right.
 
     ``series`` names it as written (family and identifying labels), ``value`` is the value as
@@ -333,8 +321,7 @@ class InputProblem:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class InputReport:
+class InputReport(NamedTuple):
     """What was read: surface, exporters, families and what was set aside."""
 
     surface: Surface
@@ -390,8 +377,7 @@ class NamespaceShare(NamedTuple):
     mem_percent: float  # of their memory
 
 
-@dataclass(frozen=True, slots=True)
-class Focus:
+class Focus(NamedTuple):
     """What a filter (``ns=``, ``node=``) narrows a summary to, beyond its filtered rows.
 
     ``pods``, ``gpus``, ``nodes`` and ``namespaces`` list everything in the filter (largest
@@ -413,8 +399,7 @@ class Focus:
     containers: int = 0  # runtime containers measured in the filter
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(NamedTuple):
     source: SourceInfo
     input: InputReport
     cluster: ClusterOverview
@@ -428,13 +413,13 @@ class Summary:
     runtime: RuntimeSection | None
     real_usage: tuple[PodRealUsage, ...] | None
     notes: tuple[str, ...]
-    filters: tuple[tuple[str, str], ...] = field(default=())
+    filters: tuple[tuple[str, str], ...] = ()
     # The notes a reader must see first (what the report is based on, incomplete input); each
     # is also in ``notes``.
-    headline: tuple[str, ...] = field(default=())
+    headline: tuple[str, ...] = ()
     # Per GPU model (most GPUs first), over the whole cluster like ``cluster``.
-    models: tuple[ModelSummary, ...] = field(default=())
-    largest_whole_job: WholeJob = field(default=WholeJob())
+    models: tuple[ModelSummary, ...] = ()
+    largest_whole_job: WholeJob = WholeJob()
     # Pods whose allocation runtime data shows idle; None without any runtime data.
     idle_allocations: tuple[IdleAllocation, ...] | None = None
     # Under a filter: what it narrows to, and the whole summary (``core.summary.filtered``).

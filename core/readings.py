@@ -13,9 +13,8 @@ each allocation is counted once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
 from core.model import InputProblem
@@ -31,90 +30,179 @@ ContainerKey = tuple[str, str, str, str, str]  # (ns, pod, container, vdevice_in
 _REPEATED_UUID_SEPARATOR = "\x00#"
 
 
-@dataclass(slots=True)
-class DeviceReading:
-    node: str
-    device_uuid: str
-    device_index: str = ""
-    device_type: str = ""
-    mem_limit_bytes: float | None = None
-    core_limit: float | None = None
-    mem_allocated_bytes: float | None = None
-    core_allocated: float | None = None
-    shared_count: float | None = None
-    mem_ratio: float | None = None
-    overview_mem_allocated_bytes: float | None = None
-    overview_mem_limit_mib: float | None = None
-    overview_shared_count: float | None = None
+class _Slots:
+    """A mutable record with slots, equal to another of its class with equal fields.
+
+    The readings are filled in field by field as the families are read. They (and the surfaces
+    and family rows below) are written out rather than made dataclasses, which compile
+    generated methods at every import.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Slots)
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({shown})"
 
 
-@dataclass(slots=True)
-class AllocationReading:
-    namespace: str
-    pod: str
-    container_index: str
-    device_uuid: str
-    node: str = ""
-    mem_allocated_bytes: float | None = None
-    cores: float | None = None
+class DeviceReading(_Slots):
+    __slots__ = (
+        "core_allocated",
+        "core_limit",
+        "device_index",
+        "device_type",
+        "device_uuid",
+        "mem_allocated_bytes",
+        "mem_limit_bytes",
+        "mem_ratio",
+        "node",
+        "overview_mem_allocated_bytes",
+        "overview_mem_limit_mib",
+        "overview_shared_count",
+        "shared_count",
+    )
+
+    def __init__(self, node: str, device_uuid: str, device_index: str, device_type: str) -> None:
+        self.node = node
+        self.device_uuid = device_uuid
+        self.device_index = device_index
+        self.device_type = device_type
+        self.mem_limit_bytes: float | None = None
+        self.core_limit: float | None = None
+        self.mem_allocated_bytes: float | None = None
+        self.core_allocated: float | None = None
+        self.shared_count: float | None = None
+        self.mem_ratio: float | None = None
+        self.overview_mem_allocated_bytes: float | None = None
+        self.overview_mem_limit_mib: float | None = None
+        self.overview_shared_count: float | None = None
 
 
-@dataclass(slots=True)
-class QuotaReading:
-    namespace: str
-    resource: str
-    used: float | None = None
-    limit_label: str | None = None
-    limit_metric: float | None = None
+class AllocationReading(_Slots):
+    __slots__ = (
+        "container_index",
+        "cores",
+        "device_uuid",
+        "mem_allocated_bytes",
+        "namespace",
+        "node",
+        "pod",
+    )
+
+    def __init__(
+        self, namespace: str, pod: str, container_index: str, device_uuid: str, node: str
+    ) -> None:
+        self.namespace = namespace
+        self.pod = pod
+        self.container_index = container_index
+        self.device_uuid = device_uuid
+        self.node = node
+        self.mem_allocated_bytes: float | None = None
+        self.cores: float | None = None
 
 
-@dataclass(slots=True)
-class HostGpuReading:
-    node: str
-    device_uuid: str
-    device_index: str = ""
-    device_type: str = ""
-    mem_used_bytes: float | None = None
-    utilization: float | None = None
-    memctl_utilization: float | None = None
+class QuotaReading(_Slots):
+    __slots__ = ("limit_label", "limit_metric", "namespace", "resource", "used")
+
+    def __init__(self, namespace: str, resource: str) -> None:
+        self.namespace = namespace
+        self.resource = resource
+        self.used: float | None = None
+        self.limit_label: str | None = None
+        self.limit_metric: float | None = None
 
 
-@dataclass(slots=True)
-class ContainerRuntimeReading:
-    namespace: str
-    pod: str
-    container: str
-    vdevice_index: str
-    device_uuid: str
-    mem_used_bytes: float | None = None
-    mem_limit_bytes: float | None = None
-    sm_utilization: float | None = None
-    last_kernel_seconds: float | None = None
+class HostGpuReading(_Slots):
+    __slots__ = (
+        "device_index",
+        "device_type",
+        "device_uuid",
+        "mem_used_bytes",
+        "memctl_utilization",
+        "node",
+        "utilization",
+    )
+
+    def __init__(self, node: str, device_uuid: str, device_index: str, device_type: str) -> None:
+        self.node = node
+        self.device_uuid = device_uuid
+        self.device_index = device_index
+        self.device_type = device_type
+        self.mem_used_bytes: float | None = None
+        self.utilization: float | None = None
+        self.memctl_utilization: float | None = None
 
 
-@dataclass(slots=True)
-class SurfaceReadings:
+class ContainerRuntimeReading(_Slots):
+    __slots__ = (
+        "container",
+        "device_uuid",
+        "last_kernel_seconds",
+        "mem_limit_bytes",
+        "mem_used_bytes",
+        "namespace",
+        "pod",
+        "sm_utilization",
+        "vdevice_index",
+    )
+
+    def __init__(
+        self, namespace: str, pod: str, container: str, vdevice_index: str, device_uuid: str
+    ) -> None:
+        self.namespace = namespace
+        self.pod = pod
+        self.container = container
+        self.vdevice_index = vdevice_index
+        self.device_uuid = device_uuid
+        self.mem_used_bytes: float | None = None
+        self.mem_limit_bytes: float | None = None
+        self.sm_utilization: float | None = None
+        self.last_kernel_seconds: float | None = None
+
+
+class SurfaceReadings(_Slots):
     """Readings of one surface (current or legacy names)."""
 
-    devices: dict[DeviceKey, DeviceReading] = field(default_factory=dict)
-    allocations: dict[AllocationKey, AllocationReading] = field(default_factory=dict)
-    quotas: dict[QuotaKey, QuotaReading] = field(default_factory=dict)
-    host_gpus: dict[DeviceKey, HostGpuReading] = field(default_factory=dict)
-    containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
-    memctl_by_uuid: dict[str, float] = field(default_factory=dict)
-    repeated_uuids: dict[DeviceKey, None] = field(default_factory=dict)
-    quota_limit_family_seen: bool = False
-    # The field column and devices of the last device family read (see ``_devices``).
-    last_device_rows: tuple[list[tuple[str, ...]], list[DeviceReading]] = field(
-        default_factory=lambda: ([], [])
-    )
-    last_allocation_rows: tuple[list[tuple[str, ...]], list[AllocationReading]] = field(
-        default_factory=lambda: ([], [])
+    __slots__ = (
+        "allocations",
+        "containers",
+        "devices",
+        "host_gpus",
+        "last_allocation_rows",
+        "last_device_rows",
+        "memctl_by_uuid",
+        "quota_limit_family_seen",
+        "quotas",
+        "repeated_uuids",
     )
 
+    def __init__(self) -> None:
+        self.devices: dict[DeviceKey, DeviceReading] = {}
+        self.allocations: dict[AllocationKey, AllocationReading] = {}
+        self.quotas: dict[QuotaKey, QuotaReading] = {}
+        self.host_gpus: dict[DeviceKey, HostGpuReading] = {}
+        self.containers: dict[ContainerKey, ContainerRuntimeReading] = {}
+        self.memctl_by_uuid: dict[str, float] = {}
+        self.repeated_uuids: dict[DeviceKey, None] = {}
+        self.quota_limit_family_seen = False
+        # The field column and devices of the last device family read (see ``_devices``).
+        self.last_device_rows: tuple[list[tuple[str, ...]], list[DeviceReading]] = ([], [])
+        self.last_allocation_rows: tuple[list[tuple[str, ...]], list[AllocationReading]] = (
+            [],
+            [],
+        )
 
-@dataclass(slots=True)
-class MetricsReadings:
+
+class MetricsReadings(NamedTuple):
     """Everything read from one or more expositions, surfaces already merged."""
 
     devices: dict[DeviceKey, DeviceReading]
@@ -154,13 +242,15 @@ class _SampleLike(Protocol):
 Columns = tuple[list[tuple[str, ...]], list[float]]
 
 
-@dataclass(slots=True)
-class FamilyRows:
+class FamilyRows(_Slots):
     """The samples of the HAMi families of one or more texts, as canonical field tuples."""
 
-    rows: dict[str, Columns] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    foreign: dict[str, None] = field(default_factory=dict)
+    __slots__ = ("counts", "foreign", "rows")
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Columns] = {}
+        self.counts: dict[str, int] = {}
+        self.foreign: dict[str, None] = {}
 
     def add_family(self, name: str, fields: list[tuple[str, ...]], values: list[float]) -> None:
         have = self.rows.get(name)

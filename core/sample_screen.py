@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
+from typing import NamedTuple
 
 from core.families import FAMILIES, FamilySpec
 from core.model import InputProblem
@@ -32,8 +32,7 @@ REPEAT_REASON = "a repeat of a series already read, with the same value"
 _SHOWN_LABEL_CHARS = 64
 
 
-@dataclass(frozen=True, slots=True)
-class ValueRange:
+class ValueRange(NamedTuple):
     """The values one kind of series can take: 0 up to ``upper``; ``whole`` for counts."""
 
     upper: float
@@ -189,12 +188,20 @@ def _label_reason(text: str, largest: float) -> str | None:
 UniqueColumns = dict[Callable[[tuple[str, ...]], Hashable], list[tuple[str, ...]]]
 
 
-@dataclass(slots=True)
 class _Screen:
-    spec: FamilySpec
-    fields: list[tuple[str, ...]]
-    values: list[float]
-    problems: list[InputProblem]
+    __slots__ = ("fields", "problems", "spec", "values")
+
+    def __init__(
+        self,
+        spec: FamilySpec,
+        fields: list[tuple[str, ...]],
+        values: list[float],
+        problems: list[InputProblem],
+    ) -> None:
+        self.spec = spec
+        self.fields = fields
+        self.values = values
+        self.problems = problems
 
     def problem(self, i: int, value: str, reason: str) -> None:
         series = series_name(self.spec, self.fields[i])

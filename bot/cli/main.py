@@ -17,8 +17,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -27,8 +26,7 @@ EXIT_USAGE = 2
 log = logging.getLogger("hami_summary.cli")
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A subcommand: its module exposes ``register(subparsers)``, which adds the full parser
     (with the same ``help``) and sets ``run``."""
 

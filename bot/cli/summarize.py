@@ -17,7 +17,7 @@ from core.model import SourceInfo, Summary
 from core.settings import SettingsError
 from core.summary.build import human_size, input_problems_note
 from core.text_decoding import decode_metrics_bytes
-from core.views import CSV_TABLES, json_view, render
+from core.views import CSV_TABLES, render
 
 FORMATS = ("text", "markdown", "json", "csv", "blocks")
 
@@ -147,15 +147,19 @@ def _formatted(
 ) -> str | bytes:
     """The output of ``format_summary``; ``--format json`` as UTF-8 bytes without the final
     newline when orjson wrote it (see ``write_output``)."""
+    # The JSON view (and orjson) are loaded only for the JSON formats: text needs neither.
     if fmt == "blocks":
         from bot.conversation.replies import SummaryRef, SummaryReply
         from bot.slack.messages import slack_message
+        from core.views import json_view
 
         # The message the bot posts for this summary (as chat.update sends it): the same
         # function builds both, so the preview is what Slack shows.
         posted = slack_message(SummaryReply(summary, SummaryRef(), None))
         return json_view.dumps({"text": posted.text, "blocks": posted.blocks}, pretty=pretty)
     if fmt == "json":
+        from core.views import json_view
+
         json_text = json_view.render_utf8(summary, pretty=pretty)
         return json_text if isinstance(json_text, bytes) else json_text + "\n"
     if fmt == "csv" and csv_table is not None:

@@ -21,7 +21,6 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
 
 from core.errors import InputError
 from core.model import (
@@ -125,12 +124,14 @@ def known_nodes(summary: Summary) -> list[str]:
     return sorted(names)
 
 
-@dataclass(slots=True)
 class _Tally:
-    cores: float = 0.0
-    mem_mib: float = 0.0
-    pods: set[tuple[str, str]] = field(default_factory=set)
-    gpus: set[tuple[str, str]] = field(default_factory=set)
+    __slots__ = ("cores", "gpus", "mem_mib", "pods")
+
+    def __init__(self) -> None:
+        self.cores = 0.0
+        self.mem_mib = 0.0
+        self.pods: set[tuple[str, str]] = set()
+        self.gpus: set[tuple[str, str]] = set()
 
     def add(self, w: Workload) -> None:
         self.cores += w.cores
@@ -340,8 +341,7 @@ def filter_summary(whole: Summary, *, namespace: str | None, node: str | None) -
         node_row=nodes[0] if node is not None and nodes else None,
         containers=len(runtime.containers) if runtime is not None else 0,
     )
-    return replace(
-        whole,
+    return whole._replace(
         gpus=tuple(gpus),
         nodes=tuple(nodes),
         workloads=tuple(workloads),

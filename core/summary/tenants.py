@@ -16,8 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core.model import QuotaFigure
 from core.settings import Thresholds
@@ -30,8 +29,7 @@ SIZE_LABELS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Fleet:
+class Fleet(NamedTuple):
     """The cluster's capacity, which a namespace's footprint is measured against."""
 
     core_limit: float
@@ -39,8 +37,7 @@ class Fleet:
     gpus: int
 
 
-@dataclass(frozen=True, slots=True)
-class TenantShape:
+class TenantShape(NamedTuple):
     """What one namespace's allocations are made of."""
 
     allocations: int
@@ -52,8 +49,7 @@ class TenantShape:
 QuotaState = Literal["over", "near", "within", "no limit"]
 
 
-@dataclass(frozen=True, slots=True)
-class TenantClass:
+class TenantClass(NamedTuple):
     size: str
     shape: str
     footprint_percent: float
