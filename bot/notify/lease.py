@@ -26,14 +26,6 @@ def replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def holder_pid(token: bytes | None) -> int | None:
-    """The process id in a lease's token (``host:pid:random``), or None."""
-    if token is None:
-        return None
-    parts = token.decode("utf-8", "replace").rsplit(":", 2)
-    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
-
-
 class Lease:
     def __init__(self, kv: KeyValueStore, key: str, ttl_seconds: float) -> None:
         self._kv = kv

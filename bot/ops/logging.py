@@ -107,16 +107,6 @@ _FLAG_VALUE = re.compile(
     ({_VALUE})
     """
 )
-_PATTERNS = (
-    _PEM_PRIVATE_KEY,
-    _BASE64_PEM,
-    _SLACK_TOKEN,
-    _AUTH_HEADER,
-    _URL_PASSWORD,
-    _NAMED_VALUE,
-    _FLAG_VALUE,
-    _KEY_VALUE,
-)
 # Longer log texts are cut before redaction (and so before they are written): a log line is
 # no place for 32,000 characters, and a bound keeps the cost of redacting one fixed.
 MAX_REDACTED_CHARS = 32_768

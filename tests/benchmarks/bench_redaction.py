@@ -19,6 +19,7 @@ CPU time of this process, best of ``--repeat``. Prints one PASS/FAIL line per pa
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -54,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     repeat = parser.parse_args(argv).repeat
     failed = False
-    for pattern in redaction._PATTERNS:
+    patterns = [value for value in vars(redaction).values() if isinstance(value, re.Pattern)]
+    for pattern in patterns:
         worst, worst_fragment = 0.0, ""
         for fragment in FRAGMENTS:
             short_text, long_text = repeated(fragment, SHORT), repeated(fragment, LONG)

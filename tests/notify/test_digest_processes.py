@@ -11,12 +11,20 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.notify.lease import holder_pid
 from tests.notify.conftest import OPS, utc_minute
 from tests.replicas.conftest import BotProcess, bot_env
 from tests.slack.test_http_e2e import blocks_text
 from tests.store.collected import CountingExporter
 from tests.support.slack_api import SlackWebApi, StoredMessage, running_slack_api
+
+
+def holder_pid(token: bytes | None) -> int | None:
+    """The process id in a lease's token (``host:pid:random``), or None."""
+    if token is None:
+        return None
+    parts = token.decode("utf-8", "replace").rsplit(":", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
 
 pytestmark = pytest.mark.slow
 
