@@ -138,9 +138,10 @@ def run_main_job(extra_args: list[str]) -> int:
 def pytest_command(extra_args: list[str]) -> list[str]:
     """pytest on every core (pytest-xdist; idle workers steal queued tests from busy ones).
 
-    ``--fast`` leaves out the tests marked ``slow`` (those that start processes or build a
-    1,000-node cluster) for the edit-test loop. Other arguments go to pytest after ours, so
-    ``-n 0`` runs in one process and ``-m ...`` chooses other tests.
+    ``--fast`` leaves out the tests marked ``slow`` (those that start processes, build a
+    1,000-node cluster or run a property's full example count) for the edit-test loop. Other
+    arguments go to pytest after ours, so ``-n 0`` runs in one process and ``-m ...`` chooses
+    other tests.
     """
     fast = "--fast" in extra_args
     rest = [arg for arg in extra_args if arg != "--fast"]
