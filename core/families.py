@@ -1,6 +1,6 @@
 """The HAMi metric families we recognise, current and legacy, with their label names.
 
-Source: hami-metrics-reference.md sections 2 and 3 (HAMi v2.10, cmd/scheduler/metrics.go and
+The names and labels are those HAMi v2.10 writes (cmd/scheduler/metrics.go and
 cmd/vGPUmonitor/metrics.go; legacy names with --legacy-metrics and on HAMi <= v2.8). Each family
 maps to a *role* (what the value means) and a label map from its own label names to canonical
 ones, so the rest of ``core`` never looks at legacy spellings.
@@ -103,7 +103,7 @@ _CONTAINER_LEGACY = (
     ("deviceuuid", "device_uuid"),
 )
 _QUOTA_CURRENT = (("namespace", "namespace"), ("quota_name", "resource"), ("limit", "limit"))
-# Legacy QuotaUsed spells the resource label in camelCase (reference 2.1).
+# Legacy QuotaUsed spells the resource label in camelCase (``quotaName``).
 _QUOTA_LEGACY = (("quotanamespace", "namespace"), ("quotaName", "resource"), ("limit", "limit"))
 _HOST_CURRENT = _SCHED_DEVICE_CURRENT
 _HOST_LEGACY = _SCHED_DEVICE_LEGACY

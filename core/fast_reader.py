@@ -2,7 +2,7 @@
 
 HAMi's exporters render through client_golang: every family is one contiguous block behind its
 ``# HELP`` and ``# TYPE`` lines, labels come in the same (sorted) order on every line, values are
-Go ``%g`` numbers, and there are no escapes, blank lines or timestamps (reference section 1).
+Go ``%g`` numbers, and there are no escapes, blank lines or timestamps.
 For such text, one compiled expression per family block reads every line in a single C-level
 ``findall``, which is what lets a 70,000-sample scrape be summarised in a fraction of the time a
 line-by-line parser needs.

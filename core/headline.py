@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from core.history.snapshot import model_figures
 from core.model import Summary
-from core.views.tables import pct, short_type
+from core.views import numbers
+from core.views.names import short_type
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +72,8 @@ def headline_text(headline: ClusterHeadline) -> str:
         return "no scheduler device series: allocation not known from these metrics"
     parts = [
         f"{_count(headline.gpus, 'GPU')} on {_count(headline.nodes, 'node')}",
-        f"cores {pct(headline.core_allocated_percent)}",
-        f"memory {pct(headline.mem_allocated_percent)}",
+        f"cores {numbers.percent(headline.core_allocated_percent)}",
+        f"memory {numbers.percent(headline.mem_allocated_percent)}",
         f"free whole GPUs: {free_per_model_text(headline)}",
     ]
     if headline.inconsistent_gpus:

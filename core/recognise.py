@@ -3,7 +3,7 @@
 People paste what their dashboards show, and GPU dashboards are fed by other exporters: the
 NVIDIA DCGM exporter, node exporter, kube-state-metrics, cAdvisor, vendor exporters, or
 HAMi-WebUI's own backend, whose ``hami_*`` families share HAMi's prefix but are computed by
-WebUI from pod annotations (hami-metrics-reference.md, section 7). The answer names what the
+WebUI from pod annotations, not measured by HAMi. The answer names what the
 text looks like and how to fetch HAMi's scheduler metrics instead.
 
 Only foreign families are judged here; which families are HAMi's is ``core.families``' job.
@@ -32,7 +32,7 @@ HOW_TO_GET_SCHEDULER_METRICS = (
 )
 
 # HAMi-WebUI's backend exporter (server/internal/exporter/metrics.go in Project-HAMi/HAMi-WebUI),
-# reference section 7: device-level, task-level and registered-but-unpopulated families.
+# its device-level, task-level and registered-but-unpopulated families.
 HAMI_WEBUI_FAMILIES = frozenset(
     {
         "hami_vgpu_count",

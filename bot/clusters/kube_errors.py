@@ -209,78 +209,74 @@ def _server_message(body: str, target: Target) -> tuple[str, str]:
 
 def _http_failure(status: int, body: str, target: Target, call: Call) -> ApiFailure:
     message, reason = _server_message(body, target)
-    said = f": {message}" if message else ""
+    if status in (401, 403):
+        kind, text, short = _refused_words(status, message, target, call)
+    else:
+        kind, text, short = _http_words(status, message, reason, target, call)
+    return ApiFailure(kind, text, status=status, server_message=message, call=call, short=short)
+
+
+def _refused_words(
+    status: int, message: str, target: Target, call: Call
+) -> tuple[FailureKind, str, str]:
+    """(kind, text, short text) of a request refused for its credentials (401) or RBAC (403)."""
     if status == 401:
-        return ApiFailure(
+        return (
             "unauthorized",
             f"The Kubernetes API server of {target.label} at {display_url(target.server)} "
             "rejected the credentials (HTTP 401 Unauthorized): the token or client certificate "
             "of this kubeconfig has expired or was revoked. Refresh the kubeconfig (for cloud "
             "clusters, run the provider's get-credentials command again) or issue a new "
             "ServiceAccount token.",
-            status=status,
-            server_message=message,
-            call=call,
-            short="credentials rejected (HTTP 401)",
+            "credentials rejected (HTTP 401)",
         )
-    if status == 403:
-        what = f"{call.verb} {call.resource}"
-        return ApiFailure(
-            "forbidden",
-            f"RBAC on {target.label} refused `{what}` {call.scope} (HTTP 403 Forbidden{said}), "
-            f"needed for {call.doing}. Grant it with {rbac_rule(call)}.",
-            status=status,
-            server_message=message,
-            call=call,
-            short=f"RBAC refused `{what}` {call.scope} (HTTP 403)",
-        )
+    said = f": {message}" if message else ""
+    what = f"{call.verb} {call.resource}"
+    return (
+        "forbidden",
+        f"RBAC on {target.label} refused `{what}` {call.scope} (HTTP 403 Forbidden{said}), "
+        f"needed for {call.doing}. Grant it with {rbac_rule(call)}.",
+        f"RBAC refused `{what}` {call.scope} (HTTP 403)",
+    )
+
+
+def _http_words(
+    status: int, message: str, reason: str, target: Target, call: Call
+) -> tuple[FailureKind, str, str]:
+    """(kind, text, short text) of any other HTTP error status."""
+    said = f": {message}" if message else ""
     if status == 404:
-        return ApiFailure(
+        return (
             "not-found",
             f"{target.label}: not found while {call.doing} (HTTP 404{said}).",
-            status=status,
-            server_message=message,
-            call=call,
-            short=f"not found (HTTP 404{said})",
+            f"not found (HTTP 404{said})",
         )
     if status == 503 and "no endpoints available" in message:
-        return ApiFailure(
+        return (
             "no-endpoints",
             f"{target.label}: the Service has no ready endpoints (HTTP 503{said}): no scheduler "
             "pod behind it is Ready. Check the HAMi scheduler pods (kubectl get pods -l "
             "app.kubernetes.io/component=hami-scheduler -A) and their readiness.",
-            status=status,
-            server_message=message,
-            call=call,
-            short=f"no ready endpoints behind the Service (HTTP 503{said})",
+            f"no ready endpoints behind the Service (HTTP 503{said})",
         )
     if status in (502, 503, 504):
-        return ApiFailure(
+        return (
             "unavailable",
             f"{target.label}: the API server could not reach the backend while {call.doing} "
             f"(HTTP {status}{said}).",
-            status=status,
-            server_message=message,
-            call=call,
-            short=f"backend unreachable through the API server (HTTP {status}{said})",
+            f"backend unreachable through the API server (HTTP {status}{said})",
         )
     if status == 400:
-        return ApiFailure(
+        return (
             "bad-request",
             f"{target.label}: the API server refused the request while {call.doing} "
             f"(HTTP 400{said}).",
-            status=status,
-            server_message=message,
-            call=call,
-            short=f"refused (HTTP 400{said})",
+            f"refused (HTTP 400{said})",
         )
-    return ApiFailure(
+    return (
         "other",
         f"{target.label}: HTTP {status} {reason} while {call.doing}{said}.".replace("  ", " "),
-        status=status,
-        server_message=message,
-        call=call,
-        short=f"HTTP {status}{said}",
+        f"HTTP {status}{said}",
     )
 
 

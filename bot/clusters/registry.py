@@ -284,7 +284,42 @@ class _Parser:
     def entry(
         self, name_node: yaml.Node | None, key_name: str | None, body: yaml.MappingNode, label: str
     ) -> ClusterEntry:
+        """One cluster of the registry, every field checked, its source applied."""
         fields = self.mapping(body, label)
+        name, name_at = self.entry_name(fields, name_node, key_name, body, label)
+        label = f'{label} ("{name}")'
+        self.check_known(fields, label)
+        source = self.source_field(fields, body, label)
+        base = ClusterEntry(
+            name=name,
+            display_name=self.text(fields, "display_name", label) or name,
+            source_kind="in-cluster",
+            hami_namespace=self.namespace(fields, label),
+            allowed_channels=self.id_list(fields, "allowed_channels", label),
+            allowed_users=self.id_list(fields, "allowed_users", label),
+            allowed_user_groups=self.id_list(fields, "allowed_user_groups", label),
+            cache_ttl_seconds=self.seconds(
+                fields, "cache_ttl_seconds", label, DEFAULT_CACHE_TTL_SECONDS, allow_zero=True
+            ),
+            timeout_seconds=self.seconds(
+                fields, "timeout_seconds", label, DEFAULT_TIMEOUT_SECONDS, allow_zero=False
+            ),
+            runtime_allowed=self.flag(fields, "runtime_allowed", label),
+            nvidia_smi_allowed=self.flag(fields, "nvidia_smi_allowed", label),
+            defined_at=f"{self.file}:{(name_at or body).start_mark.line + 1}",
+        )
+        return self.with_source(base, source, fields, label)
+
+    def entry_name(
+        self,
+        fields: Fields,
+        name_node: yaml.Node | None,
+        key_name: str | None,
+        body: yaml.MappingNode,
+        label: str,
+    ) -> tuple[str, yaml.Node | None]:
+        """The cluster's name (from its mapping key or its ``name`` field) and where it is
+        written; a name must be valid and must not be a word of the command itself."""
         if key_name is not None:
             if "name" in fields:
                 raise self.error(
@@ -310,7 +345,10 @@ class _Parser:
                 f"(/hami-summary {name} does something else), so no cluster could be asked by "
                 "that name; choose another, e.g. gpu-" + name,
             )
-        label = f'{label} ("{name}")'
+        return name, name_at
+
+    def check_known(self, fields: Fields, label: str) -> None:
+        """Every field is one the registry knows; a misspelt one names the closest."""
         for key, (key_node, _) in fields.items():
             if key not in _FIELDS:
                 close = difflib.get_close_matches(key, _FIELDS, n=1)
@@ -319,6 +357,10 @@ class _Parser:
                     key_node,
                     f'{label}: unknown field "{key}"{hint}. Known fields: ' + ", ".join(_FIELDS),
                 )
+
+    def source_field(self, fields: Fields, body: yaml.MappingNode, label: str) -> str:
+        """The one source field given (kubeconfig, in_cluster, metrics_url, prometheus_url);
+        the fields that belong to another source are an error."""
         given = [
             k
             for k in _SOURCE_FIELDS
@@ -342,24 +384,12 @@ class _Parser:
                 raise self.error(
                     fields[dependent][0], f'{label}: field "{dependent}" only applies with {needs}'
                 )
-        base = ClusterEntry(
-            name=name,
-            display_name=self.text(fields, "display_name", label) or name,
-            source_kind="in-cluster",
-            hami_namespace=self.namespace(fields, label),
-            allowed_channels=self.id_list(fields, "allowed_channels", label),
-            allowed_users=self.id_list(fields, "allowed_users", label),
-            allowed_user_groups=self.id_list(fields, "allowed_user_groups", label),
-            cache_ttl_seconds=self.seconds(
-                fields, "cache_ttl_seconds", label, DEFAULT_CACHE_TTL_SECONDS, allow_zero=True
-            ),
-            timeout_seconds=self.seconds(
-                fields, "timeout_seconds", label, DEFAULT_TIMEOUT_SECONDS, allow_zero=False
-            ),
-            runtime_allowed=self.flag(fields, "runtime_allowed", label),
-            nvidia_smi_allowed=self.flag(fields, "nvidia_smi_allowed", label),
-            defined_at=f"{self.file}:{(name_at or body).start_mark.line + 1}",
-        )
+        return source
+
+    def with_source(
+        self, base: ClusterEntry, source: str, fields: Fields, label: str
+    ) -> ClusterEntry:
+        """``base`` reading its metrics from ``source``, with that source's fields."""
         if source == "kubeconfig":
             path, contexts = self.kubeconfig(fields, label)
             return replace(base, source_kind="kubeconfig", kubeconfig_path=path, contexts=contexts)

@@ -1,8 +1,9 @@
 """Formatting shared by the Slack view and the chat mode (formatting only, no new numbers).
 
-Full tables reuse ``core.views.tables`` rows so every surface shows the same cells; short
-figures use its helpers too (``num``, ``pct``, ``age_text``), so a number reads the same in
-Slack, the terminal and the text report.
+Full tables are the report's (``core.views.tables``, columns from ``core.views.columns``),
+laid out by its one fixed-width renderer (``core.views.text_view.format_table``), so every
+surface shows the same cells; times are worded by ``core.views.tables.age_text``, so they
+read the same in Slack, the terminal and the text report.
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ from core.fit_shape import Shape
 from core.history.snapshot import snapshot_of
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
-from core.views.runtime_csv import runtime_csv
+from core.views.csv_view import runtime_csv
 
 BUTTON_ACTIONS: dict[str, FollowUpAction] = {
     "refresh": "refresh",

@@ -30,7 +30,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.conversation.formatting import code_block, filter_text, given_text
+from bot.conversation.formatting import CODE_BLOCK_WIDTH, code_block, filter_text, given_text
 from bot.conversation.help import ALLOCATION_NOTE
 from bot.conversation.rich import Rich
 from bot.slack.mrkdwn import mrkdwn
@@ -48,8 +48,6 @@ CONTEXT_TEXT_MAX = 2000
 BUTTON_VALUE_MAX = 2000
 # Fallback ``text`` of chat.postMessage is shown in notifications; Slack truncates at 40,000.
 FALLBACK_TEXT_MAX = 3000
-# Monospace characters a code block shows without wrapping in a thread pane on a laptop.
-CODE_BLOCK_WIDTH = 72
 
 # Buttons under every summary: (action_id, label). The action ids are matched in
 # ``bot.slack.listeners.actions``.

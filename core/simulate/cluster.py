@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 MIB_BYTES: Final = 1024 * 1024
-CORES_PER_GPU: Final = 100  # NVIDIA Totalcore = deviceCoreScaling x 100 (reference 2.2)
+CORES_PER_GPU: Final = 100  # HAMi: an NVIDIA GPU's Totalcore is deviceCoreScaling x 100
 GPUMEM_RESOURCE: Final = "nvidia.com/gpumem"
 GPUCORES_RESOURCE: Final = "nvidia.com/gpucores"
 
@@ -31,7 +31,7 @@ class SimulatedAllocation:
     """One (pod, device) entry: what one ``hami_vgpu_*`` series pair reports.
 
     HAMi collapses a pod's containers to one entry per GPU, so ``container_index`` is always
-    ``"0"`` (reference 2.3, 2.4).
+    ``"0"`` (HAMi v2.10's scheduler metrics).
     """
 
     namespace: str
@@ -65,7 +65,7 @@ class SimulatedCluster:
 
     devices: tuple[SimulatedDevice, ...]
     allocations: tuple[SimulatedAllocation, ...]
-    # Namespaces HAMi keeps quota entries for (it never deletes them, reference 2.6).
+    # Namespaces HAMi keeps quota entries for (it never deletes them once created).
     quota_namespaces: tuple[str, ...]
     # (namespace, resource) -> limit, only where a ResourceQuota sets ``limits.<resource>``.
     quota_limits: tuple[tuple[str, str, int], ...]

@@ -21,7 +21,7 @@ MAX_NODES: Final = 10_000
 MAX_GPUS_PER_NODE: Final = 64
 
 # (device_type as HAMi registers it, Totalmem in MiB as NVML reports it, share of nodes).
-# HAMi prefixes "NVIDIA-" to NVML names that do not already start with NVIDIA (reference 2.5).
+# HAMi prefixes "NVIDIA-" to NVML names that do not already start with NVIDIA.
 DEVICE_MODELS: Final[tuple[tuple[str, int, float], ...]] = (
     ("NVIDIA A100-PCIE-40GB", 40960, 0.25),
     ("NVIDIA A100-SXM4-80GB", 81920, 0.15),
@@ -176,7 +176,7 @@ def _fractional_request(rng: random.Random, mem_limit_mib: int) -> tuple[int, in
 
     ``nvidia.com/gpumem-percentage`` becomes ``Totalmem * pct / 100`` MiB (integer division);
     a pod that sets memory but no ``gpucores`` gets 0 cores: HAMi's webhook only defaults
-    cores to 100 for whole-memory requests (reference 2.2), hence memory-only allocations.
+    cores to 100 for whole-memory requests, hence memory-only allocations.
     """
     if rng.random() < 0.4:
         pct = rng.choice((10, 20, 25, 30, 50))
@@ -277,7 +277,7 @@ def _populate(rng: random.Random, state: _State, namer: _Namer, nodes: int) -> N
             elif r < 0.96:
                 _try_fractional(rng, state, namer, pool, d)  # one fractional pod
             else:
-                # A memory-only allocation: gpumem set, gpucores not (reference 2.2).
+                # A memory-only allocation: gpumem set, gpucores not (HAMi then allocates 0 cores).
                 ns, app = _pick_namespace(rng, pool)
                 mem = d.mem_limit_mib * rng.choice((10, 25, 40)) // 100
                 state.add(_Pod(ns, namer.new_name(rng, state, ns, app), d.node, [(d.uuid, 0, mem)]))

@@ -17,16 +17,22 @@ from typing import Any
 
 from core.history.changes import Changes, NamespaceChange, QuotaCrossing
 from core.history.snapshot import PodFigures
+from core.views import numbers
 from core.views.names import short_type
 from core.views.spreadsheet import spreadsheet_cell
-from core.views.tables import gib, num, pct, quota_unit
-from core.views.text_fit import shorten_middle
+from core.views.table_spec import aligned_lines
+from core.views.tables import quota_unit
 from core.views.visible_text import visible
 
 TOP_ROWS = 5
 WIDTH = 100
 # Below this width the namespaces table shows figures now and their change, not then -> now.
 NARROW = 80
+
+
+def whole(value: float) -> str:
+    """A count or share-point figure rounded to a whole number, thousands separated."""
+    return numbers.count(round(value))
 
 
 def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
@@ -66,9 +72,7 @@ def _then_now(before: float, after: float, text: str) -> str:
     return f"{text} ({signed(after - before)})" if after != before else f"{text} (same)"
 
 
-def header_lines(
-    changes: Changes, subject: str | None = None, width: int = WIDTH
-) -> list[str]:
+def header_lines(changes: Changes, subject: str | None = None, width: int = WIDTH) -> list[str]:
     """``subject`` names what was compared when it is not a cluster (e.g. two files)."""
     where = subject or (f"cluster {changes.cluster}" if changes.cluster else "the two inputs")
     a, b = changes.totals_before, changes.totals_after
@@ -76,10 +80,11 @@ def header_lines(
     lines = [
         f"Changes in {where}: {stamp(changes.before_at)} -> {stamp(changes.after_at)} "
         f"({span_text(changes.after_at - changes.before_at)} apart)",
-        f"Cores allocated {num(a.core_allocated)} -> {num(b.core_allocated)} "
-        f"({signed(b.core_allocated - a.core_allocated)}) of {num(b.core_limit)}",
-        f"Memory allocated {gib(a.mem_allocated_mib)} -> {gib(b.mem_allocated_mib)} "
-        f"({signed(mem_delta, 1)} GiB) of {gib(b.mem_limit_mib)}",
+        f"Cores allocated {whole(a.core_allocated)} -> {whole(b.core_allocated)} "
+        f"({signed(b.core_allocated - a.core_allocated)}) of {whole(b.core_limit)}",
+        f"Memory allocated {numbers.mem_total(a.mem_allocated_mib)} -> "
+        f"{numbers.mem_total(b.mem_allocated_mib)} "
+        f"({signed(mem_delta, 1)} GiB) of {numbers.mem_total(b.mem_limit_mib)}",
         _then_now(a.pods, b.pods, f"Pods holding GPUs {a.pods:,} -> {b.pods:,}")
         + "; "
         + _then_now(
@@ -92,26 +97,16 @@ def header_lines(
 
 
 def _columns(rows: list[tuple[str, ...]], width: int = WIDTH) -> list[str]:
-    """Rows as aligned columns indented by two; the first column (names) is shortened in the
-    middle when the row would not fit the width, keeping the end that tells pods apart.
-    Names are shown with control characters escaped."""
-    rows = [tuple(map(visible, row)) for row in rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    room = width - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
-    widths[0] = max(min(widths[0], room), 12)
-    lines = []
-    for row in rows:
-        first = shorten_middle(row[0], widths[0])
-        cells = [first.ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        lines.append("  " + "  ".join(cells).rstrip())
-    return lines
+    """Rows as aligned columns indented by two; the first column (names) is at least 12
+    characters wide and shortened in the middle, not below that, when the row would not fit
+    the width, keeping the end that tells pods apart."""
+    return ["  " + line for line in aligned_lines(rows, width - 2, name_floor=12, first_width=12)]
 
 
 def _namespace_row(c: NamespaceChange) -> tuple[str, ...]:
     return (
         c.namespace,
-        f"{num(c.cores_before)} -> {num(c.cores_after)} ({signed(c.cores_delta)})",
+        f"{whole(c.cores_before)} -> {whole(c.cores_after)} ({signed(c.cores_delta)})",
         f"{c.mem_before_mib / 1024:,.1f} -> {c.mem_after_mib / 1024:,.1f} GiB "
         f"({signed(c.mem_delta_mib / 1024, 1)})",
         f"{c.gpus_before} -> {c.gpus_after} ({signed(c.gpus_delta)})",
@@ -121,8 +116,8 @@ def _namespace_row(c: NamespaceChange) -> tuple[str, ...]:
 def _narrow_namespace_row(c: NamespaceChange) -> tuple[str, ...]:
     return (
         c.namespace,
-        f"{num(c.cores_after)} ({signed(c.cores_delta)})",
-        f"{gib(c.mem_after_mib)} ({signed(c.mem_delta_mib / 1024, 1)} GiB)",
+        f"{whole(c.cores_after)} ({signed(c.cores_delta)})",
+        f"{numbers.mem_total(c.mem_after_mib)} ({signed(c.mem_delta_mib / 1024, 1)} GiB)",
         f"{c.gpus_after} ({signed(c.gpus_delta)})",
     )
 
@@ -148,8 +143,8 @@ def _pod_row(p: PodFigures) -> tuple[str, ...]:
         f"{p.namespace}/{p.pod}",
         p.node,
         f"{p.gpus} GPU" + ("" if p.gpus == 1 else "s"),
-        f"{num(p.cores)} cores",
-        gib(p.mem_mib),
+        f"{whole(p.cores)} cores",
+        numbers.mem_total(p.mem_mib),
     )
 
 
@@ -245,9 +240,7 @@ def _inconsistent_section(changes: Changes, top: int, width: int = WIDTH) -> lis
     return out
 
 
-def _quota_lines(
-    crossings: tuple[QuotaCrossing, ...], top: int, width: int = WIDTH
-) -> list[str]:
+def _quota_lines(crossings: tuple[QuotaCrossing, ...], top: int, width: int = WIDTH) -> list[str]:
     """One line per quota and direction, naming every threshold it crossed."""
     grouped: dict[tuple[str, str, str], list[QuotaCrossing]] = {}
     for c in crossings:
@@ -258,10 +251,11 @@ def _quota_lines(
         marks = " and ".join(f"{c.threshold_percent:g}%" for c in group)
         c = group[0]
         unit = quota_unit(resource)
-        amount = f"{num(c.used)} of {num(c.limit)}" + (f" {unit}" if unit else "")
+        amount = f"{whole(c.used)} of {whole(c.limit)}" + (f" {unit}" if unit else "")
         lines += _wrap(
             f"{namespace} {resource} {verb} {marks} "
-            f"({pct(c.before_percent)} -> {pct(c.after_percent)}; {amount})",
+            f"({numbers.percent(c.before_percent)} -> {numbers.percent(c.after_percent)}; "
+            f"{amount})",
             width,
             indent="  ",
         )

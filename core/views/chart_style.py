@@ -14,8 +14,6 @@ from typing import Any, Final
 FIG_WIDTH_IN: Final = 12.8
 FIG_HEIGHT_IN: Final = 7.2
 DPI: Final = 125
-SLACK_PREVIEW_PX: Final = 360
-MIN_SLACK_PX: Final = 7.0  # the smallest text, in pixels, when Slack shows the chart
 
 TITLE_PT: Final = 16.5
 PANEL_TITLE_PT: Final = 13.5
@@ -25,11 +23,6 @@ TEXT_COLOUR: Final = "#222222"
 MUTED_COLOUR: Final = "#555555"
 WARN_COLOUR: Final = "#b35900"
 OVER_COLOUR: Final = "#c0001a"
-
-
-def slack_px(points: float, figure_height_in: float = FIG_HEIGHT_IN) -> float:
-    """The size in pixels of ``points`` text when Slack shows the figure 360 px tall."""
-    return points * SLACK_PREVIEW_PX / (72.0 * figure_height_in)
 
 
 def line_height_in(points: float) -> float:

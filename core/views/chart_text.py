@@ -39,11 +39,6 @@ def percent(value: float | None) -> str:
     return numbers.percent(value)
 
 
-def three_digits(value: float) -> str:
-    """``1.21``, ``12.3``, ``123``, ``1,230``: three significant digits."""
-    return numbers.significant(value)
-
-
 def memory_total(mib: float | None) -> str:
     """A sum over GPUs or pods: ``40.0 GiB``, ``1.21 TiB``, ``189 TiB``."""
     return numbers.mem_total(mib)

@@ -1,7 +1,8 @@
-"""CSV tables (full, never cut): GPUs, workloads, nodes and namespaces.
+"""CSV tables (full, never cut): GPUs, workloads, nodes, namespaces, GPU models and runtime.
 
-``render`` gives the GPU table, a blank line, then the workload table (the two tables SPEC.md
-asks for); ``table_csv`` gives any one table on its own for spreadsheets.
+Each table is the exact columns of its definition in ``core.views.columns``; ``render`` gives
+the GPU table, a blank line, then the workload table; ``table_csv`` gives any one table on its
+own for spreadsheets. None (a figure not reported) is an empty cell, as spreadsheets expect.
 """
 
 from __future__ import annotations
@@ -9,12 +10,14 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from core.model import Summary
-from core.views import CSV_TABLES
-from core.views.digest_tables import MODEL_RECORDS
-from core.views.runtime_csv import runtime_csv
+from core.views import CSV_TABLES, columns
 from core.views.spreadsheet import may_start_a_formula, spreadsheet_cell
+from core.views.table_spec import TableSpec
+
+R = TypeVar("R")
 
 TABLES = CSV_TABLES
 
@@ -35,169 +38,52 @@ def _csv_text(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> s
     return buffer.getvalue()
 
 
+def spec_csv(spec: TableSpec[R], rows: Iterable[R]) -> str:
+    """The exact columns of ``spec`` (``core.views.columns``) for ``rows``, as one CSV table."""
+    return _write(spec.csv_header(), spec.csv_rows(rows))
+
+
 def gpus_csv(summary: Summary) -> str:
-    return _write(
-        (
-            "node",
-            "device_index",
-            "device_uuid",
-            "device_type",
-            "core_allocated",
-            "core_limit",
-            "core_allocated_percent",
-            "mem_allocated_mib",
-            "mem_limit_mib",
-            "mem_allocated_percent",
-            "shared_count",
-            "state",
-            "flags",
-            "free_cores",
-            "free_mem_mib",
-            "namespaces",
-        ),
-        (
-            (
-                g.node,
-                g.device_index,
-                g.device_uuid,
-                g.device_type,
-                g.core_allocated,
-                g.core_limit,
-                round(g.core_allocated_percent, 4),
-                g.mem_allocated_mib,
-                g.mem_limit_mib,
-                round(g.mem_allocated_percent, 4),
-                g.shared_count,
-                g.state,
-                " ".join(g.flags),
-                g.free_cores,
-                g.free_mem_mib,
-                " ".join(g.namespaces),
-            )
-            for g in summary.gpus
-        ),
-    )
+    return spec_csv(columns.GPUS, summary.gpus)
 
 
 def workloads_csv(summary: Summary) -> str:
-    return _write(
-        (
-            "namespace",
-            "pod",
-            "container_index",
-            "node",
-            "device_uuid",
-            "cores",
-            "mem_mib",
-            "whole_gpu",
-            "multi_gpu",
-            "shares_gpu",
-        ),
-        (
-            (
-                w.namespace,
-                w.pod,
-                w.container_index,
-                w.node,
-                w.device_uuid,
-                w.cores,
-                w.mem_mib,
-                w.whole_gpu,
-                w.multi_gpu,
-                w.shares_gpu,
-            )
-            for w in summary.workloads
-        ),
-    )
+    return spec_csv(columns.WORKLOADS, summary.workloads)
 
 
 def nodes_csv(summary: Summary) -> str:
-    return _write(
-        (
-            "node",
-            "gpus",
-            "core_allocated",
-            "core_limit",
-            "mem_allocated_mib",
-            "mem_limit_mib",
-            "idle_gpus",
-            "partial_gpus",
-            "full_gpus",
-            "inconsistent_gpus",
-            "free_cores",
-            "free_mem_mib",
-            "largest_free_cores",
-            "largest_free_mem_mib",
-            "verdict",
-        ),
-        (
-            (
-                n.node,
-                n.gpus,
-                n.core_allocated,
-                n.core_limit,
-                n.mem_allocated_mib,
-                n.mem_limit_mib,
-                n.idle_gpus,
-                n.partial_gpus,
-                n.full_gpus,
-                n.inconsistent_gpus,
-                n.free_cores,
-                n.free_mem_mib,
-                n.largest_free_cores,
-                n.largest_free_mem_mib,
-                n.verdict,
-            )
-            for n in summary.nodes
-        ),
-    )
+    return spec_csv(columns.NODES, summary.nodes)
 
 
 def namespaces_csv(summary: Summary) -> str:
-    return _write(
-        (
-            "namespace",
-            "cores",
-            "mem_mib",
-            "core_share_percent",
-            "mem_share_percent",
-            "pods",
-            "gpus_touched",
-            "allocations",
-            "class",
-            "nodes_touched",
-            "footprint_percent",
-            "quota_use_percent",
-            # resource=used/limit ("-": no limit); gpumem figures in MiB, gpucores in cores
-            "quota_used/limit_mib_or_cores",
-        ),
-        (
-            (
-                ns.namespace,
-                ns.cores,
-                ns.mem_mib,
-                round(ns.core_share_percent, 4),
-                round(ns.mem_share_percent, 4),
-                len(ns.pods),
-                ns.gpus_touched,
-                ns.allocations,
-                ns.usage_class,
-                ns.nodes_touched,
-                round(ns.footprint_percent, 4),
-                "" if ns.quota_use_percent is None else round(ns.quota_use_percent, 4),
-                " ".join(
-                    f"{f.resource}={f.used:g}/{'-' if f.limit is None else f'{f.limit:g}'}"
-                    for f in ns.quota
-                ),
-            )
-            for ns in summary.namespaces
-        ),
-    )
+    """One row per namespace; its quotas in one cell, ``resource=used/limit`` (``-``: no
+    limit; memory figures in MiB, core figures in cores)."""
+    return spec_csv(columns.NAMESPACES, summary.namespaces)
 
 
 def models_csv(summary: Summary) -> str:
     """One row per GPU model: exact figures, memory in MiB (``*_mib``)."""
-    return _write(MODEL_RECORDS.csv_header(), MODEL_RECORDS.csv_rows(summary.models))
+    return spec_csv(columns.MODELS, summary.models)
+
+
+def runtime_csv(summary: Summary) -> str:
+    """The vGPU monitor's section, three tables separated by a blank line: host GPUs (with the
+    scheduler's allocation of the same device beside what was measured), containers, and the
+    monitors that could not be reached; empty tables when there is no runtime section."""
+    runtime = summary.runtime
+    if runtime is None:
+        return spec_csv(columns.HOST_GPUS, ()) + "\n" + spec_csv(columns.CONTAINERS, ())
+    scheduler = columns.gpus_by_uuid(summary.gpus)
+    hosts = [(h, scheduler.get(h.device_uuid)) for h in runtime.host_gpus]
+    containers = [(c, scheduler.get(c.device_uuid)) for c in runtime.containers]
+    missing = _write(("missing_monitor",), ((m,) for m in runtime.missing_monitors))
+    return (
+        spec_csv(columns.HOST_GPUS, hosts)
+        + "\n"
+        + spec_csv(columns.CONTAINERS, containers)
+        + "\n"
+        + missing
+    )
 
 
 _BY_NAME: dict[str, Callable[[Summary], str]] = {

@@ -16,65 +16,14 @@ from core.model import (
     PodRealUsage,
     ShapeFit,
 )
-from core.views import numbers
+from core.views import columns, numbers
 from core.views import table_spec as col
 from core.views.names import gpu_name, pod_name, short_type
 from core.views.table_spec import TableSpec
 
-
-def _not_known_if_incomplete(m: ModelSummary, value: float) -> float | None:
-    """A model's percentage is not known while any of its GPUs lacks a series."""
-    return None if m.incomplete_gpus else value
-
-
-MODELS: TableSpec[ModelSummary] = TableSpec(
-    (
-        col.text("model", "model", lambda m: short_type(m.model), name=True),
-        col.count("nodes", "nodes", lambda m: m.nodes),
-        col.count("GPUs", "gpus", lambda m: m.gpus),
-        col.count("idle", "idle_gpus", lambda m: m.idle_gpus),
-        col.count("part", "partial_gpus", lambda m: m.partial_gpus),
-        col.count("full", "full_gpus", lambda m: m.full_gpus),
-        col.percent(
-            "cores",
-            "core_allocated_percent",
-            lambda m: _not_known_if_incomplete(m, m.core_allocated_percent),
-        ),
-        col.percent(
-            "mem",
-            "mem_allocated_percent",
-            lambda m: _not_known_if_incomplete(m, m.mem_allocated_percent),
-        ),
-        col.count("free", "free_whole_gpus", lambda m: m.free_whole_gpus),
-        col.count("max job", "largest_whole_job_gpus", lambda m: m.largest_whole_job),
-    ),
-    empty_reason="no GPU device series in the input",
-)
-MODELS_NOTE = "free = whole GPUs free · max job = most of them free on one node"
-
-# The machine form of the per-model table: exact figures, units in the keys.
-MODEL_RECORDS: TableSpec[ModelSummary] = TableSpec(
-    (
-        col.text("model", "model", lambda m: m.model),
-        col.count("nodes", "nodes", lambda m: m.nodes),
-        col.count("GPUs", "gpus", lambda m: m.gpus),
-        col.count("idle", "idle_gpus", lambda m: m.idle_gpus),
-        col.count("partial", "partial_gpus", lambda m: m.partial_gpus),
-        col.count("full", "full_gpus", lambda m: m.full_gpus),
-        col.count("inconsistent", "inconsistent_gpus", lambda m: m.inconsistent_gpus),
-        col.count("incomplete", "incomplete_gpus", lambda m: m.incomplete_gpus),
-        col.cores("cores allocated", "core_allocated", lambda m: m.core_allocated),
-        col.cores("core limit", "core_limit", lambda m: m.core_limit),
-        col.percent("cores", "core_allocated_percent", lambda m: m.core_allocated_percent),
-        col.mem_total("memory allocated", "mem_allocated_mib", lambda m: m.mem_allocated_mib),
-        col.mem_total("memory limit", "mem_limit_mib", lambda m: m.mem_limit_mib),
-        col.percent("memory", "mem_allocated_percent", lambda m: m.mem_allocated_percent),
-        col.mem_each("memory per GPU", "mem_per_gpu_mib", lambda m: m.mem_per_gpu_mib),
-        col.count("free", "free_whole_gpus", lambda m: m.free_whole_gpus),
-        col.count("max job", "largest_whole_job_gpus", lambda m: m.largest_whole_job),
-        col.count("on nodes", "largest_whole_job_nodes", lambda m: m.largest_whole_job_nodes),
-    )
-)
+# The per-model table is in the files too: it is ``core.views.columns.MODELS``.
+MODELS = columns.MODELS
+MODELS_NOTE = columns.MODELS_NOTE
 
 
 def _placements(m: ModelSummary, name: str) -> int | None:
@@ -98,31 +47,8 @@ OUTLOOK_NOTE = "how many jobs of each shape could start now"
 OUTLOOK_SHAPES = "half, quarter: that share of one GPU"
 
 
-def _gpu_known(g: GpuSummary, value: float) -> float | None:
-    return None if "incomplete" in g.flags else value
-
-
-ALL_GPUS: TableSpec[GpuSummary] = TableSpec(
-    (
-        col.text("GPU", "gpu", lambda g: gpu_name(g.node, g.device_index), name=True),
-        col.text("model", "device_type", lambda g: short_type(g.device_type), name=True),
-        col.percent(
-            "cores", "core_allocated_percent", lambda g: _gpu_known(g, g.core_allocated_percent)
-        ),
-        col.Column(
-            "memory",
-            "mem_allocated_mib",
-            lambda g: numbers.mem_each_pair(
-                _gpu_known(g, g.mem_allocated_mib), _gpu_known(g, g.mem_limit_mib)
-            ),
-            lambda g: g.mem_allocated_mib,
-            "right",
-        ),
-        col.count("pods", "shared_count", lambda g: g.shared_count),
-        col.text("state", "state", lambda g: g.state),
-    ),
-    empty_reason="no GPU device series in the input",
-)
+# Every GPU of a small cluster: the GPU table's main columns.
+ALL_GPUS = columns.GPUS.select("GPU", "model", "cores", "memory", "pods", "state")
 ALL_GPUS_NOTE = "cores: share allocated · memory: allocated of the GPU's"
 
 

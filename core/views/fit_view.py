@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.fit import FitResult, NodeFit
+from core.views.table_spec import aligned_lines
 from core.views.visible_text import visible
 
 PLACEMENTS_MEANING = (
@@ -97,20 +98,14 @@ def node_rows(result: FitResult, top: int) -> list[tuple[str, str, str, str, str
 
 
 NODE_HEADER = ("node", "placements", "GPUs free", "fragmented after", "GPUs chosen")
+# Wide enough that no column of the fit table is ever cut.
+UNCUT = 1_000_000_000
 
 
 def table_lines(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
-    """Aligned columns, the first left-aligned; names with control characters (a newline in a
-    node label) shown escaped, so each row stays one line."""
-    rows = [tuple(map(visible, row)) for row in rows]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return [
-        "  ".join(
-            cell.ljust(w) if i == 0 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in [header, *rows]
-    ]
+    """Aligned columns, the first left-aligned, never cut; names with control characters (a
+    newline in a node label) shown escaped, so each row stays one line."""
+    return aligned_lines([header, *rows], UNCUT)
 
 
 def models_line(result: FitResult) -> str | None:

@@ -2,8 +2,8 @@
 
 A namespace's pods, the GPUs and nodes it uses with its share of each, and a node's
 namespaces with their totals there. Like the first page's tables (``digest_tables``) they fit
-72 characters, so one table is a Slack code block and a terminal table; the exact figures are
-the same rows' CSV (``focus_csv``) and the files the buttons bring.
+72 characters, so one table is a Slack code block and a terminal table. Their exact columns
+are the JSON document's ``focus``: the same rows, every one, figures to four decimals.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from core.model import GpuShare, NamespaceShare, NodeShare, PodShare, Summary
 from core.views import numbers
 from core.views import table_spec as col
 from core.views.names import gpu_name, pod_name, short_type
-from core.views.table_spec import Table, TableSpec
+from core.views.table_spec import Table, TableSpec, rounded
 
 
 def where(p: PodShare) -> str:
@@ -35,22 +35,32 @@ def kind(p: PodShare) -> str:
     return "fraction" if p.whole_gpus == 0 else "mixed"
 
 
+def _devices(p: PodShare) -> list[dict[str, object]]:
+    return [{"node": node, "device_index": index} for node, index in p.devices]
+
+
 def pods_spec(with_namespace: bool) -> TableSpec[PodShare]:
     """A filter's pods; ``with_namespace`` names each pod with its namespace (a node's pods
     belong to several)."""
     return TableSpec(
         (
-            col.text(
+            col.exact("namespace"),
+            col.Column(
                 "pod",
                 "pod",
                 (lambda p: pod_name(p.namespace, p.pod)) if with_namespace else (lambda p: p.pod),
-                name=True,
+                lambda p: p.pod,
+                width="name",
             ),
-            col.count("GPUs", "gpus", lambda p: len(p.devices)),
-            col.text("where", "where", where, name=True),
-            col.cores("cores", "cores", lambda p: p.cores),
-            col.mem_each("memory", "mem_mib", lambda p: p.mem_mib),
-            col.Column("kind", "kind", kind, optional=1),
+            col.count("GPUs", "", lambda p: len(p.devices)),
+            col.text("where", "", where, name=True),
+            col.cores("cores", "cores", lambda p: p.cores, value=lambda p: rounded(p.cores)),
+            col.mem_each(
+                "memory", "mem_mib", lambda p: p.mem_mib, value=lambda p: rounded(p.mem_mib)
+            ),
+            col.exact("gpus", _devices),
+            col.exact("whole_gpus"),
+            col.Column("kind", "", kind, optional=1),
         ),
         empty_reason="no per-pod allocation series (hami_vgpu_*) in the filter",
     )
@@ -67,26 +77,30 @@ def _of_gpu(s: GpuShare) -> float | None:
 
 SHARE_GPUS: TableSpec[GpuShare] = TableSpec(
     (
-        col.text("GPU", "gpu", lambda s: gpu_name(s.gpu.node, s.gpu.device_index), name=True),
+        col.text("GPU", "", lambda s: gpu_name(s.gpu.node, s.gpu.device_index), name=True),
+        col.exact("node", lambda s: s.gpu.node),
+        col.exact("device_index", lambda s: s.gpu.device_index),
+        col.exact("device_uuid", lambda s: s.gpu.device_uuid),
         col.Column(
             "model",
-            "device_type",
+            "",
             lambda s: short_type(s.gpu.device_type),
             width="name",
             optional=1,
         ),
-        col.percent("its cores", "its_core_percent", _of_gpu),
+        col.percent("its cores", "", _of_gpu),
+        col.exact("cores", lambda s: rounded(s.cores)),
         col.Column(
             "its memory",
-            "its_mem_mib",
+            "mem_mib",
             lambda s: numbers.mem_each_pair(s.mem_mib, s.gpu.mem_limit_mib),
-            lambda s: s.mem_mib,
+            lambda s: rounded(s.mem_mib),
             "right",
         ),
-        col.percent("all cores", "core_allocated_percent", lambda s: s.gpu.core_allocated_percent),
+        col.percent("all cores", "", lambda s: s.gpu.core_allocated_percent),
         col.Column(
             "its pods",
-            "its_pods",
+            "pods",
             lambda s: f"{s.pods:,}/{s.gpu.shared_count:,}",
             lambda s: s.pods,
             "right",
@@ -106,25 +120,24 @@ SHARE_NODES: TableSpec[NodeShare] = TableSpec(
         col.text("node", "node", lambda s: s.node.node, name=True),
         col.Column(
             "model",
-            "device_types",
+            "",
             lambda s: ", ".join(map(short_type, s.node.device_types)),
             width="name",
             optional=1,
         ),
         col.Column(
             "its GPUs",
-            "its_gpus",
+            "gpus",
             lambda s: f"{s.gpus:,}/{s.node.gpus:,}",
             lambda s: s.gpus,
             "right",
         ),
-        col.percent(
-            "its cores", "its_core_percent", lambda s: _of_node(s.cores, s.node.core_limit)
-        ),
-        col.percent(
-            "its memory", "its_mem_percent", lambda s: _of_node(s.mem_mib, s.node.mem_limit_mib)
-        ),
-        col.count("free", "free_whole_gpus", lambda s: s.node.free_whole_gpus),
+        col.percent("its cores", "", lambda s: _of_node(s.cores, s.node.core_limit)),
+        col.exact("cores", lambda s: rounded(s.cores)),
+        col.percent("its memory", "", lambda s: _of_node(s.mem_mib, s.node.mem_limit_mib)),
+        col.exact("mem_mib", lambda s: rounded(s.mem_mib)),
+        col.count("free", "", lambda s: s.node.free_whole_gpus),
+        col.exact("pods"),
     ),
     empty_reason="no GPU device series for the namespace's pods",
 )
@@ -134,14 +147,15 @@ SHARE_NODES_NOTE = "its = its part of the node · free = whole GPUs"
 NODE_NAMESPACES: TableSpec[NamespaceShare] = TableSpec(
     (
         col.text("namespace", "namespace", lambda s: s.namespace, name=True),
-        col.cores("cores", "cores", lambda s: s.cores),
+        col.cores("cores", "cores", lambda s: s.cores, value=lambda s: rounded(s.cores)),
         col.percent("cores %", "core_percent", lambda s: s.core_percent),
-        col.mem_total("memory", "mem_mib", lambda s: s.mem_mib),
+        col.mem_total("memory", "mem_mib", lambda s: s.mem_mib, value=lambda s: rounded(s.mem_mib)),
         col.percent("mem %", "mem_percent", lambda s: s.mem_percent),
         col.count("GPUs", "gpus", lambda s: s.gpus),
         col.count("pods", "pods", lambda s: s.pods),
     ),
     empty_reason="no per-pod allocation series (hami_vgpu_*) on the node",
+    json_order=("namespace", "cores", "mem_mib", "gpus", "pods", "core_percent", "mem_percent"),
 )
 NODE_NAMESPACES_NOTE = "totals here · % of the node's"
 

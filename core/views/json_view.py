@@ -1,4 +1,4 @@
-"""The JSON contract of DESIGN.md, schema_version 1.
+"""The JSON document, schema_version 1: the machine-readable summary, every row.
 
 Memory in MiB (``*_mib``), cores in share units (100 = one GPU), percentages 0-100 rounded to
 4 decimals. Lists are sorted: nodes by name; gpus by node, index; workloads by namespace, pod,
@@ -7,7 +7,6 @@ device; namespaces by name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from core import json_text
@@ -15,15 +14,10 @@ from core.families import FAMILIES
 from core.model import (
     ClusterOverview,
     Focus,
-    GpuSummary,
     ModelSummary,
-    NamespaceSummary,
-    NodeSummary,
-    ShapeFit,
     Summary,
-    Workload,
 )
-from core.views.digest_tables import MODEL_RECORDS
+from core.views import columns, focus_tables
 
 SCHEMA_VERSION = 1
 
@@ -93,237 +87,43 @@ def _cluster_known(summary: Summary) -> dict[str, Any]:
     return cluster
 
 
-def _node(n: NodeSummary) -> dict[str, Any]:
-    return {
-        "node": n.node,
-        "gpus": n.gpus,
-        "device_types": list(n.device_types),
-        "core_limit": n.core_limit,
-        "core_allocated": n.core_allocated,
-        "core_allocated_percent": _r(n.core_allocated_percent),
-        "mem_limit_mib": n.mem_limit_mib,
-        "mem_allocated_mib": n.mem_allocated_mib,
-        "mem_allocated_percent": _r(n.mem_allocated_percent),
-        "idle_gpus": n.idle_gpus,
-        "partial_gpus": n.partial_gpus,
-        "full_gpus": n.full_gpus,
-        "inconsistent_gpus": n.inconsistent_gpus,
-        "shared_gpus": n.shared_gpus,
-        "free_whole_gpus": n.free_whole_gpus,
-        "free_cores": n.free_cores,
-        "free_mem_mib": n.free_mem_mib,
-        "largest_free_cores": n.largest_free_cores,
-        "largest_free_mem_mib": n.largest_free_mem_mib,
-        "pods": n.pods,
-        "verdict": n.verdict,
-    }
-
-
-def _gpus(gpus: Iterable[GpuSummary]) -> list[dict[str, Any]]:
-    # Unpacking the rows (NamedTuples) in the comprehension avoids a call and 17 attribute
-    # lookups per GPU (a 1,000-node cluster has 8,000), and a dict display is the fastest way
-    # to build a dict (faster than dict(zip(keys, row)) in C).
-    return [
-        {
-            "node": node,
-            "device_index": index,
-            "device_uuid": uuid,
-            "device_type": device_type,
-            "core_limit": core_limit,
-            "core_allocated": cores,
-            "core_allocated_percent": round(core_pct, 4),
-            "mem_limit_mib": mem_limit,
-            "mem_allocated_mib": mem,
-            "mem_allocated_percent": round(mem_pct, 4),
-            "shared_count": shared,
-            "containers": containers,
-            "free_cores": free_cores,
-            "free_mem_mib": free_mem,
-            "namespaces": list(namespaces),
-            "state": state,
-            "flags": list(flags),
-        }
-        for (
-            node,
-            index,
-            uuid,
-            device_type,
-            core_limit,
-            cores,
-            core_pct,
-            mem_limit,
-            mem,
-            mem_pct,
-            shared,
-            containers,
-            state,
-            flags,
-            free_cores,
-            free_mem,
-            namespaces,
-            _,
-        ) in gpus
-    ]
-
-
-def _workloads(workloads: Iterable[Workload]) -> list[dict[str, Any]]:
-    return [
-        {
-            "namespace": namespace,
-            "pod": pod,
-            "container_index": container_index,
-            "node": node,
-            "device_uuid": uuid,
-            "cores": cores,
-            "mem_mib": mem,
-            "whole_gpu": whole_gpu,
-            "multi_gpu": multi_gpu,
-            "shares_gpu": shares_gpu,
-        }
-        for (
-            namespace,
-            pod,
-            container_index,
-            node,
-            uuid,
-            cores,
-            mem,
-            whole_gpu,
-            multi_gpu,
-            shares_gpu,
-        ) in workloads
-    ]
-
-
-def _namespace(ns: NamespaceSummary) -> dict[str, Any]:
-    return {
-        "namespace": ns.namespace,
-        "cores": ns.cores,
-        "mem_mib": ns.mem_mib,
-        "core_share_percent": _r(ns.core_share_percent),
-        "mem_share_percent": _r(ns.mem_share_percent),
-        "pods": list(ns.pods),
-        "gpus_touched": ns.gpus_touched,
-        "allocations": ns.allocations,
-        "whole_gpu_allocations": ns.whole_gpu_allocations,
-        "fractional_allocations": ns.fractional_allocations,
-        "quota": {f.resource: {"used": f.used, "limit": f.limit} for f in ns.quota},
-        "totals_from": ns.totals_from,
-        "class": ns.usage_class,
-        "size_class": ns.size_class or None,
-        "shape": ns.shape or None,
-        "nodes_touched": ns.nodes_touched,
-        "footprint_percent": _r(ns.footprint_percent),
-        "quota_use_percent": None if ns.quota_use_percent is None else _r(ns.quota_use_percent),
-        "quota_state": ns.quota_state,
-    }
-
-
-def _shape(s: ShapeFit) -> dict[str, Any]:
-    return {
-        "name": s.name,
-        "gpus": s.gpus,
-        "cores_per_gpu": s.cores_per_gpu,
-        "mem_per_gpu_mib": s.mem_per_gpu_mib,
-        "placements": s.placements,
-        "nodes": [{"node": n, "placements": c} for n, c in s.nodes],
-        "node_count": s.node_count,
-    }
-
-
 def _model(m: ModelSummary) -> dict[str, Any]:
-    record = MODEL_RECORDS.records([m])[0]
-    record["capacity"] = [_shape(s) for s in m.capacity]
+    record = columns.MODELS.records([m])[0]
+    record["capacity"] = columns.CAPACITY.records(m.capacity)
     return record
 
 
-def to_document(summary: Summary) -> dict[str, Any]:
-    src, inp = summary.source, summary.input
-    runtime = None
-    if summary.runtime is not None:
-        runtime = {
-            "host_gpus": [
-                {
-                    "node": h.node,
-                    "device_index": h.device_index,
-                    "device_uuid": h.device_uuid,
-                    "device_type": h.device_type,
-                    "mem_used_mib": h.mem_used_mib,
-                    "utilization_percent": h.utilization_percent,
-                    "memory_controller_utilization_percent": (
-                        h.memory_controller_utilization_percent
-                    ),
-                    "scheduler_device_known": h.scheduler_device_known,
-                }
-                for h in summary.runtime.host_gpus
-            ],
-            "containers": [
-                {
-                    "namespace": c.namespace,
-                    "pod": c.pod,
-                    "container": c.container,
-                    "vdevice_index": c.vdevice_index,
-                    "device_uuid": c.device_uuid,
-                    "mem_used_mib": c.mem_used_mib,
-                    "mem_limit_mib": c.mem_limit_mib,
-                    "mem_used_percent": None
-                    if c.mem_used_percent is None
-                    else _r(c.mem_used_percent),
-                    "sm_utilization_percent": c.sm_utilization_percent,
-                    "seconds_since_last_kernel": c.seconds_since_last_kernel,
-                }
-                for c in summary.runtime.containers
-            ],
-            "missing_monitors": list(summary.runtime.missing_monitors),
-        }
-    real_usage = None
-    if summary.real_usage is not None:
-        real_usage = [
-            {
-                "namespace": u.namespace,
-                "pod": u.pod,
-                "container": u.container,
-                "gpus": [
-                    {
-                        "index": r.index,
-                        "uuid": r.uuid,
-                        "utilization_percent": r.utilization_percent,
-                        "mem_used_mib": r.mem_used_mib,
-                        "mem_total_mib": r.mem_total_mib,
-                    }
-                    for r in u.readings
-                ],
-                "allocated_mem_mib": u.allocated_mem_mib,
-                "utilization_percent": u.utilization_percent,
-                "mem_used_mib": u.mem_used_mib,
-                "mem_efficiency_percent": None
-                if u.mem_efficiency_percent is None
-                else _r(u.mem_efficiency_percent),
-                "class": u.usage_class,
-                "failure": u.failure,
-                "detail": u.detail,
-            }
-            for u in summary.real_usage
-        ]
+def _runtime(summary: Summary) -> dict[str, Any] | None:
+    """The vGPU monitor's measurements; None without them (not an empty section)."""
+    runtime = summary.runtime
+    if runtime is None:
+        return None
     return {
-        "schema_version": SCHEMA_VERSION,
-        "source": {
-            "kind": src.kind,
-            "label": src.label,
-            "cluster": src.cluster,
-            "context": src.context,
-            "fetched_at": src.fetched_at.isoformat() if src.fetched_at else None,
-            "surface": inp.surface,
-            "components": list(inp.components),
-            "families": dict(inp.families),
-            "ignored_series": inp.ignored_series,
-            "hami_version": inp.hami_version,
-        },
-        "cluster": _cluster_known(summary),
-        "nodes": [_node(n) for n in summary.nodes],
-        "gpus": _gpus(summary.gpus),
-        "workloads": _workloads(summary.workloads),
-        "namespaces": [_namespace(ns) for ns in summary.namespaces],
+        "host_gpus": columns.HOST_GPUS.records((h, None) for h in runtime.host_gpus),
+        "containers": columns.CONTAINERS.records((c, None) for c in runtime.containers),
+        "missing_monitors": list(runtime.missing_monitors),
+    }
+
+
+def _source(summary: Summary) -> dict[str, Any]:
+    src, inp = summary.source, summary.input
+    return {
+        "kind": src.kind,
+        "label": src.label,
+        "cluster": src.cluster,
+        "context": src.context,
+        "fetched_at": src.fetched_at.isoformat() if src.fetched_at else None,
+        "surface": inp.surface,
+        "components": list(inp.components),
+        "families": dict(inp.families),
+        "ignored_series": inp.ignored_series,
+        "hami_version": inp.hami_version,
+    }
+
+
+def _judgements(summary: Summary) -> dict[str, Any]:
+    """Findings and consistency checks."""
+    return {
         "findings": [
             {
                 "kind": f.kind,
@@ -336,15 +136,26 @@ def to_document(summary: Summary) -> dict[str, Any]:
         "checks": [
             {"name": c.name, "status": c.status, "message": c.message} for c in summary.checks
         ],
-        "capacity": [_shape(s) for s in summary.capacity],
+    }
+
+
+def to_document(summary: Summary) -> dict[str, Any]:
+    real_usage = summary.real_usage
+    largest = summary.largest_whole_job
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "source": _source(summary),
+        "cluster": _cluster_known(summary),
+        "nodes": columns.NODES.records(summary.nodes),
+        "gpus": columns.GPUS.records(summary.gpus),
+        "workloads": columns.WORKLOADS.records(summary.workloads),
+        "namespaces": columns.NAMESPACES.records(summary.namespaces),
+        **_judgements(summary),
+        "capacity": columns.CAPACITY.records(summary.capacity),
         "models": [_model(m) for m in summary.models],
-        "largest_whole_job": {
-            "gpus": summary.largest_whole_job.gpus,
-            "nodes": summary.largest_whole_job.nodes,
-            "model": summary.largest_whole_job.model,
-        },
-        "runtime": runtime,
-        "real_usage": real_usage,
+        "largest_whole_job": {"gpus": largest.gpus, "nodes": largest.nodes, "model": largest.model},
+        "runtime": _runtime(summary),
+        "real_usage": None if real_usage is None else columns.REAL_USAGE.records(real_usage),
         "filters": dict(summary.filters),
         "focus": _focus(summary.focus),
         "notes": list(summary.notes),
@@ -360,50 +171,10 @@ def _focus(focus: Focus | None) -> dict[str, Any] | None:
         "node": focus.node,
         "cores": _r(focus.cores),
         "mem_mib": _r(focus.mem_mib),
-        "pods": [
-            {
-                "namespace": p.namespace,
-                "pod": p.pod,
-                "cores": _r(p.cores),
-                "mem_mib": _r(p.mem_mib),
-                "gpus": [{"node": node, "device_index": index} for node, index in p.devices],
-                "whole_gpus": p.whole_gpus,
-            }
-            for p in focus.pods
-        ],
-        "gpus": [
-            {
-                "node": s.gpu.node,
-                "device_index": s.gpu.device_index,
-                "device_uuid": s.gpu.device_uuid,
-                "cores": _r(s.cores),
-                "mem_mib": _r(s.mem_mib),
-                "pods": s.pods,
-            }
-            for s in focus.gpus
-        ],
-        "nodes": [
-            {
-                "node": s.node.node,
-                "gpus": s.gpus,
-                "cores": _r(s.cores),
-                "mem_mib": _r(s.mem_mib),
-                "pods": s.pods,
-            }
-            for s in focus.nodes
-        ],
-        "namespaces": [
-            {
-                "namespace": s.namespace,
-                "cores": _r(s.cores),
-                "mem_mib": _r(s.mem_mib),
-                "gpus": s.gpus,
-                "pods": s.pods,
-                "core_percent": _r(s.core_percent),
-                "mem_percent": _r(s.mem_percent),
-            }
-            for s in focus.namespaces
-        ],
+        "pods": focus_tables.PODS.records(focus.pods),
+        "gpus": focus_tables.SHARE_GPUS.records(focus.gpus),
+        "nodes": focus_tables.SHARE_NODES.records(focus.nodes),
+        "namespaces": focus_tables.NODE_NAMESPACES.records(focus.namespaces),
     }
 
 

@@ -1,4 +1,5 @@
-"""Markdown report (SPEC.md section 12 order), for terminals that render it and for files."""
+"""Markdown report, for terminals that render it and for files; the same sections in the same
+order as the text report (``core.views.text_view``)."""
 
 from __future__ import annotations
 

@@ -33,9 +33,6 @@ FRAGMENT_HATCH: Final = "////"
 FREE_COLOUR: Final = "#d9d9d9"  # whole GPUs free
 UNKNOWN_COLOUR: Final = "#ffffff"  # figures not known (outlined, dotted)
 EDGE_COLOUR: Final = "#8a8a8a"  # outlines of the light segments
-GREYS: Final = frozenset(
-    {OTHER_COLOUR, UNATTRIBUTED_COLOUR, FRAGMENT_COLOUR, FREE_COLOUR, UNKNOWN_COLOUR}
-)
 
 
 def preferred_colour(namespace: str) -> str:

@@ -2,11 +2,17 @@
 
 A ``Column`` says what a table cell is: the header people read (``memory``), the key machines
 read with its unit (``mem_allocated_mib``), how the value is shown in the one number style
-(``core.views.numbers``), the exact value for CSV and JSON, its alignment and its width class:
+(``core.views.numbers``), the exact value for JSON (and CSV, unless the CSV cell differs, as a
+list written as words separated by spaces), its alignment and its width class:
 
 * ``fixed``: never cut (numbers, short words);
 * ``name``: shortened in the middle when the line is too wide (``gpu-…-0283``);
 * ``wrap``: the last column, wrapped between words onto continuation lines.
+
+A column without a header is only in the files (CSV and JSON: ``exact``); one without a key is
+only shown (text, Markdown, Slack). So one ``TableSpec`` is a table in every output: the text
+and Markdown reports, the Slack messages and files, the CSV tables and the JSON document, and a
+column added to it appears in each of them.
 
 ``TableSpec.table(rows)`` gives the shown cells as a ``Table``; ``fixed_width`` lays a table out
 in a given width (100 columns in a terminal, 72 in a Slack code block) and ``markdown_lines``
@@ -17,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, Literal, TypeVar
+from operator import attrgetter
+from typing import Any, Generic, Literal, TypeVar
 
 from core.views import numbers
 from core.views.text_fit import shorten_middle, wrap_words
@@ -49,6 +56,10 @@ class Table:
     wrap_last: bool = True
     # Column indexes a narrow layout leaves out, in this order, before cutting any name.
     droppable: tuple[int, ...] = ()
+    # A name is never cut below this many characters.
+    name_floor: int = NAME_MIN_WIDTH
+    # A tight line puts one space, not two, between two right-aligned numbers.
+    tight_gaps: bool = True
 
     def __post_init__(self) -> None:
         # Cells hold label values: a newline in one must not end its row in any view.
@@ -58,17 +69,27 @@ class Table:
         return self.align[column] if column < len(self.align) else "left"
 
 
+def _nothing(_row: object) -> str:
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class Column(Generic[R]):
+    # Shown under this header in text, Markdown and Slack; "" keeps it out of them.
     header: str
+    # The CSV header and JSON key, with its unit; "" keeps it out of the files.
     key: str
-    show: Callable[[R], str]
+    show: Callable[[R], str] = _nothing
     value: Callable[[R], object] | None = None
     align: Align = "left"
     width: WidthClass = "fixed"
     # Left out of a layout too narrow for every column, the highest first (0: never); files
     # and Markdown keep it.
     optional: int = 0
+    # The CSV cell when it is not the JSON value (a list as words, a rounded figure).
+    csv: Callable[[R], object] | None = None
+    in_csv: bool = True
+    in_json: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,80 +99,246 @@ class TableSpec(Generic[R]):
     columns: tuple[Column[R], ...]
     empty_reason: str = ""
     omitted_hint: str = ""
+    # The JSON keys in the order the document writes them, when it is not the columns' order;
+    # keys it leaves out come after them.
+    json_order: tuple[str, ...] = ()
+
+    @property
+    def shown(self) -> tuple[Column[R], ...]:
+        """The columns people read, in their order."""
+        return tuple(c for c in self.columns if c.header)
 
     @property
     def headers(self) -> tuple[str, ...]:
-        return tuple(c.header for c in self.columns)
+        return tuple(c.header for c in self.shown)
 
     def table(self, title: str, rows: Iterable[R], omitted: int = 0) -> Table:
-        shown = tuple(tuple(c.show(row) for c in self.columns) for row in rows)
+        columns = self.shown
+        cells = tuple(tuple(c.show(row) for c in columns) for row in rows)
         return Table(
             title,
             self.headers,
-            shown,
+            cells,
             omitted,
             self.omitted_hint,
             self.empty_reason,
-            elastic=tuple(i for i, c in enumerate(self.columns) if c.width == "name"),
-            align=tuple(c.align for c in self.columns),
-            wrap_last=self.columns[-1].width == "wrap",
+            elastic=tuple(i for i, c in enumerate(columns) if c.width == "name"),
+            align=tuple(c.align for c in columns),
+            wrap_last=columns[-1].width == "wrap",
             droppable=tuple(
                 sorted(
-                    (i for i, c in enumerate(self.columns) if c.optional),
-                    key=lambda i: -self.columns[i].optional,
+                    (i for i, c in enumerate(columns) if c.optional),
+                    key=lambda i: -columns[i].optional,
                 )
             ),
         )
 
+    def select(self, *headers: str) -> TableSpec[R]:
+        """The shown columns named by ``headers``, in this table's order and never left out
+        (a narrower table of the same rows, such as the first page's)."""
+        unknown = set(headers) - set(self.headers)
+        if unknown:
+            raise ValueError(f"no column {', '.join(sorted(unknown))} in this table")
+        chosen = tuple(replace(c, key="", optional=0) for c in self.shown if c.header in headers)
+        return replace(self, columns=chosen)
+
     def csv_header(self) -> tuple[str, ...]:
-        return tuple(c.key for c in self.columns)
+        return tuple(c.key for c in self.columns if c.key and c.in_csv)
 
     def csv_rows(self, rows: Iterable[R]) -> list[tuple[object, ...]]:
-        return [tuple(_exact(c, row) for c in self.columns) for row in rows]
+        rows = list(rows)
+        cells = [c.csv or _exact(c) for c in self.columns if c.key and c.in_csv]
+        build: Callable[[R], tuple[object, ...]] = _compiled(cells, None, rows[:1])
+        return [build(row) for row in rows]
 
     def records(self, rows: Iterable[R]) -> list[dict[str, object]]:
-        return [{c.key: _exact(c, row) for c in self.columns} for row in rows]
+        rows = list(rows)
+        columns = [c for c in self.columns if c.key and c.in_json]
+        if self.json_order:
+            # Keys the order does not name (a column added since) follow it, in column order.
+            place = {key: i for i, key in enumerate(self.json_order)}
+            columns.sort(key=lambda c: place.get(c.key, len(place)))
+        keys = [c.key for c in columns]
+        build: Callable[[R], dict[str, object]] = _compiled(
+            [_exact(c) for c in columns], keys, rows[:1]
+        )
+        return [build(row) for row in rows]
 
 
-def _exact(column: Column[R], row: R) -> object:
-    return column.value(row) if column.value is not None else column.show(row)
+def _exact(column: Column[R]) -> Callable[[R], object]:
+    return column.value if column.value is not None else column.show
+
+
+class Field:
+    """The exact value of a column that is one attribute of the row, ``convert`` applied if
+    given; a table whose exact values are all fields is read without a call per column
+    (``_compiled``)."""
+
+    __slots__ = ("convert", "name")
+
+    def __init__(self, name: str, convert: Callable[[Any], object] | None = None) -> None:
+        self.name = name
+        self.convert = convert
+
+    def __call__(self, row: object) -> Any:
+        value = getattr(row, self.name)
+        return value if self.convert is None else self.convert(value)
+
+
+def _compiled(
+    getters: Sequence[Callable[[R], object]], keys: Sequence[str] | None, sample: Sequence[R]
+) -> Any:
+    """A function from a row to its values: a dict of ``keys`` (JSON), or a tuple (CSV).
+
+    It is compiled as one dict (or tuple) display, the way ``dataclasses`` writes its methods:
+    the JSON document of a large cluster has 8,000 GPU and 10,000 workload records, and a
+    display built from the row's fields unpacked (a named tuple, as ``sample`` shows) or read
+    by one ``attrgetter`` is several times faster than a call per column; ``rounded`` is
+    written inline. The keys are the column definitions' own, never input text.
+    """
+    env: dict[str, Any] = {}
+    lines = ["def build(row):"]
+    fields = [g for g in getters if isinstance(g, Field)]
+    if getters and len(fields) == len(getters):
+        names = [f"v{i}" for i in range(len(fields))]
+        order = getattr(type(sample[0]), "_fields", None) if sample else None
+        if isinstance(order, tuple) and all(f.name in order for f in fields):
+            # A named tuple: unpack it whole, as the hand-written comprehension did.
+            slots = ["_"] * len(order)
+            for name, f in zip(names, fields, strict=True):
+                if slots[order.index(f.name)] == "_":
+                    slots[order.index(f.name)] = name
+                else:
+                    lines.append(f"    {name} = row.{f.name}")
+            lines.insert(1, f"    {', '.join(slots)}, = row")
+        else:
+            env["fetch"] = attrgetter(*(f.name for f in fields))
+            unpacked = f"{', '.join(names)}," if len(fields) > 1 else "v0"
+            lines.append(f"    {unpacked} = fetch(row)")
+        exprs = [
+            _inline(name, f, env, i) for i, (name, f) in enumerate(zip(names, fields, strict=True))
+        ]
+    else:
+        exprs = []
+        for i, get in enumerate(getters):
+            env[f"g{i}"] = get
+            exprs.append(f"g{i}(row)")
+    if keys is None:
+        lines.append(f"    return ({''.join(e + ', ' for e in exprs)})")
+    else:
+        pairs = ", ".join(f"{key!r}: {e}" for key, e in zip(keys, exprs, strict=True))
+        lines.append(f"    return {{{pairs}}}")
+    exec("\n".join(lines), env)
+    return env["build"]
+
+
+def _inline(name: str, field: Field, env: dict[str, Any], i: int) -> str:
+    """The expression of one field's value in a compiled row function."""
+    if field.convert is None:
+        return name
+    if field.convert is rounded:
+        return f"(None if {name} is None else round({name}, 4))"
+    env[f"c{i}"] = field.convert
+    return f"c{i}({name})"
 
 
 # -- column kinds --------------------------------------------------------------------------
 
 
-def text(header: str, key: str, get: Callable[[R], str], *, name: bool = False) -> Column[R]:
-    return Column(header, key, get, get, "left", "name" if name else "fixed")
+def exact(
+    key: str,
+    get: Callable[[R], object] | None = None,
+    *,
+    csv: Callable[[R], object] | None = None,
+    in_csv: bool = True,
+    in_json: bool = True,
+) -> Column[R]:
+    """A column only in the files (CSV and JSON), exact and with its unit in ``key``; by
+    default the row's attribute of that name."""
+    value = get if get is not None else Field(key)
+    return Column("", key, value=value, csv=csv, in_csv=in_csv, in_json=in_json)
 
 
-def wrapped(header: str, key: str, get: Callable[[R], str]) -> Column[R]:
-    return Column(header, key, get, get, "left", "wrap")
+def rounded(value: float | None) -> float | None:
+    """A percentage as the files write it: four decimals, enough for any chart, no float noise."""
+    return None if value is None else round(value, 4)
 
 
-def count(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
-    return Column(header, key, lambda r: numbers.count(get(r)), get, "right")
+# In the kinds below, ``get`` (by default the row's attribute named ``key``) gives the shown
+# figure and ``value`` (by default ``get``) the exact one of the files.
+Number = Callable[[R], float | None]
 
 
-def cores(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
-    return Column(header, key, lambda r: numbers.cores_value(get(r)), get, "right")
+def text(
+    header: str, key: str, get: Callable[[R], str] | None = None, *, name: bool = False
+) -> Column[R]:
+    shown = get if get is not None else Field(key)
+    return Column(header, key, shown, shown, "left", "name" if name else "fixed")
 
 
-def percent(header: str, key: str, get: Callable[[R], float | None]) -> Column[R]:
-    def exact(row: R) -> object:
-        value = get(row)
-        return None if value is None else round(value, 4)
-
-    return Column(header, key, lambda r: numbers.percent(get(r)), exact, "right")
+def wrapped(header: str, key: str, get: Callable[[R], str] | None = None) -> Column[R]:
+    shown = get if get is not None else Field(key)
+    return Column(header, key, shown, shown, "left", "wrap")
 
 
-def mem_each(header: str, key: str, get_mib: Callable[[R], float | None]) -> Column[R]:
+def _figure(
+    show: Callable[[float | None], str],
+    header: str,
+    key: str,
+    get: Number[R] | None,
+    value: Number[R] | None,
+) -> Column[R]:
+    shown = get if get is not None else Field(key)
+    return Column(header, key, lambda r: show(shown(r)), value or shown, "right")
+
+
+def count(
+    header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
+) -> Column[R]:
+    """A count with thousands separators."""
+    return _figure(numbers.count, header, key, get, value)
+
+
+def cores(
+    header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
+) -> Column[R]:
+    """Share points (100 = one GPU) under a header that names them."""
+    return _figure(numbers.cores_value, header, key, get, value)
+
+
+def percent(
+    header: str,
+    key: str,
+    get: Number[R] | None = None,
+    *,
+    value: Number[R] | None = None,
+    optional: int = 0,
+) -> Column[R]:
+    """A percentage shown with one decimal; the files have it to four decimals."""
+    shown = get if get is not None else Field(key)
+    exact_get = value or shown
+    exact: Callable[[R], object]
+    if isinstance(exact_get, Field) and exact_get.convert is None:
+        exact = Field(exact_get.name, rounded)
+    else:
+        exact = lambda r: rounded(exact_get(r))  # noqa: E731
+    return Column(
+        header, key, lambda r: numbers.percent(shown(r)), exact, "right", optional=optional
+    )
+
+
+def mem_each(
+    header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
+) -> Column[R]:
     """Memory of one GPU or pod, shown in GiB (MiB below 1 GiB); exact MiB for machines."""
-    return Column(header, key, lambda r: numbers.mem_each(get_mib(r)), get_mib, "right")
+    return _figure(numbers.mem_each, header, key, get, value)
 
 
-def mem_total(header: str, key: str, get_mib: Callable[[R], float | None]) -> Column[R]:
+def mem_total(
+    header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
+) -> Column[R]:
     """A memory total, shown in GiB or TiB with 3 significant digits; exact MiB for machines."""
-    return Column(header, key, lambda r: numbers.mem_total(get_mib(r)), get_mib, "right")
+    return _figure(numbers.mem_total, header, key, get, value)
 
 
 # -- layout ----------------------------------------------------------------------------------
@@ -169,6 +356,7 @@ def _natural(table: Table) -> list[int]:
 def _gaps(table: Table, narrow: bool) -> list[int]:
     """Spaces before each column but the first: two, or one between two right-aligned numbers
     when the line is tight (numbers right-aligned under their headers still read apart)."""
+    narrow = narrow and table.tight_gaps
     return [
         1 if narrow and table.aligned(i) == table.aligned(i - 1) == "right" else 2
         for i in range(1, len(table.headers))
@@ -184,7 +372,7 @@ def fit_widths(table: Table, width: int) -> tuple[list[int], list[int]]:
 
     In turn: the natural widths; single gaps before numbers; the wrapped last column down to
     its longest word (then to ``WRAP_MIN_WIDTH``); name columns shortened in the middle down to
-    ``NAME_MIN_WIDTH``; finally any text column, widest first. Numbers are never cut.
+    ``Table.name_floor``; finally any text column, widest first. Numbers are never cut.
     """
     widths = _natural(table)
     gaps = _gaps(table, narrow=False)
@@ -205,16 +393,18 @@ def fit_widths(table: Table, width: int) -> tuple[list[int], list[int]]:
     for column_index in table.elastic:
         if excess() <= 0:
             break
-        floor = min(widths[column_index], NAME_MIN_WIDTH)
+        floor = min(widths[column_index], table.name_floor)
         widths[column_index] = max(widths[column_index] - excess(), floor)
     text_columns = [i for i in range(len(widths)) if table.aligned(i) == "left"]
-    take_from_widest(widths, text_columns, excess(), width)
+    take_from_widest(widths, text_columns, excess(), width, table.name_floor)
     return widths, gaps
 
 
-def take_from_widest(widths: list[int], columns: Sequence[int], over: int, width: int) -> None:
+def take_from_widest(
+    widths: list[int], columns: Sequence[int], over: int, width: int, floor: int = NAME_MIN_WIDTH
+) -> None:
     """Take ``over`` characters from ``columns``, one at a time from the widest (the first of
-    equals), none below ``NAME_MIN_WIDTH``; ``widths`` is changed in place. ``over`` is at
+    equals), none below ``floor``; ``widths`` is changed in place. ``over`` is at
     least how far ``widths`` together run past ``width`` (the line's excess).
 
     A column wider than the line is always the widest, so the one-at-a-time loop cuts it to
@@ -222,13 +412,13 @@ def take_from_widest(widths: list[int], columns: Sequence[int], over: int, width
     keeps a megabyte-wide cell from costing a megabyte of steps.
     """
     for i in columns:
-        if over > 0 and widths[i] > max(width, NAME_MIN_WIDTH):
-            cut = min(widths[i] - max(width, NAME_MIN_WIDTH), over)
+        if over > 0 and widths[i] > max(width, floor):
+            cut = min(widths[i] - max(width, floor), over)
             widths[i] -= cut
             over -= cut
     while over > 0:
         widest = max(columns, key=lambda i: widths[i], default=None)
-        if widest is None or widths[widest] <= NAME_MIN_WIDTH:
+        if widest is None or widths[widest] <= floor:
             return
         widths[widest] -= 1
         over -= 1
@@ -290,6 +480,34 @@ def fixed_width(table: Table, width: int) -> list[str]:
         lines.append(line.rstrip())
         lines.extend((" " * indent + more).rstrip() for more in tail[1:])
     return lines
+
+
+def aligned_lines(
+    rows: Sequence[tuple[str, ...]],
+    width: int,
+    *,
+    name_floor: int = NAME_MIN_WIDTH,
+    first_width: int = 0,
+) -> list[str]:
+    """``rows`` (the first one the header) as a plain table of at most ``width`` characters: the
+    first column text, at least ``first_width`` wide (so tables one under another line up) and
+    shortened in the middle down to ``name_floor`` when a row is too wide, the others
+    right-aligned figures, two spaces between columns."""
+    shown = [tuple(map(visible, row)) for row in rows]
+    shown = [(row[0].ljust(first_width), *row[1:]) for row in shown]
+    right: Align = "right"
+    figures = (right,) * (len(shown[0]) - 1)
+    table = Table(
+        "",
+        shown[0],
+        tuple(shown[1:]),
+        elastic=(0,),
+        align=("left", *figures),
+        wrap_last=False,
+        name_floor=name_floor,
+        tight_gaps=False,
+    )
+    return fixed_width(table, width)
 
 
 def _escape_markdown(value: str) -> str:

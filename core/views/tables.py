@@ -1,8 +1,10 @@
 """The report's detail tables and sections, shared by the text and Markdown views and the files.
 
-Both views show the same top-N rows in the same order (SPEC.md section 12) and say how many rows
-were left out; the tables file and the CSV view carry every row. Each table's columns are
-defined once (``core.views.table_spec``) in the one number style (``core.views.numbers``).
+Both views show the same top-N rows in the same order (the rows that most need a look first)
+and say how many rows were left out; the tables file and the CSV view carry every row. The
+columns of each table are defined once: those that also go to CSV and JSON in
+``core.views.columns``, the report's own (top pods, quotas, capacity) here, all in the one
+number style (``core.views.numbers``).
 """
 
 from __future__ import annotations
@@ -12,49 +14,20 @@ from datetime import UTC, datetime
 from heapq import nsmallest
 
 from core.model import (
-    ContainerRuntime,
     GpuSummary,
-    HostGpuRuntime,
     NamespaceSummary,
-    NodeSummary,
-    PodRealUsage,
     QuotaFigure,
-    ShapeFit,
     Summary,
-    Workload,
 )
 from core.summary.workloads import is_core_resource, is_memory_resource
-from core.views import numbers
+from core.views import columns, numbers
 from core.views import table_spec as col
-from core.views.names import gpu_name, pod_name, short_type
+from core.views.names import short_type
 from core.views.table_spec import Table, TableSpec
 
 __all__ = ["Table", "short_type"]
 
 GPU_INTEREST = {"inconsistent": 0, "full": 1, "partial": 2, "idle": 3}
-
-
-def num(value: float, digits: int = 0) -> str:
-    """A count or share-point figure with thousands separators (``numbers.cores_value``)."""
-    return numbers.cores_value(value) if digits else numbers.count(round(value))
-
-
-def pct(value: float) -> str:
-    return numbers.percent(value)
-
-
-def short_uuid(uuid: str) -> str:
-    return uuid if len(uuid) <= 14 else uuid[:13] + "…"
-
-
-def mib(value: float) -> str:
-    """Memory of one GPU or pod (GiB with one decimal, MiB below 1 GiB)."""
-    return numbers.mem_each(value)
-
-
-def gib(value_mib: float) -> str:
-    """A memory total (GiB or TiB, three significant digits)."""
-    return numbers.mem_total(value_mib)
 
 
 def age_text(
@@ -147,54 +120,6 @@ def _top(rows: Sequence[object], top: int) -> int:
     return max(len(rows) - top, 0)
 
 
-def _states(n: NodeSummary) -> str:
-    return f"{n.idle_gpus}/{n.partial_gpus}/{n.full_gpus}/{n.inconsistent_gpus}"
-
-
-def _largest_slice(n: NodeSummary) -> str:
-    return f"{numbers.cores(n.largest_free_cores)}, {numbers.mem_each(n.largest_free_mem_mib)}"
-
-
-NODES: TableSpec[NodeSummary] = TableSpec(
-    (
-        col.text("node", "node", lambda n: n.node, name=True),
-        col.Column(
-            "model",
-            "device_types",
-            lambda n: ", ".join(map(short_type, n.device_types)),
-            width="name",
-            optional=1,
-        ),
-        col.count("GPUs", "gpus", lambda n: n.gpus),
-        col.text("I/P/F/X", "states", _states),
-        col.percent("cores", "core_allocated_percent", lambda n: n.core_allocated_percent),
-        col.percent("memory", "mem_allocated_percent", lambda n: n.mem_allocated_percent),
-        col.cores("free cores", "free_cores", lambda n: n.free_cores),
-        col.mem_total("free mem", "free_mem_mib", lambda n: n.free_mem_mib),
-        col.Column("largest free slice", "largest_free", _largest_slice, optional=2),
-        col.Column(
-            "cores used",
-            "core_allocated",
-            lambda n: numbers.cores_pair(n.core_allocated, n.core_limit),
-            lambda n: n.core_allocated,
-            "right",
-            optional=3,
-        ),
-        col.Column(
-            "memory used",
-            "mem_allocated_mib",
-            lambda n: numbers.mem_total_pair(n.mem_allocated_mib, n.mem_limit_mib),
-            lambda n: n.mem_allocated_mib,
-            "right",
-            optional=3,
-        ),
-        col.wrapped("verdict", "verdict", lambda n: n.verdict),
-    ),
-    empty_reason="no GPU device series in the input",
-    omitted_hint="full table: --format csv --csv-table nodes",
-)
-
-
 def nodes_table(summary: Summary, top: int) -> Table:
     nodes = list(summary.nodes)
     ordered = (
@@ -209,7 +134,7 @@ def nodes_table(summary: Summary, top: int) -> Table:
         else f"Nodes ({top:,} of {len(nodes):,}, most free first; I/P/F/X = idle/partial/full/"
         "inconsistent GPUs)"
     )
-    return NODES.table(title, ordered[:top], omitted)
+    return columns.NODES.table(title, ordered[:top], omitted)
 
 
 def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:
@@ -217,54 +142,6 @@ def _gpu_order(g: GpuSummary) -> tuple[int, int, str, int]:
     if "overcommitted" in g.flags:
         interest = -1
     return (interest, 0 if "shared" in g.flags else 1, g.node, g.device_index)
-
-
-def _known(g: GpuSummary, value: float) -> float | None:
-    """A GPU figure, or None while one of its series is missing (its figures not known)."""
-    return None if "incomplete" in g.flags else value
-
-
-GPUS: TableSpec[GpuSummary] = TableSpec(
-    (
-        col.text("GPU", "gpu", lambda g: gpu_name(g.node, g.device_index), name=True),
-        col.Column(
-            "model", "device_type", lambda g: short_type(g.device_type), width="name", optional=1
-        ),
-        col.percent(
-            "cores", "core_allocated_percent", lambda g: _known(g, g.core_allocated_percent)
-        ),
-        col.Column(
-            "memory",
-            "mem_allocated_mib",
-            lambda g: numbers.mem_each_pair(
-                _known(g, g.mem_allocated_mib), _known(g, g.mem_limit_mib)
-            ),
-            lambda g: g.mem_allocated_mib,
-            "right",
-        ),
-        col.Column(
-            "mem %",
-            "mem_allocated_percent",
-            lambda g: numbers.percent(_known(g, g.mem_allocated_percent)),
-            lambda g: g.mem_allocated_percent,
-            "right",
-            optional=2,
-        ),
-        col.Column(
-            "core shares",
-            "core_allocated",
-            lambda g: numbers.cores_pair(g.core_allocated, g.core_limit),
-            lambda g: g.core_allocated,
-            "right",
-            optional=3,
-        ),
-        col.count("pods", "shared_count", lambda g: g.shared_count),
-        col.text("state", "state", lambda g: g.state),
-        col.wrapped("flags", "flags", lambda g: ", ".join(g.flags) or "-"),
-    ),
-    empty_reason="no GPU device series in the input",
-    omitted_hint="full table: --format csv",
-)
 
 
 def gpus_table(summary: Summary, top: int) -> Table:
@@ -276,43 +153,7 @@ def gpus_table(summary: Summary, top: int) -> Table:
         if not omitted
         else f"GPUs ({top:,} of {len(gpus):,}: inconsistent, full and shared first)"
     )
-    return GPUS.table(title, ordered[:top], omitted)
-
-
-def _marks(w: Workload) -> str:
-    marks = ["whole" if w.whole_gpu else "fraction"]
-    if w.multi_gpu:
-        marks.append("multi-GPU")
-    if w.shares_gpu:
-        marks.append("shared")
-    return ", ".join(marks)
-
-
-def _pod(w: Workload) -> str:
-    # HAMi v2.10 always exports container index 0 (reference 2.4); older ones may not.
-    return w.pod if w.container_index in ("0", "") else f"{w.pod} [{w.container_index}]"
-
-
-def workloads_spec(index_of: dict[str, int]) -> TableSpec[Workload]:
-    """The workloads table; ``index_of`` names each GPU by node and index (easier to find than
-    its 40-character UUID)."""
-
-    def where(w: Workload) -> str:
-        index = index_of.get(w.device_uuid)
-        return gpu_name(w.node, index) if index is not None else short_uuid(w.device_uuid)
-
-    return TableSpec(
-        (
-            col.text("namespace", "namespace", lambda w: w.namespace, name=True),
-            col.text("pod", "pod", _pod, name=True),
-            col.text("GPU", "gpu", where, name=True),
-            col.cores("cores", "cores", lambda w: w.cores),
-            col.mem_each("memory", "mem_mib", lambda w: w.mem_mib),
-            col.wrapped("marks", "marks", _marks),
-        ),
-        empty_reason="no per-pod allocation series (hami_vgpu_*) in the input",
-        omitted_hint="full list: --format csv",
-    )
+    return columns.GPUS.table(title, ordered[:top], omitted)
 
 
 def workloads_table(summary: Summary, top: int) -> Table:
@@ -324,54 +165,10 @@ def workloads_table(summary: Summary, top: int) -> Table:
     )
     # Only the GPUs of the rows shown are looked up: a large cluster has 8,000.
     shown_uuids = {w.device_uuid for w in largest}
-    spec = workloads_spec(
+    spec = columns.workloads_spec(
         {g.device_uuid: g.device_index for g in summary.gpus if g.device_uuid in shown_uuids}
     )
     return spec.table(title, largest, omitted)
-
-
-def _quota_use(ns: NamespaceSummary) -> str:
-    return "no limit" if ns.quota_use_percent is None else numbers.percent(ns.quota_use_percent)
-
-
-def _with_share(value: str, share: float) -> str:
-    return f"{value} ({numbers.percent(share)})"
-
-
-NAMESPACES: TableSpec[NamespaceSummary] = TableSpec(
-    (
-        col.text("namespace", "namespace", lambda ns: ns.namespace, name=True),
-        col.Column(
-            "cores (share)",
-            "cores",
-            lambda ns: _with_share(numbers.cores_value(ns.cores), ns.core_share_percent),
-            lambda ns: ns.cores,
-            "right",
-        ),
-        col.Column(
-            "memory (share)",
-            "mem_mib",
-            lambda ns: _with_share(numbers.mem_total(ns.mem_mib), ns.mem_share_percent),
-            lambda ns: ns.mem_mib,
-            "right",
-        ),
-        col.count("pods", "pods", lambda ns: len(ns.pods)),
-        col.count("GPUs", "gpus_touched", lambda ns: ns.gpus_touched),
-        col.count("nodes", "nodes_touched", lambda ns: ns.nodes_touched),
-        col.Column(
-            "whole/frac",
-            "allocations",
-            lambda ns: f"{ns.whole_gpu_allocations:,}/{ns.fractional_allocations:,}",
-            optional=1,
-        ),
-        col.Column(
-            "quota", "quota_use_percent", _quota_use, lambda ns: ns.quota_use_percent, "right"
-        ),
-        col.wrapped("class", "class", lambda ns: ns.usage_class),
-    ),
-    empty_reason="no per-pod allocation or quota series in the input",
-    omitted_hint="full table: --format csv --csv-table namespaces",
-)
 
 
 def namespaces_table(summary: Summary, top: int) -> Table:
@@ -384,7 +181,7 @@ def namespaces_table(summary: Summary, top: int) -> Table:
         if not omitted
         else f"Namespaces ({top:,} of {len(namespaces):,}, over quota and near it first)"
     )
-    return NAMESPACES.table(title, namespaces[:top], omitted)
+    return columns.NAMESPACES.table(title, namespaces[:top], omitted)
 
 
 TOP_PODS: TableSpec[tuple[str, str, float, float]] = TableSpec(
@@ -400,7 +197,8 @@ TOP_PODS: TableSpec[tuple[str, str, float, float]] = TableSpec(
 
 
 def top_pods_table(summary: Summary, top: int, per_namespace: int = 3) -> Table:
-    """The largest pods of the largest namespaces (SPEC 8, "top pods")."""
+    """The largest pods of the largest namespaces: up to ``per_namespace`` each, largest
+namespaces first, at most ``top`` rows."""
     namespaces = sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace))
     rows = [
         (ns.namespace, pod, cores, mem)
@@ -413,7 +211,8 @@ def top_pods_table(summary: Summary, top: int, per_namespace: int = 3) -> Table:
 
 
 def quota_unit(resource: str) -> str:
-    """Quota figures are MiB for memory resources and share points for core ones (ref. 2.6)."""
+    """The unit of a quota figure: HAMi reports memory quotas (``gpumem``) in MiB and core quotas
+(``gpucores``) in share points, 100 to a GPU."""
     if is_memory_resource(resource):
         return "MiB"
     return "cores" if is_core_resource(resource) else ""
@@ -478,143 +277,32 @@ def quota_table(summary: Summary, top: int) -> Table:
     )
 
 
-def _scheduled(summary: Summary, h: HostGpuRuntime) -> str:
-    if not summary.gpus:
-        return numbers.NOT_KNOWN
-    return "yes" if h.scheduler_device_known else "no"
-
-
-def _last_kernel(c: ContainerRuntime) -> str:
-    if c.seconds_since_last_kernel is None:
-        return "none yet"
-    return numbers.seconds(c.seconds_since_last_kernel)
-
-
-CONTAINERS: TableSpec[ContainerRuntime] = TableSpec(
-    (
-        col.text("namespace", "namespace", lambda c: c.namespace, name=True),
-        col.text("pod", "pod", lambda c: c.pod, name=True),
-        col.text("container", "container", lambda c: c.container, name=True),
-        col.Column(
-            "memory used / limit",
-            "mem_used_mib",
-            lambda c: numbers.mem_each_pair(c.mem_used_mib, c.mem_limit_mib),
-            lambda c: c.mem_used_mib,
-            "right",
-        ),
-        col.percent("used", "mem_used_percent", lambda c: c.mem_used_percent),
-        col.percent("SM util", "sm_utilization_percent", lambda c: c.sm_utilization_percent),
-        col.Column(
-            "last kernel",
-            "seconds_since_last_kernel",
-            _last_kernel,
-            lambda c: c.seconds_since_last_kernel,
-            "right",
-        ),
-    ),
-    empty_reason="no container series from the vGPU monitor",
-    omitted_hint="full table: --format csv --csv-table runtime",
-)
-
-
 def runtime_tables(summary: Summary, top: int) -> list[Table]:
     rt = summary.runtime
     if rt is None:
         return []
-    hosts: TableSpec[HostGpuRuntime] = TableSpec(
-        (
-            col.text("node", "node", lambda h: h.node, name=True),
-            col.count("idx", "device_index", lambda h: h.device_index),
-            col.text("GPU", "device_uuid", lambda h: h.device_uuid, name=True),
-            col.mem_each("memory used", "mem_used_mib", lambda h: h.mem_used_mib),
-            col.percent("utilisation", "utilization_percent", lambda h: h.utilization_percent),
-            col.text("scheduled", "scheduled", lambda h: _scheduled(summary, h)),
-        ),
-        empty_reason="no host GPU series from the vGPU monitor",
-        omitted_hint="full table: --format csv --csv-table runtime",
-    )
+    scheduler = columns.gpus_by_uuid(summary.gpus)
+    hosts = [(h, scheduler.get(h.device_uuid)) for h in rt.host_gpus[:top]]
+    containers = [(c, scheduler.get(c.device_uuid)) for c in rt.containers[:top]]
     return [
-        hosts.table("Host GPUs (vGPU monitor)", rt.host_gpus[:top], _top(rt.host_gpus, top)),
-        CONTAINERS.table(
-            "Containers (vGPU monitor)", rt.containers[:top], _top(rt.containers, top)
+        columns.host_gpus_spec(bool(summary.gpus)).table(
+            "Host GPUs (vGPU monitor)", hosts, _top(rt.host_gpus, top)
         ),
+        columns.CONTAINERS.table("Containers (vGPU monitor)", containers, _top(rt.containers, top)),
     ]
-
-
-def _usage_or_failure(u: PodRealUsage, shown: str) -> str:
-    return "-" if u.failure is not None else shown
-
-
-REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
-    (
-        col.text("pod", "pod", lambda u: pod_name(u.namespace, u.pod), name=True),
-        col.Column(
-            "container", "container", lambda u: u.container or "-", width="name", optional=1
-        ),
-        col.Column(
-            "util",
-            "utilization_percent",
-            lambda u: _usage_or_failure(u, numbers.percent(u.utilization_percent)),
-            lambda u: u.utilization_percent,
-            "right",
-        ),
-        col.Column(
-            "memory used",
-            "mem_used_mib",
-            lambda u: _usage_or_failure(
-                u, numbers.mem_each_pair(u.mem_used_mib, u.allocated_mem_mib)
-            ),
-            lambda u: u.mem_used_mib,
-            "right",
-        ),
-        col.Column(
-            "efficiency",
-            "mem_efficiency_percent",
-            lambda u: _usage_or_failure(u, numbers.percent(u.mem_efficiency_percent)),
-            lambda u: u.mem_efficiency_percent,
-            "right",
-        ),
-        col.wrapped("class / problem", "class", lambda u: u.failure or u.usage_class or "-"),
-    ),
-    empty_reason="no pod could be read",
-)
 
 
 def real_usage_table(summary: Summary, top: int) -> Table | None:
     if summary.real_usage is None:
         return None
     usage = summary.real_usage
-    return REAL_USAGE.table("Real usage (nvidia-smi, point in time)", usage[:top], _top(usage, top))
-
-
-def _shape(s: ShapeFit) -> str:
-    if s.mem_per_gpu_mib is None:
-        share = numbers.percent(s.cores_per_gpu)
-        memory = "whole memory" if s.cores_per_gpu >= 100 else f"{share} memory"
-        return f"{s.gpus} GPU x {numbers.cores(s.cores_per_gpu)}, {memory}"
-    return f"1 GPU, {numbers.mem_each(s.mem_per_gpu_mib)}, no core share"
-
-
-def _where(s: ShapeFit) -> str:
-    where = ", ".join(f"{n} ({c:,})" for n, c in s.nodes) or "nowhere"
-    if s.node_count > len(s.nodes):
-        where += f" and {s.node_count - len(s.nodes):,} more node(s)"
-    return where
-
-
-CAPACITY: TableSpec[ShapeFit] = TableSpec(
-    (
-        col.text("job", "name", lambda s: s.name),
-        col.text("shape", "shape", _shape),
-        col.count("placements", "placements", lambda s: s.placements),
-        col.wrapped("where (top nodes)", "nodes", _where),
-    ),
-    empty_reason="no GPU device series in the input",
-)
+    return columns.REAL_USAGE.table(
+        "Real usage (nvidia-smi, point in time)", usage[:top], _top(usage, top)
+    )
 
 
 def capacity_table(summary: Summary) -> Table:
-    return CAPACITY.table(
+    return columns.CAPACITY.table(
         "Capacity outlook, whole cluster (which job shapes fit now)", summary.capacity
     )
 

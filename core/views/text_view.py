@@ -1,4 +1,9 @@
-"""Plain-text report for terminals, laid out for 100 columns (SPEC.md section 12 order)."""
+"""Plain-text report for terminals, laid out for 100 columns.
+
+The order is the report's: where the data comes from and how old it is, the first page
+(headline, what needs attention), then every section in detail, the tables cut to the rows that
+most need a look, each saying how many more there are and where.
+"""
 
 from __future__ import annotations
 

@@ -33,7 +33,22 @@ from core.model import (
     Workload,
 )
 from core.simulate import SimulatedCluster, render_exposition, simulate_cluster
-from core.views.chart_style import SLACK_PREVIEW_PX
+from core.views import palette
+
+# How tall Slack shows an image in a message, in pixels.
+SLACK_PREVIEW_PX = 360
+# The smallest text, in pixels, that stays readable when Slack shows the chart 360 px tall.
+MIN_SLACK_PX = 7.0
+# The colours that mean something other than a namespace: no namespace may be drawn in one.
+GREYS = frozenset(
+    {
+        palette.OTHER_COLOUR,
+        palette.UNATTRIBUTED_COLOUR,
+        palette.FRAGMENT_COLOUR,
+        palette.FREE_COLOUR,
+        palette.UNKNOWN_COLOUR,
+    }
+)
 
 SCRAPED = datetime(2026, 8, 21, 6, 30, tzinfo=UTC)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -31,8 +31,10 @@ from core.model import (
 from core.views import palette
 from core.views.chart import PER_GPU_MAX_GPUS, build_figure, choose_layout, render_chart
 from core.views.chart_data import FREE_KEY, OTHER_KEY, chart_data
-from core.views.chart_style import MIN_SLACK_PX, OVER_COLOUR
+from core.views.chart_style import OVER_COLOUR
 from tests.core.chart_support import (
+    GREYS,
+    MIN_SLACK_PX,
     SCRAPED,
     drawn_texts,
     filtered,
@@ -228,7 +230,7 @@ def test_namespace_colours_are_distinct_and_never_grey(seed: int) -> None:
     named = {k: s.colour for k, s in data.styles.items() if not k.startswith("\x00")}
     assert len(named) == 8
     assert len(set(named.values())) == 8
-    assert not set(named.values()) & palette.GREYS
+    assert not set(named.values()) & GREYS
     assert data.styles[OTHER_KEY].colour == palette.OTHER_COLOUR
     assert data.styles[FREE_KEY].colour == palette.FREE_COLOUR
 

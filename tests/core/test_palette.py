@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from core.views import palette
-from tests.core.chart_support import gpu, hand_summary, workload
+from tests.core.chart_support import GREYS, gpu, hand_summary, workload
 
 
 def test_the_first_nine_of_any_ranking_get_nine_distinct_colours() -> None:
@@ -40,8 +40,8 @@ def test_colours_depend_on_the_ranking_only() -> None:
 
 
 def test_no_namespace_colour_is_one_of_the_greys() -> None:
-    assert not set(palette.PALETTE) & palette.GREYS
-    assert len(palette.GREYS) == 5  # other, no pod series, fragments, free, not known
+    assert not set(palette.PALETTE) & GREYS
+    assert len(GREYS) == 5  # other, no pod series, fragments, free, not known
 
 
 def test_ranking_is_largest_share_first_then_name() -> None:
