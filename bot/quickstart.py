@@ -136,16 +136,23 @@ def run_main_job(extra_args: list[str]) -> int:
 
 
 def pytest_command(extra_args: list[str]) -> list[str]:
-    """pytest on every core (pytest-xdist; idle workers steal queued tests from busy ones).
+    """pytest on two workers per core (pytest-xdist; idle workers steal queued tests).
 
-    ``--fast`` leaves out the tests marked ``slow`` (those that start processes or build a
-    1,000-node cluster) for the edit-test loop. Other arguments go to pytest after ours, so
-    ``-n 0`` runs in one process and ``-m ...`` chooses other tests.
+    ``--fast`` leaves out the tests marked ``slow`` (those that start processes, build a
+    1,000-node cluster or run a property's full example count) for the edit-test loop. Other
+    arguments go to pytest after ours, so ``-n 0`` runs in one process and ``-m ...`` chooses
+    other tests.
     """
     fast = "--fast" in extra_args
     rest = [arg for arg in extra_args if arg != "--fast"]
     selection = ["-m", "not slow"] if fast else []
-    return [str(BIN / "pytest"), "-n", "auto", "--dist", "worksteal", *selection, *rest]
+    return [str(BIN / "pytest"), "-n", str(workers()), "--dist", "worksteal", *selection, *rest]
+
+
+def workers() -> int:
+    """Two pytest workers per core: many tests spend most of their time waiting on a socket or
+    a thread (a bot's reply, a server's shutdown), so one worker per core leaves cores idle."""
+    return 2 * (os.cpu_count() or 1)
 
 
 def check_environment(environ: dict[str, str]) -> dict[str, str]:

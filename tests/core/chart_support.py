@@ -280,9 +280,12 @@ def _overlap(a: Any, b: Any) -> bool:
     return min(a.x1, b.x1) - max(a.x0, b.x0) > 0.5 and min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5
 
 
-def layout_problems(figure: Any) -> list[str]:
-    """Text leaving the image, two texts overlapping, or figure text over a plot area."""
-    texts = drawn_texts(figure)
+def layout_problems(figure: Any, texts: list[Drawn] | None = None) -> list[str]:
+    """Text leaving the image, two texts overlapping, or figure text over a plot area.
+
+    ``texts`` is ``drawn_texts(figure)`` when the caller already has it (drawing is the cost).
+    """
+    texts = drawn_texts(figure) if texts is None else texts
     width, height = figure.bbox.width, figure.bbox.height
     problems = [
         f"{d.text!r} leaves the image"
@@ -300,8 +303,26 @@ def layout_problems(figure: Any) -> list[str]:
     return problems
 
 
-def smallest_slack_px(figure: Any) -> tuple[float, str]:
+def smallest_slack_px(figure: Any, texts: list[Drawn] | None = None) -> tuple[float, str]:
     """The smallest text's size in pixels when Slack shows the image 360 px tall, and it."""
     scale = SLACK_PREVIEW_PX / (figure.get_figheight() * 72.0)  # points -> preview pixels
-    smallest = min(drawn_texts(figure), key=lambda d: d.points)
+    smallest = min(drawn_texts(figure) if texts is None else texts, key=lambda d: d.points)
     return smallest.points * scale, smallest.text
+
+
+@cache
+def simulated_chart(nodes: int, gpus_per_node: int) -> bytes:
+    """The PNG of a simulated cluster, rendered once for every test that only reads it."""
+    from core.views.chart import render_chart
+
+    return render_chart(simulated(nodes, gpus_per_node).summary)
+
+
+@cache
+def simulated_figure(nodes: int, gpus_per_node: int) -> tuple[Any, list[Drawn]]:
+    """The figure of a simulated cluster and the texts it draws, built and drawn once for
+    every test that only reads them (a test that adds to a figure builds its own)."""
+    from core.views.chart import build_figure
+
+    figure = build_figure(simulated(nodes, gpus_per_node).summary)
+    return figure, drawn_texts(figure)

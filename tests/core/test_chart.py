@@ -43,6 +43,8 @@ from tests.core.chart_support import (
     pixels,
     png_size,
     simulated,
+    simulated_chart,
+    simulated_figure,
     smallest_slack_px,
     texts_of,
     workload,
@@ -62,7 +64,7 @@ def test_png_is_valid_small_and_not_blank(nodes: int, gpus_per_node: int, layout
     assert len(summary.gpus) == nodes * gpus_per_node
     assert len({g.device_type for g in summary.gpus}) >= 2  # several GPU models
     assert choose_layout(summary) == layout
-    data = render_chart(summary)
+    data = simulated_chart(nodes, gpus_per_node)
     assert png_size(data) == (1600, 900)
     assert len(data) < 1_000_000
     image = pixels(data)
@@ -74,16 +76,16 @@ def test_png_is_valid_small_and_not_blank(nodes: int, gpus_per_node: int, layout
 
 @pytest.mark.parametrize(("nodes", "gpus_per_node", "layout"), [*SIZES, EIGHT_THOUSAND])
 def test_no_text_overlaps_another_or_a_plot(nodes: int, gpus_per_node: int, layout: str) -> None:
-    figure = build_figure(simulated(nodes, gpus_per_node).summary)
-    assert layout_problems(figure) == []
+    figure, texts = simulated_figure(nodes, gpus_per_node)
+    assert layout_problems(figure, texts) == []
 
 
 @pytest.mark.parametrize(("nodes", "gpus_per_node", "layout"), [*SIZES, EIGHT_THOUSAND])
 def test_readable_when_slack_shows_it_360_px_tall(
     nodes: int, gpus_per_node: int, layout: str
 ) -> None:
-    figure = build_figure(simulated(nodes, gpus_per_node).summary)
-    px, text = smallest_slack_px(figure)
+    figure, texts = simulated_figure(nodes, gpus_per_node)
+    px, text = smallest_slack_px(figure, texts)
     assert px >= MIN_SLACK_PX, f"{text!r} is {px:.1f} px tall in Slack's preview"
 
 
@@ -113,13 +115,13 @@ def test_per_gpu_bars_for_small_clusters_panels_above(
     summary = hand_summary(devices, [])
     assert choose_layout(summary) == layout
     figure = build_figure(summary)
-    assert layout_problems(figure) == []
-    assert smallest_slack_px(figure)[0] >= MIN_SLACK_PX
+    texts = drawn_texts(figure)
+    assert layout_problems(figure, texts) == []
+    assert smallest_slack_px(figure, texts)[0] >= MIN_SLACK_PX
 
 
 def test_the_same_summary_gives_the_same_bytes() -> None:
-    summary = simulated(20, 8).summary
-    assert render_chart(summary) == render_chart(summary)
+    assert render_chart(simulated(20, 8).summary) == simulated_chart(20, 8)
 
 
 # ---------------------------------------------------------------------------- what the panels say
@@ -150,7 +152,7 @@ def test_model_bars_split_each_models_gpus_as_the_ground_truth_does() -> None:
                 )
         for key, share in held.items():
             assert row.parts.get(key, 0.0) == pytest.approx(share), (row.key, key)
-    texts = texts_of(build_figure(sim.summary))
+    texts = [d.text for d in simulated_figure(20, 8)[1]]
     for row in data.models:
         assert f"{row.free_whole:,} whole free \u00b7 {row.fragment_cores:,.0f} cores in " \
                "fragments" in texts  # fmt: skip
@@ -173,7 +175,7 @@ def test_node_lists_are_the_most_free_and_the_most_fragmented_nodes() -> None:
     assert [r.key for r in data.fragmented_nodes] == sorted(
         fragments, key=lambda n: (-fragments[n], n)
     )[:8]
-    texts = texts_of(build_figure(sim.summary))
+    texts = [d.text for d in simulated_figure(200, 8)[1]]
     top = data.first_nodes[0]
     model = top.label.split(" \u00b7 ")[1]
     assert f"{top.key} \u00b7 {model}" in texts  # the node's GPU model beside its name
@@ -184,7 +186,7 @@ def test_node_lists_are_the_most_free_and_the_most_fragmented_nodes() -> None:
 def test_namespaces_are_the_largest_eight_then_the_rest_with_quota_use() -> None:
     sim = simulated(200, 8)
     summary = sim.summary
-    texts = texts_of(build_figure(summary))
+    texts = [d.text for d in simulated_figure(200, 8)[1]]
     ranking = palette.namespace_ranking(summary)
     assert len(ranking) > 8
     for name in ranking[:8]:
@@ -283,11 +285,12 @@ def test_a_namespace_chart_shows_other_tenants_as_other_namespaces(
         if shared[a.device_uuid] > 1
     )  # fmt: skip
     figure = build_figure(filtered(nodes, gpus_per_node, namespace=name))
-    texts = texts_of(figure)
+    drawn = drawn_texts(figure)
+    texts = [d.text for d in drawn]
     assert "other namespaces" in texts
     assert "allocated, no pod series" not in texts
     assert any(t.startswith(f"namespace {name}:") for t in texts)
-    assert layout_problems(figure) == []
+    assert layout_problems(figure, drawn) == []
 
 
 def test_a_cluster_chart_names_allocation_without_pod_series() -> None:
@@ -299,11 +302,12 @@ def test_a_cluster_chart_names_allocation_without_pod_series() -> None:
 def test_a_node_chart_shows_every_gpu_of_the_node() -> None:
     summary = filtered(20, 8, node="gpu-node-03")
     figure = build_figure(summary)
-    texts = texts_of(figure)
+    drawn = drawn_texts(figure)
+    texts = [d.text for d in drawn]
     assert choose_layout(summary) == "per-gpu"
     assert [t for t in texts if t in {str(i) for i in range(8)}] == [str(i) for i in range(8)]
     assert any(t.startswith("node gpu-node-03: 8 GPUs") for t in texts)
-    assert layout_problems(figure) == []
+    assert layout_problems(figure, drawn) == []
 
 
 # ---------------------------------------------------------------------------- small clusters
@@ -361,7 +365,8 @@ def test_runtime_only_input_gets_a_runtime_chart_not_a_blank_one() -> None:
     assert not summary.gpus and summary.runtime is not None
     assert choose_layout(summary) == "runtime"
     figure = build_figure(summary)
-    texts = texts_of(figure)
+    drawn = drawn_texts(figure)
+    texts = [d.text for d in drawn]
     assert "gpu-node-1 / 1 \u00b7 A100 40GB" in texts
     assert "97.0% \u00b7 39.4 GiB used" in texts
     assert "team-a/train-full-0" in texts and "39.0 GiB of 40.0 GiB" in texts
@@ -369,8 +374,8 @@ def test_runtime_only_input_gets_a_runtime_chart_not_a_blank_one() -> None:
     header = " ".join(texts[:3])
     assert "not known" in header
     assert not re.search(r"\b0 (GPUs|nodes)\b", " ".join(texts))
-    assert layout_problems(figure) == []
-    assert smallest_slack_px(figure)[0] >= MIN_SLACK_PX
+    assert layout_problems(figure, drawn) == []
+    assert smallest_slack_px(figure, drawn)[0] >= MIN_SLACK_PX
     image = pixels(render_chart(summary))
     assert float(image[..., :3].std()) > 0.05
 
@@ -389,10 +394,11 @@ def test_runtime_chart_keeps_up_with_many_containers() -> None:
     )  # fmt: skip
     summary = base._replace(runtime=RuntimeSection(hosts, containers))
     figure = build_figure(summary)
-    texts = texts_of(figure)
+    drawn = drawn_texts(figure)
+    texts = [d.text for d in drawn]
     assert any(t.startswith("and ") and "more GPUs" in t for t in texts)
     assert any("other namespaces" in t for t in texts)
-    assert layout_problems(figure) == []
+    assert layout_problems(figure, drawn) == []
 
 
 def test_figures_not_known_are_said_so_never_drawn_as_free() -> None:
@@ -452,9 +458,10 @@ def test_long_cloud_node_names_are_shortened_and_their_domain_named() -> None:
         for j in range(2)
     ]
     figure = build_figure(hand_summary(gpus, []))
-    texts = texts_of(figure)
+    drawn = drawn_texts(figure)
+    texts = [d.text for d in drawn]
     assert any(t.startswith("ip-10-0-0-") and "compute" not in t for t in texts)
-    assert layout_problems(figure) == []
+    assert layout_problems(figure, drawn) == []
 
 
 @pytest.mark.slow  # 8,000 nodes
@@ -484,7 +491,7 @@ def test_many_models_share_one_row_beyond_six() -> None:
 
 def test_concurrent_renders_match_serial_ones() -> None:
     summaries = [simulated(2, 3).summary, simulated(20, 8).summary, runtime_only()]
-    expected = [render_chart(s) for s in summaries]
+    expected = [simulated_chart(2, 3), simulated_chart(20, 8), render_chart(summaries[2])]
     results: dict[int, bytes] = {}
 
     def work(i: int) -> None:

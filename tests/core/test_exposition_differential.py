@@ -285,42 +285,69 @@ def families(draw: st.DrawFn) -> str:
 
 
 _SETTINGS = settings(
-    max_examples=400,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+# Each property runs twice: a short run in the fast set for the edit-test loop, and the full
+# count among the slow tests, so the whole suite generates more examples than either alone.
+_DAMAGE = ['"', "{", "}", ",", "=", " ", "\\", "\n", "#", "_", ""]
+QUICK_EXAMPLES = 50
+FULL_EXAMPLES = 400
 
 
-@_SETTINGS
-@given(expositions())
-@example("inf\n")  # prometheus_client reads metric "in" with value +Inf
-@example('# TYPE foo counter\nfoo 1\nfoo{a="b"} 2\n')  # counters gain _total
-@example("# TYPE foo blah\n# TYPE foo gauge\nfoo 1\n")  # only the last TYPE counts
-@example('# HELP foo x\n# HELP\n{__name__=""} 2\nbar 1\n')  # nameless family: dropped
-@example('foo{a=,b="x"} 1\n')  # an empty label term is skipped
-@example('foo{a="b"}1\n')  # no blank needed after the label set
-@example("foo 1 2 3\n")  # middle tokens ignored, the last one is the timestamp
-@example('foo{a="\\t"} 1\n')  # unknown escapes stay as they are
-@example('{"my.metric",a="b"} 1\n')  # a quoted name inside the braces
-@example('m{a="1",\t="2"} 1\n')  # prometheus_client fails with an IndexError: refused
-def test_generated_expositions_match_prometheus_client(text: str) -> None:
-    event("accepted" if assert_same_as_reference(text) else "refused")
+def _generated_expositions(count: int) -> Any:
+    @settings(_SETTINGS, max_examples=count)
+    @given(expositions())
+    @example("inf\n")  # prometheus_client reads metric "in" with value +Inf
+    @example('# TYPE foo counter\nfoo 1\nfoo{a="b"} 2\n')  # counters gain _total
+    @example("# TYPE foo blah\n# TYPE foo gauge\nfoo 1\n")  # only the last TYPE counts
+    @example('# HELP foo x\n# HELP\n{__name__=""} 2\nbar 1\n')  # nameless family: dropped
+    @example('foo{a=,b="x"} 1\n')  # an empty label term is skipped
+    @example('foo{a="b"}1\n')  # no blank needed after the label set
+    @example("foo 1 2 3\n")  # middle tokens ignored, the last one is the timestamp
+    @example('foo{a="\\t"} 1\n')  # unknown escapes stay as they are
+    @example('{"my.metric",a="b"} 1\n')  # a quoted name inside the braces
+    @example('m{a="1",\t="2"} 1\n')  # prometheus_client fails with an IndexError: refused
+    def test(text: str) -> None:
+        event("accepted" if assert_same_as_reference(text) else "refused")
+
+    return test
 
 
-@_SETTINGS
-@given(families())
-def test_exporter_shaped_families_match_prometheus_client(text: str) -> None:
-    event("accepted" if assert_same_as_reference(text) else "refused")
+def _exporter_shaped_families(count: int) -> Any:
+    @settings(_SETTINGS, max_examples=count)
+    @given(families())
+    def test(text: str) -> None:
+        event("accepted" if assert_same_as_reference(text) else "refused")
+
+    return test
 
 
-@_SETTINGS
-@given(families(), st.data())
-def test_damaged_expositions_are_refused_exactly_when_the_reference_refuses(
-    text: str, data: st.DataObject
-) -> None:
-    """Random single-character damage must not make the two parsers disagree."""
-    position = data.draw(st.integers(0, len(text)))
-    damage = data.draw(st.sampled_from(['"', "{", "}", ",", "=", " ", "\\", "\n", "#", "_", ""]))
-    cut = data.draw(st.booleans())
-    damaged = text[:position] + damage + text[position + (1 if cut else 0) :]
-    event("accepted" if assert_same_as_reference(damaged) else "refused")
+def _damaged_expositions(count: int) -> Any:
+    @settings(_SETTINGS, max_examples=count)
+    @given(families(), st.data())
+    def test(text: str, data: st.DataObject) -> None:
+        """Random single-character damage must not make the two parsers disagree."""
+        position = data.draw(st.integers(0, len(text)))
+        damage = data.draw(st.sampled_from(_DAMAGE))
+        cut = data.draw(st.booleans())
+        damaged = text[:position] + damage + text[position + (1 if cut else 0) :]
+        event("accepted" if assert_same_as_reference(damaged) else "refused")
+
+    return test
+
+
+test_generated_expositions_match_prometheus_client = _generated_expositions(QUICK_EXAMPLES)
+test_exporter_shaped_families_match_prometheus_client = _exporter_shaped_families(QUICK_EXAMPLES)
+test_damaged_expositions_are_refused_exactly_when_the_reference_refuses = _damaged_expositions(
+    QUICK_EXAMPLES
+)
+test_generated_expositions_match_prometheus_client_in_full = pytest.mark.slow(
+    _generated_expositions(FULL_EXAMPLES)
+)
+test_exporter_shaped_families_match_prometheus_client_in_full = pytest.mark.slow(
+    _exporter_shaped_families(FULL_EXAMPLES)
+)
+test_damaged_expositions_are_refused_exactly_when_the_reference_refuses_in_full = pytest.mark.slow(
+    _damaged_expositions(FULL_EXAMPLES)
+)

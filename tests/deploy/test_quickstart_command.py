@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 from bot.quickstart import BIN, VENV, check_environment, pytest_command
 
+WORKERS = str(2 * (os.cpu_count() or 1))
 
-def test_the_suite_runs_on_every_core() -> None:
-    assert pytest_command([]) == [str(BIN / "pytest"), "-n", "auto", "--dist", "worksteal"]
+
+def test_the_suite_runs_two_workers_per_core() -> None:
+    assert pytest_command([]) == [str(BIN / "pytest"), "-n", WORKERS, "--dist", "worksteal"]
 
 
 def test_fast_leaves_out_slow_tests_and_passes_the_rest_on() -> None:
     command = pytest_command(["--fast", "-k", "views"])
-    assert command[1:] == ["-n", "auto", "--dist", "worksteal", "-m", "not slow", "-k", "views"]
+    assert command[1:] == ["-n", WORKERS, "--dist", "worksteal", "-m", "not slow", "-k", "views"]
 
 
 def test_arguments_after_ours_win() -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from bot.conversation.changes import paste_changes
 from core.api import summarize_text
-from core.history.changes import Changes, compare
+from core.history.changes import compare
 from core.history.snapshot import snapshot_of
-from core.model import SourceInfo
+from core.model import SourceInfo, Summary
 from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
 from core.views.changes_view import render_text
 from tests.slack.conftest import CHANNEL, RunningBot
@@ -30,19 +30,17 @@ def _renamed(cluster: SimulatedCluster, suffix: str) -> SimulatedCluster:
     return dataclasses.replace(cluster, allocations=allocations)
 
 
-def _changes(before: SimulatedCluster, after: SimulatedCluster) -> Changes:
-    source = SourceInfo("paste", "x")
-    old = snapshot_of(summarize_text(render_exposition(before), source), 1_700_000_000.0)
-    new = snapshot_of(summarize_text(render_exposition(after), source), 1_700_003_600.0)
-    return compare(old, new)
+def _summary(cluster: SimulatedCluster) -> Summary:
+    return summarize_text(render_exposition(cluster), SourceInfo("paste", "x"))
 
 
 @pytest.mark.parametrize("nodes", [20, 200])
 @pytest.mark.parametrize("suffix", ["", "-with-a-long-team-and-project-name"])
 def test_changes_lay_out_in_72_columns(nodes: int, suffix: str) -> None:
-    first = _renamed(simulate_cluster(nodes, 8, seed=2), suffix)
-    second = _renamed(drift_cluster(simulate_cluster(nodes, 8, seed=2), steps=40), suffix)
-    changes = _changes(first, second)
+    cluster = simulate_cluster(nodes, 8, seed=2)
+    before = _summary(_renamed(cluster, suffix))
+    after = _summary(_renamed(drift_cluster(cluster, steps=40), suffix))
+    changes = compare(snapshot_of(before, 1_700_000_000.0), snapshot_of(after, 1_700_003_600.0))
     assert changes.namespaces and changes.pods_started and changes.pods_stopped
     narrow = render_text(changes, width=CODE_BLOCK_WIDTH).splitlines()
     assert max(map(len, narrow)) <= CODE_BLOCK_WIDTH
@@ -59,10 +57,7 @@ def test_changes_lay_out_in_72_columns(nodes: int, suffix: str) -> None:
     # The terminal's layout is unchanged: 100 columns, then -> now.
     wide = render_text(changes).splitlines()
     assert max(map(len, wide)) <= 100
-    reply = paste_changes(
-        snapshot_of(summarize_text(render_exposition(first), SourceInfo("paste", "x")), 1.0),
-        snapshot_of(summarize_text(render_exposition(second), SourceInfo("paste", "x")), 3601.0),
-    )
+    reply = paste_changes(snapshot_of(before, 1.0), snapshot_of(after, 3601.0))
     assert reply.screen is not None
     assert max(map(len, reply.screen.splitlines())) <= CODE_BLOCK_WIDTH
 
