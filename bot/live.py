@@ -295,9 +295,7 @@ def summary_of(
         return SUMMARIES.get_or_build(
             collected,
             (namespace, node, settings),
-            lambda: filter_summary(
-                summary_of(collected, settings), namespace=namespace, node=node
-            ),
+            lambda: filter_summary(summary_of(collected, settings), namespace=namespace, node=node),
         )
     return SUMMARIES.get_or_build(
         collected,

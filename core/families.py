@@ -327,6 +327,7 @@ def family_spec(sample_name: str) -> FamilySpec | None:
         spec = FAMILIES.get(sample_name[: -len(_COUNTER_SUFFIX)])
     return spec
 
+
 SCHEDULER_ALLOCATION_ROLES = frozenset(
     {
         "mem_limit_bytes",

@@ -100,6 +100,8 @@ _CONTAINER_INDEX = itemgetter(2)
 def _pod_identity(fields: tuple[str, ...]) -> Hashable:
     # A missing container index reads as "0" (HAMi writes "0" for every pod).
     return (fields[0], fields[1], fields[2] or "0", fields[3])
+
+
 # Labels holding numbers that are read: (role, field position, unit, largest value).
 _NUMERIC_LABELS: dict[str, tuple[int, str, float]] = {
     "overview_mem_allocated_bytes": (4, "MiB", float(INT32_MAX)),

@@ -65,9 +65,19 @@ def _uv() -> str:
 
 def _compile(source: Path, output: Path, upgrade: bool) -> None:
     command = [
-        _uv(), "pip", "compile", str(source), "--output-file", str(output),
-        "--generate-hashes", "--universal", "--python-version", PYTHON_VERSION,
-        "--custom-compile-command", COMMAND, "--quiet",
+        _uv(),
+        "pip",
+        "compile",
+        str(source),
+        "--output-file",
+        str(output),
+        "--generate-hashes",
+        "--universal",
+        "--python-version",
+        PYTHON_VERSION,
+        "--custom-compile-command",
+        COMMAND,
+        "--quiet",
     ]
     if upgrade:
         command.append("--upgrade")
@@ -88,8 +98,9 @@ def requirements_txt(lock_text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--upgrade", action="store_true",
-                        help="move every pin to the newest release allowed")
+    parser.add_argument(
+        "--upgrade", action="store_true", help="move every pin to the newest release allowed"
+    )
     args = parser.parse_args(argv)
     _compile(PYPROJECT, LOCK, args.upgrade)
     fingerprint = dependency_fingerprint(PYPROJECT.read_text())

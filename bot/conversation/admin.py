@@ -30,6 +30,7 @@ from bot.conversation.rich import Alarm, Code, Line, Mention, MentionKind, Rich,
 ADMINS_SETTING = "HAMI_SUMMARY_ADMINS"
 CHECK_TIMEOUT_SECONDS = 5.0
 
+
 @dataclass(frozen=True, slots=True)
 class AdminReport:
     """What an admin sees; built by ``AdminAccess.report``."""
@@ -131,9 +132,7 @@ def _kubeconfig_file_lines(discovered: DiscoveredKubeconfig) -> list[Line]:
     lines: list[Line] = [("• ", Code(info.path.name), *current)]
     lines.extend(("    ", WARN, f" {problem}") for problem in info.problems)
     lines.extend(_context_line(discovered, ctx) for ctx in info.contexts)
-    lines.append(
-        ("    clusters: ", *_names(info.clusters), " · users: ", *_names(info.users))
-    )
+    lines.append(("    clusters: ", *_names(info.clusters), " · users: ", *_names(info.users)))
     return lines
 
 
@@ -149,7 +148,8 @@ def _names(names: Sequence[str]) -> tuple[Span, ...]:
 
 def _kubeconfig_lines(report: AdminReport, check_hint: str) -> list[Line]:
     where: tuple[Span, ...] = (
-        Code(str(report.directory)), f" (folder from {report.directory_from})"
+        Code(str(report.directory)),
+        f" (folder from {report.directory_from})",
     )
     title = Strong("Kubeconfig files")
     if report.discovery is None:
@@ -158,11 +158,17 @@ def _kubeconfig_lines(report: AdminReport, check_hint: str) -> list[Line]:
             (WARN, f" {report.discovery_problem or ''}"),
         ]
     discovery = report.discovery
-    lines: list[Line] = [(
-        title, " in ", *where, f": {len(discovery.kubeconfigs)} found"
-        + (f", {len(discovery.skipped)} skipped" if discovery.skipped else "")
-        + ". Nothing is scraped from them until a file and context are registered and asked for."
-    )]
+    lines: list[Line] = [
+        (
+            title,
+            " in ",
+            *where,
+            f": {len(discovery.kubeconfigs)} found"
+            + (f", {len(discovery.skipped)} skipped" if discovery.skipped else "")
+            + ". Nothing is scraped from them until a file and context are registered"
+            " and asked for.",
+        )
+    ]
     for discovered in discovery.kubeconfigs:
         lines.extend(_kubeconfig_file_lines(discovered))
     if discovery.skipped:
@@ -212,17 +218,25 @@ def _cluster_line(entry: ClusterEntry) -> tuple[Span, ...]:
     namespace: tuple[Span, ...] = (
         (" · HAMi namespace ", Code(entry.hami_namespace)) if entry.hami_namespace else ()
     )
-    return ("• ", Strong(entry.name), f"{shown}: {entry.describe_source()}", *namespace,
-            f" · {flags}")
+    return (
+        "• ",
+        Strong(entry.name),
+        f"{shown}: {entry.describe_source()}",
+        *namespace,
+        f" · {flags}",
+    )
 
 
 def _cluster_lines(report: AdminReport) -> list[Line]:
     title = Strong("Registered clusters")
     if report.registry_file is None and not report.clusters:
-        return [(
-            title, ": none (HAMI_CLUSTERS_FILE is not set). Register "
-            "one with a kubeconfig file and context from the list above."
-        )]
+        return [
+            (
+                title,
+                ": none (HAMI_CLUSTERS_FILE is not set). Register "
+                "one with a kubeconfig file and context from the list above.",
+            )
+        ]
     where: tuple[Span, ...] = (
         (" (", Code(str(report.registry_file)), ")") if report.registry_file else ()
     )

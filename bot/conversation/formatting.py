@@ -113,5 +113,7 @@ def usage_headline(summary: Summary) -> str | None:
         return None
     read = sum(1 for u in summary.real_usage if u.failure is None)
     classes = "".join(f" · {name} {n}" for name, n in usage_class_counts(summary)) if read else ""
-    return (f"Real usage (nvidia-smi, point in time): {read:,} of {len(summary.real_usage):,} "
-            f"pods read{classes}")
+    return (
+        f"Real usage (nvidia-smi, point in time): {read:,} of {len(summary.real_usage):,} "
+        f"pods read{classes}"
+    )

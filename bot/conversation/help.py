@@ -46,8 +46,11 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
         "GPUs, cores and memory allocated, free whole GPUs per model, firing alerts.",
         "• `/hami-summary <cluster> changes [since=1h|24h|7d]` — what changed since then, "
         "with a trend chart.",
-        ("• The bot's ", Strong("Home"), " tab — your clusters at a glance, with buttons for "
-         "the summary, changes and `fit`."),
+        (
+            "• The bot's ",
+            Strong("Home"),
+            " tab — your clusters at a glance, with buttons for the summary, changes and `fit`.",
+        ),
         "• `/hami-summary help` — this text.",
         f"• `{ADMIN_USAGE}` — for the bot's admins (Slack user ids in "
         "`HAMI_SUMMARY_ADMINS`): the kubeconfig files the bot can see (`KUBECONFIG_DIR`, "
@@ -60,8 +63,11 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
         "as a `.prom`/`.txt` file or text snippet. I answer in the thread. Example: "
         "`@hami-summary` followed by the output of "
         "`curl -s http://<scheduler>:31993/metrics`.",
-        ("You can also use the message shortcut ", Strong("Summarize HAMi metrics"),
-         " on any message that contains metrics."),
+        (
+            "You can also use the message shortcut ",
+            Strong("Summarize HAMi metrics"),
+            " on any message that contains metrics.",
+        ),
         "",
         (Strong("Follow-ups in the thread"), " (mention me in channels; just type in DMs)"),
         f"{FOLLOW_UP_USAGE} — they use the metrics last given in that thread (kept 24 h).",
@@ -123,15 +129,18 @@ def _quoted(words: str, limit: int = 80) -> str:
     return safe if len(safe) <= limit else safe[: limit - 1] + "…"
 
 
-def thread_subject_text(
-    subject: ThreadSubject, *, age_seconds: float | None
-) -> tuple[Span, ...]:
+def thread_subject_text(subject: ThreadSubject, *, age_seconds: float | None) -> tuple[Span, ...]:
     """The metrics a thread remembers, named with their source and age."""
     if isinstance(subject, ClusterTarget):
         context = f" (context `{subject.context}`)" if subject.context else ""
-        extras = [what for what, wanted in (("runtime (vGPU monitor) metrics", subject.runtime),
-                                             ("real usage (nvidia-smi)", subject.usage))
-                  if wanted]
+        extras = [
+            what
+            for what, wanted in (
+                ("runtime (vGPU monitor) metrics", subject.runtime),
+                ("real usage (nvidia-smi)", subject.usage),
+            )
+            if wanted
+        ]
         with_extras = f" with {' and '.join(extras)}" if extras else ""
         return (
             "the live summary of cluster ",
@@ -140,8 +149,7 @@ def thread_subject_text(
             "scrape cache while it is fresh)",
         )
     what: tuple[Span, ...] = (
-        ("the file ", Strong(subject.label)) if subject.kind == "file"
-        else ("metrics pasted here",)
+        ("the file ", Strong(subject.label)) if subject.kind == "file" else ("metrics pasted here",)
     )
     when = f", {given_text(age_seconds)}" if age_seconds is not None else ""
     return (*what, f"{when} (kept 24 h)")
@@ -158,8 +166,11 @@ def not_understood_reply(
     none would be wrong): what the thread has and the follow-ups that work on it."""
     cluster = isinstance(subject, ClusterTarget)
     text = Rich.of(
-        (f"I did not understand “{_quoted(words)}” as a follow-up. This thread has ",
-         *thread_subject_text(subject, age_seconds=age_seconds), "."),
+        (
+            f"I did not understand “{_quoted(words)}” as a follow-up. This thread has ",
+            *thread_subject_text(subject, age_seconds=age_seconds),
+            ".",
+        ),
         "Ask about them with one of these (mention me in channels; just type in DMs):",
         *_follow_up_lines(
             cluster=cluster,

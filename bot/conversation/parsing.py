@@ -156,6 +156,7 @@ def parse_since(value: str) -> float:
         )
     return float(seconds)
 
+
 ADMIN_USAGE = "/hami-summary admin [check]"
 
 # Words asking for real usage (nvidia-smi in the pods) rather than allocation only.

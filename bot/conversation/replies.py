@@ -88,8 +88,9 @@ class SummaryRef:
 
         cluster_name = text("cl")
         cluster = (
-            ClusterTarget(cluster_name, text("cx"), runtime=bool(data.get("rt")),
-                          usage=bool(data.get("us")))
+            ClusterTarget(
+                cluster_name, text("cx"), runtime=bool(data.get("rt")), usage=bool(data.get("us"))
+            )
             if cluster_name
             else None
         )
@@ -213,8 +214,14 @@ class FleetReply:
 
 
 Reply = (
-    SummaryReply | TableReply | FilesReply | MessageReply | PickerReply | ClustersReply
-    | AdminReply | FleetReply
+    SummaryReply
+    | TableReply
+    | FilesReply
+    | MessageReply
+    | PickerReply
+    | ClustersReply
+    | AdminReply
+    | FleetReply
 )
 
 

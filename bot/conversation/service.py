@@ -151,8 +151,9 @@ def summary_reply(ref: SummaryRef, found: FoundSummary) -> SummaryReply:
         found.age_seconds,
         attachments=(chart_attachment(summary),),
         notes=found.notes,
-        usage_available=(ref.cluster is not None and found.usage_allowed
-                         and summary.real_usage is None),
+        usage_available=(
+            ref.cluster is not None and found.usage_allowed and summary.real_usage is None
+        ),
     )
 
 
@@ -231,8 +232,11 @@ def runtime_csv_attachment(summary: Summary) -> Attachment:
         return runtime_csv(summary).encode("utf-8")
 
     name = "hami-runtime.csv"
-    return Attachment(name, "Runtime tables: host GPUs, containers, monitors not reached (CSV)",
-                      memoized_render(summary, name, render))
+    return Attachment(
+        name,
+        "Runtime tables: host GPUs, containers, monitors not reached (CSV)",
+        memoized_render(summary, name, render),
+    )
 
 
 def tables_attachment(summary: Summary) -> Attachment:
@@ -307,8 +311,7 @@ class Conversation:
         try:
             return self.decide(plan)
         except AccessPending as pending:
-            return Ack(CHECKING_ACCESS,
-                       replace(plan, decided=False, waiting_for=pending.groups))
+            return Ack(CHECKING_ACCESS, replace(plan, decided=False, waiting_for=pending.groups))
 
     def decide(self, plan: Plan) -> Ack:
         """What ``handle`` decides for a parsed command; run again (without a wait limit) for
@@ -341,8 +344,9 @@ class Conversation:
             keep_filter = True
         for thread in (plan.thread_ts, plan.also_in):
             if thread is not None:
-                self._remember_cluster_thread(reply, channel=plan.channel, thread_ts=thread,
-                                              with_filter=keep_filter)
+                self._remember_cluster_thread(
+                    reply, channel=plan.channel, thread_ts=thread, with_filter=keep_filter
+                )
         return reply
 
     def _remember_cluster_thread(
@@ -407,8 +411,9 @@ class Conversation:
         """Kubeconfig discovery and cluster access for an admin; a polite no for anyone else.
         With ``command.check`` each context's API server is asked, which takes seconds."""
         if not self.admin.allows(user):
-            return MessageReply(self.admin.refusal(user), title="Only for the bot's admins",
-                                tone="problem")
+            return MessageReply(
+                self.admin.refusal(user), title="Only for the bot's admins", tone="problem"
+            )
         notes = self.live.access_notes(user, channel)
         return AdminReply(self.admin.report(check=command.check, access_notes=notes))
 
@@ -421,8 +426,10 @@ class Conversation:
         if option is None:
             # Only the clusters this person may query are named: others stay private.
             allowed = ", ".join(f"`{o.name}`" for o in options)
-            known = f" Clusters you may query here: {allowed}." if allowed else (
-                " " + self.live.setup_hint()
+            known = (
+                f" Clusters you may query here: {allowed}."
+                if allowed
+                else (" " + self.live.setup_hint())
             )
             # Access that could not be checked (e.g. user groups without the scope to read
             # them) is said plainly, so the refusal is not mistaken for a decision.
@@ -457,8 +464,7 @@ class Conversation:
         self, command: ClusterCommand, *, user: str | None, channel: str | None
     ) -> SummaryReply:
         option, context = self._resolve_cluster(command, user=user, channel=channel)
-        target = ClusterTarget(option.name, context, runtime=command.runtime,
-                               usage=command.usage)
+        target = ClusterTarget(option.name, context, runtime=command.runtime, usage=command.usage)
         ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node)
         found = self._summary_for(ref, user=user, channel=channel, fresh=command.fresh)
         return summary_reply(ref, found)
@@ -532,9 +538,7 @@ class Conversation:
         self.state.remember_picker(user, channel, choice)
         return self._picker_reply(tuple(self.live.clusters_for(user, channel)), choice)
 
-    def confirm(
-        self, *, user: str, channel: str, choice: PickerChoice, usage: bool = False
-    ) -> Ack:
+    def confirm(self, *, user: str, channel: str, choice: PickerChoice, usage: bool = False) -> Ack:
         """The picker's Confirm (``choice`` overrides stored picks), checked without
         collecting anything: the problem to show beside the picker, or the summary to ``run``
         (the picker is then forgotten). ``usage``: the real usage box was ticked."""
@@ -543,15 +547,20 @@ class Conversation:
         context = choice.context or stored.context
         namespace = (choice.namespace or stored.namespace or "").strip() or None
         if cluster is None:
-            return Ack(MessageReply(
-                text="Pick a cluster first, then press Confirm.", tone="problem", title="No cluster"
-            ))
+            return Ack(
+                MessageReply(
+                    text="Pick a cluster first, then press Confirm.",
+                    tone="problem",
+                    title="No cluster",
+                )
+            )
         try:
             parsed = parse_command(cluster + (f" ns={namespace}" if namespace else ""))
             if not isinstance(parsed, ClusterCommand):
                 raise InputError(f"'{cluster}' is not a cluster name.")
-            command = ClusterCommand(cluster=parsed.cluster, context=context,
-                                     namespace=parsed.namespace, usage=usage)
+            command = ClusterCommand(
+                cluster=parsed.cluster, context=context, namespace=parsed.namespace, usage=usage
+            )
             self._resolve_cluster(command, user=user, channel=channel)
         except InputError as error:
             return Ack(_problem(error))
@@ -608,8 +617,9 @@ class Conversation:
         """A mention or DM (``thread_ts`` = the thread its metrics are kept for). None: stay
         silent. ``shown_in``: the thread the answer shows in, when that is another one (a DM
         answered at the top level): a cluster summary there becomes what its follow-ups ask."""
-        reply = self._message(text, channel=channel, thread_ts=thread_ts, user=user,
-                              files=files, from_bot=from_bot)
+        reply = self._message(
+            text, channel=channel, thread_ts=thread_ts, user=user, files=files, from_bot=from_bot
+        )
         if reply is not None and shown_in is not None:
             self._remember_cluster_thread(reply, channel=channel, thread_ts=shown_in)
         return reply
@@ -643,8 +653,7 @@ class Conversation:
             return self.fit_in_thread(shape, channel=channel, thread_ts=thread_ts, user=user)
         if follow_up is None:
             if body:
-                return self._not_understood(body, channel=channel, thread_ts=thread_ts,
-                                            user=user)
+                return self._not_understood(body, channel=channel, thread_ts=thread_ts, user=user)
             follow_up = FollowUp()
         return self.follow_up(follow_up, channel=channel, thread_ts=thread_ts, user=user)
 
@@ -665,10 +674,14 @@ class Conversation:
         if subject is None:
             return no_metrics_reply()
         if isinstance(subject, ClusterTarget):
-            option = next((o for o in self.live.clusters_for(user, channel)
-                           if o.name == subject.cluster), None)
+            option = next(
+                (o for o in self.live.clusters_for(user, channel) if o.name == subject.cluster),
+                None,
+            )
             return not_understood_reply(
-                body, subject, age_seconds=None,
+                body,
+                subject,
+                age_seconds=None,
                 usage_allowed=option is not None and option.nvidia_smi_allowed,
             )
         return not_understood_reply(
@@ -722,8 +735,9 @@ class Conversation:
                 "These metrics are too large to keep for follow-ups in this thread; paste or "
                 "attach them again to ask more.",
             )
-        return SummaryReply(summary, ref, None, attachments=(chart_attachment(summary),),
-                            notes=notes)
+        return SummaryReply(
+            summary, ref, None, attachments=(chart_attachment(summary),), notes=notes
+        )
 
     def _compare_with_previous(
         self,
@@ -871,14 +885,19 @@ class Conversation:
         if action == "gpus":
             what = " and their shares" if summary.focus and summary.focus.namespace else ""
             return _table_reply(
-                summary, f"All {len(summary.gpus):,} GPUs{scope}{what} ({label})",
-                gpu_table, "hami-gpus.txt", len(summary.gpus),
+                summary,
+                f"All {len(summary.gpus):,} GPUs{scope}{what} ({label})",
+                gpu_table,
+                "hami-gpus.txt",
+                len(summary.gpus),
             )
         if action == "workloads":
             return _table_reply(
                 summary,
                 f"All {len(summary.workloads):,} workload allocations{scope} ({label})",
-                workload_table, "hami-workloads.txt", len(summary.workloads),
+                workload_table,
+                "hami-workloads.txt",
+                len(summary.workloads),
             )
         if action == "csv":
             runtime = ", the runtime tables" if summary.runtime is not None else ""
@@ -916,8 +935,9 @@ class Conversation:
                     usage=ref.cluster.usage,
                 )
             )
-            return FoundSummary(result.summary, result.age_seconds, result.notes,
-                                usage_allowed=result.usage_allowed)
+            return FoundSummary(
+                result.summary, result.age_seconds, result.notes, usage_allowed=result.usage_allowed
+            )
         subject = (
             self.state.thread_subject(ref.channel, ref.thread_ts)
             if ref.channel and ref.thread_ts

@@ -162,8 +162,12 @@ def press_alert_button(
             user=user,
             what=collecting_what(entry.name, user, usage=False),
             compute=lambda shown_in: services.conversation.run(
-                Plan(ClusterCommand(entry.name, context=rule.context), user, channel,
-                     thread_ts=shown_in)
+                Plan(
+                    ClusterCommand(entry.name, context=rule.context),
+                    user,
+                    channel,
+                    thread_ts=shown_in,
+                )
             ),
             respond=respond,
             problems_private=True,

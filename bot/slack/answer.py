@@ -97,8 +97,12 @@ def answer_in_thread(
     delivery.finish(channel, ts, thread_ts, message)
 
 
-def run_guarded(logger: logging.Logger, what: str, body: Callable[[], None],
-                on_error: Callable[[SlackMessage], None] | None = None) -> None:
+def run_guarded(
+    logger: logging.Logger,
+    what: str,
+    body: Callable[[], None],
+    on_error: Callable[[SlackMessage], None] | None = None,
+) -> None:
     """Run a lazy listener's body; an unexpected error is logged and, if possible, told."""
     try:
         body()

@@ -37,9 +37,7 @@ class Delivery:
         self.client = client
         self.logger = logger
 
-    def post(
-        self, channel: str, thread_ts: str | None, message: SlackMessage
-    ) -> str | None:
+    def post(self, channel: str, thread_ts: str | None, message: SlackMessage) -> str | None:
         """Post ``message``; its ts, or None when the bot may not post in ``channel``."""
         try:
             response = self.client.chat_postMessage(
@@ -73,11 +71,16 @@ class Delivery:
         They are already in Slack's encoding (``&lt;`` stays ``&lt;``), so encoding them again
         would show the entities themselves.
         """
-        self.client.chat_update(channel=channel, ts=ts, text=stored_text,
-                                blocks=stored_blocks[:MAX_BLOCKS])
+        self.client.chat_update(
+            channel=channel, ts=ts, text=stored_text, blocks=stored_blocks[:MAX_BLOCKS]
+        )
 
     def update_with_note(
-        self, channel: str, ts: str, note: SlackMessage, stored_text: str,
+        self,
+        channel: str,
+        ts: str,
+        note: SlackMessage,
+        stored_text: str,
         stored_blocks: list[dict[str, Any]],
     ) -> None:
         """Show ``note``'s blocks above a message as Slack stored it (a "working" note)."""
@@ -95,14 +98,18 @@ class Delivery:
         try:
             self.client.chat_delete(channel=channel, ts=ts)
         except SlackApiError as error:
-            self.logger.warning("could not delete message %s in %s: %s", ts, channel,
-                                error.response.get("error"))
+            self.logger.warning(
+                "could not delete message %s in %s: %s", ts, channel, error.response.get("error")
+            )
 
     def ephemeral(
         self, channel: str, user: str, thread_ts: str | None, message: SlackMessage
     ) -> None:
         self.client.chat_postEphemeral(
-            channel=channel, user=user, thread_ts=thread_ts, text=message.text,
+            channel=channel,
+            user=user,
+            thread_ts=thread_ts,
+            text=message.text,
             blocks=message.blocks,
         )
 
@@ -124,11 +131,13 @@ class Delivery:
                 self.logger.exception("error %s rendering %s", error_id, attachment.filename)
                 failed.append(f"{attachment.filename} (error id {error_id})")
                 continue
-            uploads.append({
-                "content": content,
-                "filename": attachment.filename,
-                "title": encode_text(attachment.title, FILE_TITLE_MAX),
-            })
+            uploads.append(
+                {
+                    "content": content,
+                    "filename": attachment.filename,
+                    "title": encode_text(attachment.title, FILE_TITLE_MAX),
+                }
+            )
         if uploads:
             try:
                 self.client.files_upload_v2(

@@ -98,8 +98,11 @@ def fetch_metrics_file(
         file = _full_file(client, file)
     except SlackApiError as error:
         code = error.response.get("error", "unknown_error")
-        return GivenFile(name, problem=f"Slack would not give me the file ({code}); the app "
-                                       "needs the files:read scope.")
+        return GivenFile(
+            name,
+            problem=f"Slack would not give me the file ({code}); the app "
+            "needs the files:read scope.",
+        )
     name = str(file.get("name") or name)
     reason = rejection(file, max_bytes)
     if reason is not None:
@@ -123,8 +126,11 @@ def fetch_metrics_file(
         return GivenFile(name, problem=f"it is larger than my limit of {_size(max_bytes)}.")
     if content_type.startswith("text/html"):
         # Slack serves its sign-in page instead of the file when the token lacks files:read.
-        return GivenFile(name, problem="Slack sent a web page instead of the file: the app needs "
-                                       "the files:read scope.")
+        return GivenFile(
+            name,
+            problem="Slack sent a web page instead of the file: the app needs "
+            "the files:read scope.",
+        )
     # UTF-8, or UTF-16/32 as Windows tools save it; bytes that are text in no encoding reach
     # the summary as such, which calls them binary data.
     return GivenFile(name, text=decode_metrics_bytes(data))

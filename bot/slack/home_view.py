@@ -123,8 +123,7 @@ def _intro(reply: FleetReply, published_at: float) -> list[Block]:
                 MarkdownTextObject(
                     text=clip(
                         f"Updated {slack_date(published_at)}; each cluster had at most "
-                        f"{reply.wait_seconds:g} s to answer. "
-                        + mrkdwn(Rich.of(ALLOCATION_NOTE)),
+                        f"{reply.wait_seconds:g} s to answer. " + mrkdwn(Rich.of(ALLOCATION_NOTE)),
                         2000,
                     )
                 )

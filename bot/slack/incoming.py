@@ -18,6 +18,7 @@ import re
 _MENTION = re.compile(r"<@[A-Z0-9]++(?:\|[^<>]*+)?+>")
 _SLACK_LINK = re.compile(r"<((?:https?|mailto):[^<>|]*+)(?:\|[^<>]*+)?+>")
 
+
 def mentions_user(text: str, user_id: str | None) -> bool:
     """Whether Slack's text mentions user_id."""
     return bool(user_id) and f"<@{user_id}" in text

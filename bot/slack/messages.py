@@ -137,8 +137,10 @@ def _sections(text: str) -> list[Block]:
 
 def working_message(what: str) -> SlackMessage:
     text = f":hourglass_flowing_sand: Working on it: {what}…"
-    return SlackMessage([SectionBlock(text=MarkdownTextObject(text=clip(text, 3000))).to_dict()],
-                        f"Working on it: {what}…")
+    return SlackMessage(
+        [SectionBlock(text=MarkdownTextObject(text=clip(text, 3000))).to_dict()],
+        f"Working on it: {what}…",
+    )
 
 
 def text_message(reply: MessageReply) -> SlackMessage:
@@ -189,15 +191,18 @@ def files_message(reply: FilesReply) -> SlackMessage:
 
 
 def _option(option: ClusterOption) -> Option:
-    label = option.display_name if option.display_name == option.name else (
-        f"{option.display_name} ({option.name})"
+    label = (
+        option.display_name
+        if option.display_name == option.name
+        else (f"{option.display_name} ({option.name})")
     )
     return Option(value=option.name, text=clip(label, OPTION_TEXT_MAX))
 
 
 def _context_select(chosen: ClusterOption, context: str | None) -> Block:
-    context_options = [Option(value=c, text=clip(c, OPTION_TEXT_MAX))
-                       for c in chosen.contexts[:MAX_OPTIONS]]
+    context_options = [
+        Option(value=c, text=clip(c, OPTION_TEXT_MAX)) for c in chosen.contexts[:MAX_OPTIONS]
+    ]
     return SectionBlock(
         block_id=PICKER_CONTEXT,
         text=MarkdownTextObject(text=f"*Context* of {chosen.name}"),
@@ -233,11 +238,13 @@ def _usage_box() -> Block:
         optional=True,
         element=CheckboxesElement(
             action_id=PICKER_USAGE,
-            options=[Option(
-                value=USAGE_OPTION_VALUE,
-                label="Also run nvidia-smi in the pods (real usage)",
-                description="Point-in-time utilisation and memory used per pod",
-            )],
+            options=[
+                Option(
+                    value=USAGE_OPTION_VALUE,
+                    label="Also run nvidia-smi in the pods (real usage)",
+                    description="Point-in-time utilisation and memory used per pod",
+                )
+            ],
         ),
     )
 
@@ -247,21 +254,28 @@ def _picker_end() -> list[Block]:
         ActionsBlock(
             block_id="picker_actions",
             elements=[
-                ButtonElement(text="Confirm", action_id=PICKER_CONFIRM, style="primary",
-                              value="confirm"),
+                ButtonElement(
+                    text="Confirm", action_id=PICKER_CONFIRM, style="primary", value="confirm"
+                ),
                 ButtonElement(text="Cancel", action_id=PICKER_CANCEL, value="cancel"),
             ],
         ),
-        ContextBlock(elements=[MarkdownTextObject(
-            text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
-                 "allocation state, not live GPU utilisation.")]),
+        ContextBlock(
+            elements=[
+                MarkdownTextObject(
+                    text="Nothing is collected until you press *Confirm*. The summary shows HAMi's "
+                    "allocation state, not live GPU utilisation."
+                )
+            ]
+        ),
     ]
 
 
 def picker_message(reply: PickerReply) -> SlackMessage:
     blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=clip("Summarise a registered cluster",
-                                                   HEADER_TEXT_MAX)))
+        HeaderBlock(
+            text=PlainTextObject(text=clip("Summarise a registered cluster", HEADER_TEXT_MAX))
+        )
     ]
     if not reply.options:
         blocks.extend(_sections(reply.hint or "No clusters are registered for this channel."))
@@ -282,9 +296,16 @@ def picker_message(reply: PickerReply) -> SlackMessage:
         )
     )
     if len(reply.options) > MAX_OPTIONS:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(
-            text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in this list; "
-            "use `/hami-summary clusters` and `/hami-summary <cluster>`.")]))
+        blocks.append(
+            ContextBlock(
+                elements=[
+                    MarkdownTextObject(
+                        text=f"{len(reply.options) - MAX_OPTIONS} more clusters are not in"
+                        " this list; use `/hami-summary clusters` and `/hami-summary <cluster>`."
+                    )
+                ]
+            )
+        )
     if chosen is not None and len(chosen.contexts) > 1:
         blocks.append(_context_select(chosen, reply.context))
     blocks.append(_namespace_input(reply.namespace))
@@ -296,9 +317,12 @@ def picker_message(reply: PickerReply) -> SlackMessage:
 
 def clusters_message(reply: ClustersReply) -> SlackMessage:
     if not reply.options:
-        return text_message(MessageReply(
-            title="Registered clusters", text=(reply.hint or "") + _admin_notes(reply.admin_notes)
-        ))
+        return text_message(
+            MessageReply(
+                title="Registered clusters",
+                text=(reply.hint or "") + _admin_notes(reply.admin_notes),
+            )
+        )
     lines = []
     for option in reply.options:
         line = f"• *{option.name}*"
@@ -325,8 +349,12 @@ ADMIN_REPORT_MAX_CHARS = 20_000
 def admin_message(reply: AdminReply) -> SlackMessage:
     """The admin report, with real mentions of the users, channels and user groups allowed to
     query each cluster."""
-    text = admin_text(reply.report, check_hint="`/hami-summary admin check`",
-                      max_chars=ADMIN_REPORT_MAX_CHARS, measure=lambda line: len(mrkdwn_line(line)))
+    text = admin_text(
+        reply.report,
+        check_hint="`/hami-summary admin check`",
+        max_chars=ADMIN_REPORT_MAX_CHARS,
+        measure=lambda line: len(mrkdwn_line(line)),
+    )
     title = "Admin: kubeconfig discovery and cluster access"
     if reply.report.checked:
         title += " (API servers checked)"
@@ -336,9 +364,7 @@ def admin_message(reply: AdminReply) -> SlackMessage:
 def _admin_notes(notes: tuple[str, ...]) -> str:
     if not notes:
         return ""
-    return "\n\n*For the bot's admin:*\n" + "\n".join(
-        f"• {note}" for note in notes
-    )
+    return "\n\n*For the bot's admin:*\n" + "\n".join(f"• {note}" for note in notes)
 
 
 # Sections of one fleet message; the list goes into a file beyond that (Slack: 50 blocks).

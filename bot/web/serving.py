@@ -41,6 +41,7 @@ def firing_alerts_of(store: KeyValueStore, registry: ClusterRegistry) -> FiringA
     """What the fleet view and the Home tab show as firing: the alert runner's records."""
     return recorded_firing_alerts(NotifyRecords(store), registry)
 
+
 # On SIGTERM, answers in progress get this long to finish (Kubernetes waits 30 s by default
 # before it kills the pod).
 DRAIN_SECONDS = 20

@@ -372,8 +372,9 @@ def _drift_once(state: _State, namer: _Namer, seed: int, step: int, nodes: int) 
     grower = growing_namespace(state)
     churn = max(1, len(state.pods) // 150)
     candidates = sorted(k for k in state.pods if k[0] != grower) or sorted(state.pods)
-    ending = [state.pods[k] for k in rng.sample(candidates, min(len(candidates),
-                                                                rng.randint(1, churn)))]
+    ending = [
+        state.pods[k] for k in rng.sample(candidates, min(len(candidates), rng.randint(1, churn)))
+    ]
     for pod in ending:
         state.remove((pod.namespace, pod.name))
     target = _target_share(step)

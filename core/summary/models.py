@@ -67,8 +67,9 @@ def _subset(cols: GpuColumns, rows: Sequence[int], node_of: Sequence[int]) -> Gp
 
 
 def _model(name: str, cols: GpuColumns) -> ModelSummary:
-    free_whole = [s == "idle" and not gone for s, gone in zip(cols.state, cols.incomplete,
-                                                                 strict=True)]
+    free_whole = [
+        s == "idle" and not gone for s, gone in zip(cols.state, cols.incomplete, strict=True)
+    ]
     per_node = cols.per_node(free_whole)
     largest = int(max(per_node, default=0))
     core_limit = float(sum(cols.core_limit))

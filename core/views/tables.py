@@ -198,7 +198,7 @@ TOP_PODS: TableSpec[tuple[str, str, float, float]] = TableSpec(
 
 def top_pods_table(summary: Summary, top: int, per_namespace: int = 3) -> Table:
     """The largest pods of the largest namespaces: up to ``per_namespace`` each, largest
-namespaces first, at most ``top`` rows."""
+    namespaces first, at most ``top`` rows."""
     namespaces = sorted(summary.namespaces, key=lambda n: (-n.cores, -n.mem_mib, n.namespace))
     rows = [
         (ns.namespace, pod, cores, mem)
@@ -212,7 +212,7 @@ namespaces first, at most ``top`` rows."""
 
 def quota_unit(resource: str) -> str:
     """The unit of a quota figure: HAMi reports memory quotas (``gpumem``) in MiB and core quotas
-(``gpucores``) in share points, 100 to a GPU."""
+    (``gpucores``) in share points, 100 to a GPU."""
     if is_memory_resource(resource):
         return "MiB"
     return "cores" if is_core_resource(resource) else ""

@@ -48,8 +48,14 @@ def _lookup(values: Any, path: list[str]) -> tuple[bool, Any]:
 
 
 def _kind(value: Any) -> str:
-    for python_type, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "string"),
-                              (list, "list"), (dict, "object")):
+    for python_type, name in (
+        (bool, "bool"),
+        (int, "int"),
+        (float, "float"),
+        (str, "string"),
+        (list, "list"),
+        (dict, "object"),
+    ):
         if isinstance(value, python_type):
             return name
     return "null"

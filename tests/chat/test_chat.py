@@ -17,16 +17,25 @@ from tests.slack.conftest import MetricsServer, write_kubeconfig, write_registry
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def chat(*args: str, stdin: str, tmp_path: Path,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def chat(
+    *args: str, stdin: str, tmp_path: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "MPLBACKEND": "Agg", **(env or {})}
-    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN",
-                 "HAMI_CLUSTERS_FILE"):
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        "HAMI_CLUSTERS_FILE",
+    ):
         if env is None or name not in env:
             full_env.pop(name, None)
     return subprocess.run(
         [sys.executable, "-m", "bot.cli.main", "chat", "--out-dir", str(tmp_path / "out"), *args],
-        input=stdin, capture_output=True, text=True, timeout=120, env=full_env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=full_env,
     )
 
 
@@ -46,15 +55,20 @@ def test_example_gives_a_full_answer_and_a_chart_at_once(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_file_then_follow_ups_use_the_same_metrics(tmp_path: Path) -> None:
-    script = "\n".join([
-        "ns team-a",
-        "@bot gpus",
-        "workloads",
-        "csv",
-        "/hami-summary help",
-        "quit",
-        "ns never-reached",
-    ]) + "\n"
+    script = (
+        "\n".join(
+            [
+                "ns team-a",
+                "@bot gpus",
+                "workloads",
+                "csv",
+                "/hami-summary help",
+                "quit",
+                "ns never-reached",
+            ]
+        )
+        + "\n"
+    )
     result = chat(str(FIXTURES / "scheduler-small.prom"), stdin=script, tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -94,23 +108,28 @@ def test_registered_cluster_is_summarised_live(tmp_path: Path) -> None:
     try:
         registry = tmp_path / "clusters.yaml"
         registry.write_text(f"clusters:\n  - name: demo\n    metrics_url: {server.url}\n")
-        result = chat(stdin="/hami-summary\n/hami-summary demo ns=team-b\n"
-                            "/hami-summary demo runtime\n",
-                      tmp_path=tmp_path, env={"HAMI_CLUSTERS_FILE": str(registry)})
+        result = chat(
+            stdin="/hami-summary\n/hami-summary demo ns=team-b\n/hami-summary demo runtime\n",
+            tmp_path=tmp_path,
+            env={"HAMI_CLUSTERS_FILE": str(registry)},
+        )
     finally:
         server.stop()
     assert result.returncode == 0, result.stderr
     assert "1. demo" in result.stdout
     assert "cluster demo" in result.stdout
     assert "cores 45.8% allocated (275 / 600 cores)" in result.stdout
-    assert re.search(r"Source: cluster demo; scraped \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
-                     result.stdout)
+    assert re.search(
+        r"Source: cluster demo; scraped \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", result.stdout
+    )
     assert "metrics given" not in result.stdout  # a cluster has its scrape time, above
     assert server.scrapes == 1
     # Runtime refused by the registry: the collector's wording, naming the setting and entry.
-    assert ('Runtime (vGPU monitor) scrapes are not enabled for cluster "demo". An admin can set '
-            f"runtime_allowed: true for it in the cluster registry ({registry}:2). Ask without "
-            "`runtime` for the allocation summary.") in result.stdout
+    assert (
+        'Runtime (vGPU monitor) scrapes are not enabled for cluster "demo". An admin can set '
+        f"runtime_allowed: true for it in the cluster registry ({registry}:2). Ask without "
+        "`runtime` for the allocation summary."
+    ) in result.stdout
 
 
 @pytest.mark.slow
@@ -136,18 +155,25 @@ def test_real_usage_of_a_kubeconfig_cluster_and_the_refusal_where_not_allowed(
             "  - name: plain\n"
             "    kubeconfig: lab.kubeconfig\n"
         )
-        result = chat(stdin="/hami-summary lab usage\n/hami-summary plain usage\n",
-                      tmp_path=tmp_path, env={"HAMI_CLUSTERS_FILE": str(registry)})
+        result = chat(
+            stdin="/hami-summary lab usage\n/hami-summary plain usage\n",
+            tmp_path=tmp_path,
+            env={"HAMI_CLUSTERS_FILE": str(registry)},
+        )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Real usage (nvidia-smi, point in time)" in out
     assert re.search(r"team-b/embed-svc-0\s+2\.0%\s+300 MiB/8\.0 GiB\s+3\.7%\s+idle", out)
     assert re.search(r"team-a/train-full-0\s+97\.0%.*95\.2%\s+high", out)
-    assert ("Could not read 1 pod, by cause:\n  - nvidia-smi unavailable (1): "
-            "team-b/notebook-0 — notebook: nvidia-smi not found in the image") in out
+    assert (
+        "Could not read 1 pod, by cause:\n  - nvidia-smi unavailable (1): "
+        "team-b/notebook-0 — notebook: nvidia-smi not found in the image"
+    ) in out
     assert any(e.pod == "llm-infer-0" for e in cluster.execs)
-    assert (f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
-            f"nvidia_smi_allowed: true for it in the cluster registry ({registry}:5)") in out
+    assert (
+        f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
+        f"nvidia_smi_allowed: true for it in the cluster registry ({registry}:5)"
+    ) in out
 
 
 @pytest.mark.slow
@@ -156,13 +182,16 @@ def test_words_that_are_not_a_follow_up_are_told_apart_from_a_missing_paste(
 ) -> None:
     before = chat(stdin="hello\n", tmp_path=tmp_path)
     assert "this thread has none I remember" in before.stdout
-    after = chat(str(FIXTURES / "scheduler-small.prom"),
-                 stdin="hello there\nns team-a\n", tmp_path=tmp_path)
+    after = chat(
+        str(FIXTURES / "scheduler-small.prom"), stdin="hello there\nns team-a\n", tmp_path=tmp_path
+    )
     assert after.returncode == 0, after.stderr
     out = after.stdout
     assert "Problem: Not a follow-up I know" in out
-    assert ("I did not understand “hello there” as a follow-up. This thread has the file "
-            "scheduler-small.prom") in out
+    assert (
+        "I did not understand “hello there” as a follow-up. This thread has the file "
+        "scheduler-small.prom"
+    ) in out
     assert "none I remember" not in out
     assert "`gpus` — every GPU" in out
     assert "Filter: namespace=team-a" in out  # the metrics still answer afterwards
@@ -192,22 +221,30 @@ def test_admin_lists_kubeconfigs_and_who_may_query_each_cluster(tmp_path: Path) 
     write_kubeconfig(kube_dir / "prod.kubeconfig", ["prod-admin", "prod-readonly"])
     (kube_dir / "notes.txt").write_text("call the on-call first\n")
     registry = write_registry(tmp_path, "http://127.0.0.1:9/metrics")
-    result = chat(stdin="admin\nadmin check\n", tmp_path=tmp_path,
-                  env={"HAMI_CLUSTERS_FILE": str(registry), "KUBECONFIG_DIR": str(kube_dir)})
+    result = chat(
+        stdin="admin\nadmin check\n",
+        tmp_path=tmp_path,
+        env={"HAMI_CLUSTERS_FILE": str(registry), "KUBECONFIG_DIR": str(kube_dir)},
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert (f"Kubeconfig files in {kube_dir} (folder from KUBECONFIG_DIR): 1 found, 1 skipped."
-            in out)
-    assert ("◦ prod-admin: cluster gpu (https://127.0.0.1:9), user viewer (token) — valid "
-            "(resolves; credentials present)") in out
+    assert (
+        f"Kubeconfig files in {kube_dir} (folder from KUBECONFIG_DIR): 1 found, 1 skipped." in out
+    )
+    assert (
+        "◦ prod-admin: cluster gpu (https://127.0.0.1:9), user viewer (token) — valid "
+        "(resolves; credentials present)"
+    ) in out
     assert "• notes.txt: YAML, but not a mapping" in out
     assert "type admin check" in out
     assert f"Registered clusters ({registry}): 3" in out
     assert "• demo (Demo cluster): metrics URL http://127.0.0.1:9/metrics" in out
     assert "may query: channels C0TEAM01" in out and "may query: users U0ALICE1" in out
     # admin check asked the (closed) API server with the context's credentials.
-    assert ('◦ prod-admin: cluster gpu (https://127.0.0.1:9), user viewer (token) — PROBLEM: '
-            'Cannot reach the Kubernetes API server of context "prod-admin"') in out
+    assert (
+        "◦ prod-admin: cluster gpu (https://127.0.0.1:9), user viewer (token) — PROBLEM: "
+        'Cannot reach the Kubernetes API server of context "prod-admin"'
+    ) in out
     assert "kube-token-not-a-secret" not in out + result.stderr
 
 
@@ -216,12 +253,17 @@ def test_operator_settings_reach_the_bot(tmp_path: Path) -> None:
     settings = tmp_path / "settings.yaml"
     # team-a holds 47 % of the example's cores: a dominant tenant once the bar is 45 %.
     settings.write_text("thresholds:\n  dominant_percent: 45\n")
-    result = chat("--example", stdin="", tmp_path=tmp_path,
-                  env={"HAMI_SUMMARY_SETTINGS": str(settings)})
+    result = chat(
+        "--example", stdin="", tmp_path=tmp_path, env={"HAMI_SUMMARY_SETTINGS": str(settings)}
+    )
     assert result.returncode == 0, result.stderr
     assert "dominant tenant" in result.stdout
-    bad = chat("--example", stdin="", tmp_path=tmp_path,
-               env={"HAMI_SUMMARY_SETTINGS": str(tmp_path / "missing.yaml")})
+    bad = chat(
+        "--example",
+        stdin="",
+        tmp_path=tmp_path,
+        env={"HAMI_SUMMARY_SETTINGS": str(tmp_path / "missing.yaml")},
+    )
     assert bad.returncode == 2
     assert "cannot read the settings file" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -239,20 +281,22 @@ def test_follow_ups_after_a_real_usage_summary_keep_it_from_the_same_reading(
             "    nvidia_smi_allowed: true\n"
         )
         script = "/hami-summary lab usage\nns team-a\nworkloads\nchart\n"
-        result = chat(stdin=script, tmp_path=tmp_path,
-                      env={"HAMI_CLUSTERS_FILE": str(registry)})
+        result = chat(stdin=script, tmp_path=tmp_path, env={"HAMI_CLUSTERS_FILE": str(registry)})
         execs_before_refresh = len(cluster.execs)
-        refreshed = chat(stdin="/hami-summary lab usage\nrefresh\n", tmp_path=tmp_path,
-                         env={"HAMI_CLUSTERS_FILE": str(registry)})
+        refreshed = chat(
+            stdin="/hami-summary lab usage\nrefresh\n",
+            tmp_path=tmp_path,
+            env={"HAMI_CLUSTERS_FILE": str(registry)},
+        )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     # The ns follow-up is the cluster's summary, filtered, with the real-usage table.
-    filtered = out[out.index("Filter: namespace=team-a"):]
-    filtered = filtered[:filtered.index("workload allocations")]
+    filtered = out[out.index("Filter: namespace=team-a") :]
+    filtered = filtered[: filtered.index("workload allocations")]
     assert re.search(r"team-a/llm-infer-0\s+41\.0%\s+8\.8/10\.0 GiB", filtered)
     assert "Real usage (nvidia-smi, point in time)" in filtered
     # The workloads table carries every pod's real usage after it; the chart says it too.
-    workloads = out[out.index("workload allocations"):]
+    workloads = out[out.index("workload allocations") :]
     assert "with real usage per pod" in workloads.splitlines()[0]
     assert re.search(r"team-a/train-full-0\s+trainer\s+97\.0%", workloads)
     # The filter sticks: the chart after `workloads` is team-a's, with its two pods' usage.

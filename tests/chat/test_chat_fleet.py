@@ -35,5 +35,5 @@ def test_fleet_lists_every_cluster_with_its_figures_or_its_problem(tmp_path: Pat
     assert demo.startswith("  - demo: 6 GPUs on 3 nodes · cores ")
     assert "free whole GPUs: " in demo and "scraped 0 s ago" in demo
     gone = next(line for line in lines if line.startswith("  - gone: "))
-    assert gone.startswith('  - gone: could not collect: Cannot reach the metrics URL of cluster')
+    assert gone.startswith("  - gone: could not collect: Cannot reach the metrics URL of cluster")
     assert "connection refused" in gone

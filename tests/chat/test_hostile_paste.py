@@ -41,7 +41,8 @@ def test_a_paste_with_nan_is_summarised_with_the_warning(tmp_path: Path) -> None
 @pytest.mark.slow
 def test_a_paste_where_nothing_is_usable_is_explained(tmp_path: Path) -> None:
     lines = [
-        line if not line or line.startswith(("#", "hami_build_info"))
+        line
+        if not line or line.startswith(("#", "hami_build_info"))
         else line.rsplit(" ", 1)[0] + " -Inf"
         for line in read_fixture("scheduler-small.prom").rstrip("\n").split("\n")
     ]

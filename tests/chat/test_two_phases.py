@@ -85,8 +85,13 @@ def test_admin_check_says_it_is_checking_and_answers_only_the_admin(
     assert decision.plan is not None and not decision.plan.public
 
 
-def _press(ref: SummaryRef, *, channel: str = CHANNEL, thread: str | None = "1.0",
-           message: str | None = "2.0") -> ButtonIntent:
+def _press(
+    ref: SummaryRef,
+    *,
+    channel: str = CHANNEL,
+    thread: str | None = "1.0",
+    message: str | None = "2.0",
+) -> ButtonIntent:
     return ButtonIntent("gpus", ref.to_value(), "U1", channel, thread, message)
 
 
@@ -106,8 +111,7 @@ def test_a_button_pressed_away_from_its_summary_is_refused_at_once(
     decision = conversation.handle(_press(pasted_here))
     assert decision.reply is None and decision.plan is not None
     assert decision.plan.command == ButtonPress("gpus", pasted_here, in_place=False)
-    top = conversation.handle(_press(SummaryRef(channel=CHANNEL, thread_ts=TOP_LEVEL),
-                                     thread=None))
+    top = conversation.handle(_press(SummaryRef(channel=CHANNEL, thread_ts=TOP_LEVEL), thread=None))
     assert top.plan is not None
 
 
@@ -124,8 +128,14 @@ def test_an_unreadable_button_is_explained_where_its_answer_goes(
 def test_emphasis_is_written_by_each_surface() -> None:
     text = Rich.of(
         Strong("Heading"),
-        ("Cluster ", Strong("demo"), " context ", Code("a`b"), " for ",
-         Mention("user", "U0ALICE01")),
+        (
+            "Cluster ",
+            Strong("demo"),
+            " context ",
+            Code("a`b"),
+            " for ",
+            Mention("user", "U0ALICE01"),
+        ),
         Aside("what the numbers mean."),
         Fixed("a  b\n1  2"),
     )

@@ -19,9 +19,9 @@ from bot.cli.main import main
 from tests.conftest import read_fixture
 
 # Exposition escapes: "\\n" in a label value is a real newline once read.
-NODE_1 = 'ev\x1b[31mil\\nx'
-NODE_2 = 'n\x1b]0;title\x07ode'
-NAMESPACE = 'te\x1b[2Jam'
+NODE_1 = "ev\x1b[31mil\\nx"
+NODE_2 = "n\x1b]0;title\x07ode"
+NAMESPACE = "te\x1b[2Jam"
 
 
 def hostile(text: str) -> str:
@@ -85,7 +85,6 @@ def test_a_chart_draws_names_that_look_like_formulas_as_written(
     assert code == 0, err
     assert err == f"chart written to {chart}\n"
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown"])

@@ -205,5 +205,3 @@ def test_line_problem_judges_one_line() -> None:
         "the value 'are' is not a number (expected e.g. 1, 2.5e+09, NaN, +Inf)"
     )
     assert line_problem('x{a="1"') == "the label set is not closed: no '}' after '{'"
-
-

@@ -42,12 +42,39 @@ FUZZ = settings(  # also used by tests/chat/test_fuzz_messages.py
 )
 
 HOSTILE_VALUES = (
-    "NaN", "+Inf", "-Inf", "Inf", "1e308", "-1e308", "-30", "-0", "2.5", "1e20", "4e-320",
-    "0x10", "nan", "infinity",
+    "NaN",
+    "+Inf",
+    "-Inf",
+    "Inf",
+    "1e308",
+    "-1e308",
+    "-30",
+    "-0",
+    "2.5",
+    "1e20",
+    "4e-320",
+    "0x10",
+    "nan",
+    "infinity",
 )
 HOSTILE_LABEL_TEXT = (
-    "<!channel>", "<@U123>", "=HYPERLINK(\"http://x\")", "+1", "-1", "@SUM(A1)", "\t=1",
-    "\r=1", "\\n", "\\\"", "&amp;", "*bold*", "`code`", "\u202e", "\u2028", "\x7f", "\x01",
+    "<!channel>",
+    "<@U123>",
+    '=HYPERLINK("http://x")',
+    "+1",
+    "-1",
+    "@SUM(A1)",
+    "\t=1",
+    "\r=1",
+    "\\n",
+    '\\"',
+    "&amp;",
+    "*bold*",
+    "`code`",
+    "\u202e",
+    "\u2028",
+    "\x7f",
+    "\x01",
     "a" * 300,
 )
 

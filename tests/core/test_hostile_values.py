@@ -32,8 +32,9 @@ def with_value(text: str, family: str, where: str, value: str) -> str:
     raise AssertionError(f"no {family} sample with {where}")
 
 
-def summary_with(family: str, where: str, value: str, fixture: str = "scheduler-small.prom"
-                 ) -> Summary:
+def summary_with(
+    family: str, where: str, value: str, fixture: str = "scheduler-small.prom"
+) -> Summary:
     return summarize_text(with_value(read_fixture(fixture), family, where, value), SOURCE)
 
 
@@ -92,15 +93,27 @@ def test_a_device_core_value_no_exporter_writes_is_named_and_left_out(
     [
         ("hami_gpu_shared_count", A100_0_UUID, "NaN", "not a number"),
         ("hami_gpu_shared_count", A100_0_UUID, "2.5", "not a whole number"),
-        ("hami_gpu_memory_limit_bytes", A100_0_UUID, "1e308",
-         "above 2,147,483,647 MiB, the most HAMi's 32-bit MiB count holds"),
+        (
+            "hami_gpu_memory_limit_bytes",
+            A100_0_UUID,
+            "1e308",
+            "above 2,147,483,647 MiB, the most HAMi's 32-bit MiB count holds",
+        ),
         ("hami_node_gpu_memory_allocated_ratio", A100_0_UUID, "-Inf", "infinite"),
         ("hami_vgpu_core_allocated_ratio", 'pod="llm-infer-0"', "+Inf", "infinite"),
         ("hami_vgpu_memory_allocated_bytes", 'pod="llm-infer-0"', "-1", "negative"),
-        ("hami_resource_quota_used", 'namespace="team-a",quota_name="nvidia.com/gpucores"',
-         "NaN", "not a number"),
-        ("hami_resource_quota_limit", 'namespace="team-a",quota_name="nvidia.com/gpumem"',
-         "1e308", "above 9,223,372,036,854,775,807, the most a 64-bit quota holds"),
+        (
+            "hami_resource_quota_used",
+            'namespace="team-a",quota_name="nvidia.com/gpucores"',
+            "NaN",
+            "not a number",
+        ),
+        (
+            "hami_resource_quota_limit",
+            'namespace="team-a",quota_name="nvidia.com/gpumem"',
+            "1e308",
+            "above 9,223,372,036,854,775,807, the most a 64-bit quota holds",
+        ),
     ],
 )
 def test_every_allocation_family_survives_and_reports_its_bad_value(
@@ -132,7 +145,8 @@ def test_negative_values_no_longer_give_negative_totals_or_idle_gpus_that_are_no
 def test_nothing_usable_left_is_refused_with_the_values_named() -> None:
     text = read_fixture("scheduler-small.prom")
     lines = [
-        line if line.startswith("#") or not line or line.startswith("hami_build_info")
+        line
+        if line.startswith("#") or not line or line.startswith("hami_build_info")
         else line.rsplit(" ", 1)[0] + " NaN"
         for line in text.split("\n")
     ]
@@ -188,8 +202,8 @@ def test_numeric_labels_no_exporter_writes_are_read_as_not_set() -> None:
         'limit="81920",namespace="team-a"', 'limit="+Inf",namespace="team-a"'
     )
     text = text.replace(
-        "hami_resource_quota_limit{namespace=\"team-a\",quota_name=\"nvidia.com/gpumem\","
-        "zone=\"vGPU\"} 81920\n",
+        'hami_resource_quota_limit{namespace="team-a",quota_name="nvidia.com/gpumem",'
+        'zone="vGPU"} 81920\n',
         "",
     )
     summary = summarize_text(text, SOURCE)
@@ -213,8 +227,9 @@ def test_monitor_values_out_of_range_are_left_out_of_the_runtime_section() -> No
 
 
 def test_control_characters_in_a_named_series_cannot_break_the_report_line() -> None:
-    text = with_value(read_fixture("scheduler-small.prom"), "hami_gpu_core_allocated_ratio",
-                      A100_0_UUID, "NaN")
+    text = with_value(
+        read_fixture("scheduler-small.prom"), "hami_gpu_core_allocated_ratio", A100_0_UUID, "NaN"
+    )
     line = next(ln for ln in text.split("\n") if ln.endswith(" NaN"))
     text = text.replace(line, line.replace('node="gpu-node-1"', 'node="gpu\\nnode\x1b[31m"'))
     summary = summarize_text(text, SOURCE)

@@ -59,7 +59,6 @@ def test_the_file_is_a_well_formed_png() -> None:
     assert kinds == [b"IHDR", b"PLTE", b"IDAT", b"IEND"]
 
 
-
 def packed(rgb: np.ndarray) -> np.ndarray:
     return opaque(rgb).view("<u4").reshape(-1) & 0xFFFFFF
 

@@ -123,9 +123,7 @@ def test_class_thresholds_come_from_the_settings() -> None:
     assert default == dict.fromkeys("abc", "major")  # 1 GPU of 8: 12.5 % of the cluster
     raised = Settings(thresholds=Thresholds(major_tenant_percent=20.0))
     summary = summarize_text(s.text(), SOURCE, settings=raised)
-    assert {n.namespace: n.size_class for n in summary.namespaces} == dict.fromkeys(
-        "abc", "medium"
-    )
+    assert {n.namespace: n.size_class for n in summary.namespaces} == dict.fromkeys("abc", "medium")
 
 
 def test_fragmented_distribution_and_risk_finding() -> None:

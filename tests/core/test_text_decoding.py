@@ -27,8 +27,7 @@ TEXT = read_fixture("scheduler-small.prom")
         TEXT.encode("utf-16-be"),
         TEXT.encode("utf-32"),
     ],
-    ids=["utf8", "utf8-bom", "utf16", "utf16le-bom", "utf16be-bom", "utf16le", "utf16be",
-         "utf32"],
+    ids=["utf8", "utf8-bom", "utf16", "utf16le-bom", "utf16be-bom", "utf16le", "utf16be", "utf32"],
 )
 def test_every_unicode_encoding_gives_the_same_text(data: bytes) -> None:
     assert decode_metrics_bytes(data) == TEXT

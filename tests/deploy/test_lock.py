@@ -26,9 +26,14 @@ PIN_BLOCK = re.compile(
     re.MULTILINE,
 )
 # The image's Python and the platforms it runs on.
-IMAGE_ENVIRONMENT = {"python_version": "3.11", "python_full_version": "3.11.16",
-                     "sys_platform": "linux", "platform_system": "Linux",
-                     "platform_machine": "x86_64", "implementation_name": "cpython"}
+IMAGE_ENVIRONMENT = {
+    "python_version": "3.11",
+    "python_full_version": "3.11.16",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "implementation_name": "cpython",
+}
 
 
 def lock_tool() -> ModuleType:
@@ -54,8 +59,9 @@ def locked(path: Path) -> dict[str, list[tuple[Version, str | None]]]:
 
 def for_image(entries: list[tuple[Version, str | None]]) -> list[Version]:
     """The pinned versions that apply on the image's platform: one, or none for a backport."""
-    chosen = [v for v, marker in entries if marker is None or Marker(marker).evaluate(
-        IMAGE_ENVIRONMENT)]
+    chosen = [
+        v for v, marker in entries if marker is None or Marker(marker).evaluate(IMAGE_ENVIRONMENT)
+    ]
     assert len(chosen) <= 1, entries
     return chosen
 
@@ -64,7 +70,8 @@ def test_the_lock_was_made_from_this_pyproject() -> None:
     tool = lock_tool()
     first_line = (REPO / "requirements.lock").read_text().splitlines()[0]
     expected = tool.FINGERPRINT_PREFIX + tool.dependency_fingerprint(
-        (REPO / "pyproject.toml").read_text())
+        (REPO / "pyproject.toml").read_text()
+    )
     assert first_line == expected, (
         "requirements.lock is stale: the dependencies in pyproject.toml changed. "
         "Run `python deploy/lock.py` and commit the three files it writes."
@@ -101,8 +108,11 @@ def test_requirements_txt_installs_the_locked_set_and_the_project() -> None:
     tool = lock_tool()
     lock_text = (REPO / "requirements.lock").read_text()
     assert (REPO / "requirements.txt").read_text() == tool.requirements_txt(lock_text)
-    lines = [line for line in (REPO / "requirements.txt").read_text().splitlines()
-             if line and not line.startswith("#")]
+    lines = [
+        line
+        for line in (REPO / "requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     assert lines[-1] == "."
     assert len(lines) - 1 == len(tool.pins(lock_text)) > 10
 

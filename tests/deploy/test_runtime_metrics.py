@@ -32,14 +32,21 @@ def scrape(metrics: OpsMetrics) -> dict[str, list[tuple[dict[str, str], float]]]
 
 def test_process_python_and_build_info_metrics_are_exported() -> None:
     samples = scrape(OpsMetrics())
-    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes",
-                 "process_start_time_seconds", "process_open_fds", "python_info"):
+    for name in (
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_start_time_seconds",
+        "process_open_fds",
+        "python_info",
+    ):
         assert name in samples, name
     assert any(name.startswith("python_gc_") for name in samples)
     [(labels, value)] = samples["hami_summary_build_info"]
     assert value == 1.0
-    assert labels == {"version": version("hami-summary"),
-                      "python_version": platform.python_version()}
+    assert labels == {
+        "version": version("hami-summary"),
+        "python_version": platform.python_version(),
+    }
     # The bot's own metrics are still there beside them.
     assert "hami_summary_redis_errors_total" not in samples  # no sample until a failure
     families = {f.name for f in text_string_to_metric_families(OpsMetrics().exposition().decode())}

@@ -187,12 +187,20 @@ def test_generic_credential_assignments_are_redacted(root_logger_restored: None)
     logger.info("plugin environment: AWS_SECRET_ACCESS_KEY=%s AWS_REGION=eu-west-1", AWS_SECRET)
     logger.info(
         "exec plugin failed: %s",
-        {"env": [{"name": "DB_PASSWORD", "value": DB_PASSWORD},
-                 {"name": "STRIPE_KEY", "value": STRIPE_KEY}]},
+        {
+            "env": [
+                {"name": "DB_PASSWORD", "value": DB_PASSWORD},
+                {"name": "STRIPE_KEY", "value": STRIPE_KEY},
+            ]
+        },
     )
     logger.info("%s", json.dumps({"env": [{"name": "DB_PASSWORD", "value": DB_PASSWORD}]}))
-    logger.info('settings: STRIPE_KEY: %s, client_secret="%s", password=%s&user=ops',
-                STRIPE_KEY, DB_PASSWORD, PASSWORD)
+    logger.info(
+        'settings: STRIPE_KEY: %s, client_secret="%s", password=%s&user=ops',
+        STRIPE_KEY,
+        DB_PASSWORD,
+        PASSWORD,
+    )
     logger.info("running aws-iam-authenticator token --password %s --role ops", PASSWORD)
     output = stream.getvalue()
     for secret in (AWS_SECRET, AWS_KEY_ID, DB_PASSWORD, STRIPE_KEY, PLUGIN_TOKEN, PASSWORD):
@@ -206,8 +214,10 @@ def test_generic_credential_assignments_are_redacted(root_logger_restored: None)
     assert lines[1] == f"plugin environment: AWS_SECRET_ACCESS_KEY={REDACTED} AWS_REGION=eu-west-1"
     assert f"'name': 'STRIPE_KEY', 'value': '{REDACTED}'" in lines[2]
     assert f'"name": "DB_PASSWORD", "value": "{REDACTED}"' in lines[3]
-    assert lines[4] == (f'settings: STRIPE_KEY: {REDACTED}, client_secret="{REDACTED}", '
-                        f"password={REDACTED}&user=ops")
+    assert lines[4] == (
+        f'settings: STRIPE_KEY: {REDACTED}, client_secret="{REDACTED}", '
+        f"password={REDACTED}&user=ops"
+    )
     assert lines[5] == f"running aws-iam-authenticator token --password {REDACTED} --role ops"
 
 

@@ -19,9 +19,7 @@ from bot.ops.logging import MAX_REDACTED_CHARS, REDACTED, redact
 SIZE = 50_000
 # Every compiled pattern of the module, so a pattern added there is checked without a list to
 # keep in step.
-PATTERNS = {
-    name: value for name, value in vars(redaction).items() if isinstance(value, re.Pattern)
-}
+PATTERNS = {name: value for name, value in vars(redaction).items() if isinstance(value, re.Pattern)}
 # Fragments that make a backtracking pattern try every split of a long run: key names, their
 # separators, scheme and user parts of URLs, flag prefixes, PEM headers.
 FRAGMENTS = [

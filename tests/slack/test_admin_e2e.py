@@ -61,8 +61,10 @@ def fill_kube_dir(folder: Path, kube: FakeApiServer) -> None:
 
 def with_user_group(registry_file: Path) -> None:
     text = registry_file.read_text()
-    registry_file.write_text(text + f"  - name: gpu-team\n    metrics_url: http://user:"
-                             f"pa55word@127.0.0.1:9/metrics\n    allowed_user_groups: [{GROUP}]\n")
+    registry_file.write_text(
+        text + f"  - name: gpu-team\n    metrics_url: http://user:"
+        f"pa55word@127.0.0.1:9/metrics\n    allowed_user_groups: [{GROUP}]\n"
+    )
 
 
 @pytest.fixture
@@ -74,7 +76,8 @@ def admin_setup(slack_api: SlackWebApi, tmp_path: Path) -> Iterator[AdminSetup]:
         registry_file = write_registry(tmp_path, "http://127.0.0.1:9/metrics")
         with_user_group(registry_file)
         running, server = start_bot(
-            slack_api, load_registry(registry_file),
+            slack_api,
+            load_registry(registry_file),
             {"HAMI_SUMMARY_ADMINS": f"{ADMIN}, {OTHER_ADMIN}", "KUBECONFIG_DIR": str(kube_dir)},
         )
         try:
@@ -84,8 +87,13 @@ def admin_setup(slack_api: SlackWebApi, tmp_path: Path) -> Iterator[AdminSetup]:
 
 
 def no_credentials_in(text: str) -> None:
-    for secret in ("test-token-7f3a9c", "old-token-secret-123", "kube-token-not-a-secret",
-                   "pa55word", "certificate-authority-data"):
+    for secret in (
+        "test-token-7f3a9c",
+        "old-token-secret-123",
+        "kube-token-not-a-secret",
+        "pa55word",
+        "certificate-authority-data",
+    ):
         assert secret not in text
 
 
@@ -100,18 +108,24 @@ def test_admin_report_lists_kubeconfigs_problems_and_who_may_query(
     assert_valid(body["blocks"])
     text = blocks_text(body["blocks"])
     assert "Admin: kubeconfig discovery and cluster access" in text
-    assert (f"*Kubeconfig files* in `{admin_setup.kube_dir}` (folder from KUBECONFIG_DIR): "
-            "3 found, 2 skipped.") in text
+    assert (
+        f"*Kubeconfig files* in `{admin_setup.kube_dir}` (folder from KUBECONFIG_DIR): "
+        "3 found, 2 skipped."
+    ) in text
     # Each file with its contexts, clusters and users; the kind of credential, never its value.
     assert "• `config` — current context `dev`" in text
-    assert (f"◦ `dev`: cluster `fake-cluster` ({admin_setup.kube.url}), user `reader` (token) — "
-            "valid (resolves; credentials present)") in text
+    assert (
+        f"◦ `dev`: cluster `fake-cluster` ({admin_setup.kube.url}), user `reader` (token) — "
+        "valid (resolves; credentials present)"
+    ) in text
     assert "◦ `dev-readonly`: cluster `fake-cluster`" in text
     assert "clusters: `fake-cluster` · users: `reader`" in text
     # Validation problems.
     assert ':warning: current-context "gone" is not one of the contexts' in text
-    assert ("◦ `no-user`: cluster `c1` (https://10.0.0.1:6443), user `ghost` — :warning: user "
-            '"ghost" is not defined in this file') in text
+    assert (
+        "◦ `no-user`: cluster `c1` (https://10.0.0.1:6443), user `ghost` — :warning: user "
+        '"ghost" is not defined in this file'
+    ) in text
     assert "• `deployment.yaml`: YAML, but not a kubeconfig (kind: Deployment)" in text
     assert "• `notes.txt`: YAML, but not a mapping" in text
     assert "`/hami-summary admin check`" in text
@@ -150,18 +164,20 @@ def test_admin_check_asks_each_api_server_and_answers_only_the_admin(
     admin_setup: AdminSetup,
 ) -> None:
     bot = admin_setup.bot
-    response = bot.sender.command("admin check", user=ADMIN,
-                                  response_url=bot.api.response_url("check"))
+    response = bot.sender.command(
+        "admin check", user=ADMIN, response_url=bot.api.response_url("check")
+    )
     assert response.status == 200 and response.elapsed_seconds < ACK_LIMIT_SECONDS
-    assert "Checking each kubeconfig context's API server" in blocks_text(
-        response.json()["blocks"])
+    assert "Checking each kubeconfig context's API server" in blocks_text(response.json()["blocks"])
     post = bot.api.wait_for("response_url", timeout=30)[0]
     assert post.params["response_type"] == "ephemeral"
     assert_valid(post.params["blocks"])
     text = blocks_text(post.params["blocks"])
     assert "(API servers checked)" in text
-    assert ("◦ `dev`: cluster `fake-cluster` (" + admin_setup.kube.url + "), user `reader` "
-            "(token) — ok, reachable and authenticated, Kubernetes v1.31.2") in text
+    assert (
+        "◦ `dev`: cluster `fake-cluster` (" + admin_setup.kube.url + "), user `reader` "
+        "(token) — ok, reachable and authenticated, Kubernetes v1.31.2"
+    ) in text
     assert "◦ `old`: cluster `fake-cluster`" in text
     assert "rejected the credentials (HTTP 401 Unauthorized)" in text
     assert "`/hami-summary admin check`" not in text
@@ -178,22 +194,28 @@ def test_without_kubeconfig_dir_the_default_folder_is_scanned(
     (home / ".kube" / "notes.txt").write_text("not a kubeconfig\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("KUBECONFIG_DIR", raising=False)
-    running, server = start_bot(slack_api, load_registry(write_registry(tmp_path, "http://x/")),
-                                {"HAMI_SUMMARY_ADMINS": ADMIN})
+    running, server = start_bot(
+        slack_api,
+        load_registry(write_registry(tmp_path, "http://x/")),
+        {"HAMI_SUMMARY_ADMINS": ADMIN},
+    )
     try:
-        body = running.sender.command("admin", user=ADMIN,
-                                      response_url=slack_api.response_url("d")).json()
+        body = running.sender.command(
+            "admin", user=ADMIN, response_url=slack_api.response_url("d")
+        ).json()
     finally:
         stop_bot(running, server)
     text = blocks_text(body["blocks"])
-    assert (f"*Kubeconfig files* in `{home / '.kube'}` (folder from the default): 0 found, "
-            "1 skipped.") in text
+    assert (
+        f"*Kubeconfig files* in `{home / '.kube'}` (folder from the default): 0 found, 1 skipped."
+    ) in text
 
 
 def test_help_documents_the_admin_command(admin_setup: AdminSetup) -> None:
     bot = admin_setup.bot
-    text = blocks_text(bot.sender.command("help", response_url=bot.api.response_url("h"))
-                       .json()["blocks"])
+    text = blocks_text(
+        bot.sender.command("help", response_url=bot.api.response_url("h")).json()["blocks"]
+    )
     assert "`/hami-summary admin [check]` — for the bot's admins" in text
     assert "`HAMI_SUMMARY_ADMINS`" in text and "`KUBECONFIG_DIR`" in text
 

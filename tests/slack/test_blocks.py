@@ -47,7 +47,10 @@ def summary_of(text: str, **filters: str) -> Summary:
 
 
 FAILURES: tuple[ExecFailure, ...] = (
-    "nvidia-smi unavailable", "exec blocked by policy", "pod gone", "no devices visible",
+    "nvidia-smi unavailable",
+    "exec blocked by policy",
+    "pod gone",
+    "no devices visible",
 )
 
 
@@ -58,8 +61,11 @@ def exec_results(summary: Summary, every_nth_fails: int) -> list[PodExecResult]:
     for i, (namespace, pod) in enumerate(pods):
         if i % every_nth_fails == 0:
             failure = FAILURES[(i // every_nth_fails) % len(FAILURES)]
-            results.append(PodExecResult(namespace, pod, "main", (), failure,
-                                         f"main: {failure} in namespace {namespace}"))
+            results.append(
+                PodExecResult(
+                    namespace, pod, "main", (), failure, f"main: {failure} in namespace {namespace}"
+                )
+            )
         else:
             reading = GpuReading(0, f"GPU-{i}", float(i % 100), float(100 * (i % 50)), 40960.0)
             results.append(PodExecResult(namespace, pod, "main", (reading,)))
@@ -68,8 +74,11 @@ def exec_results(summary: Summary, every_nth_fails: int) -> list[PodExecResult]:
 
 def with_usage(text: str, every_nth_fails: int) -> Summary:
     allocation_only = summary_of(text)
-    return summarize_text(text, SourceInfo("cluster", "lab", cluster="lab"),
-                          real_usage=exec_results(allocation_only, every_nth_fails))
+    return summarize_text(
+        text,
+        SourceInfo("cluster", "lab", cluster="lab"),
+        real_usage=exec_results(allocation_only, every_nth_fails),
+    )
 
 
 def monitor_exposition(summary: Summary) -> str:
@@ -77,13 +86,17 @@ def monitor_exposition(summary: Summary) -> str:
     labels as in ``vgpumonitor-small.prom``): what a large cluster's monitors report."""
     lines = []
     for i, g in enumerate(summary.gpus):
-        labels = (f'device_index="{g.device_index}",device_type="NVIDIA-NVIDIA A100-PCIE-40GB",'
-                  f'device_uuid="{g.device_uuid}",node="{g.node}",zone="vGPU"')
+        labels = (
+            f'device_index="{g.device_index}",device_type="NVIDIA-NVIDIA A100-PCIE-40GB",'
+            f'device_uuid="{g.device_uuid}",node="{g.node}",zone="vGPU"'
+        )
         lines.append(f"hami_host_gpu_memory_used_bytes{{{labels}}} {(i % 40 + 1) * 2**30}")
         lines.append(f"hami_host_gpu_utilization_ratio{{{labels}}} {i % 100}")
     for i, w in enumerate(summary.workloads):
-        labels = (f'container="main",device_uuid="{w.device_uuid}",namespace="{w.namespace}",'
-                  f'pod="{w.pod}",vdevice_index="{w.container_index}",zone="vGPU"')
+        labels = (
+            f'container="main",device_uuid="{w.device_uuid}",namespace="{w.namespace}",'
+            f'pod="{w.pod}",vdevice_index="{w.container_index}",zone="vGPU"'
+        )
         lines.append(f"hami_vgpu_memory_used_bytes{{{labels}}} {(i % 8 + 1) * 2**29}")
         lines.append(f"hami_vgpu_memory_limit_bytes{{{labels}}} {8 * 2**30}")
         lines.append(f"hami_container_device_utilization_ratio{{{labels}}} {i % 90}")
@@ -93,9 +106,12 @@ def monitor_exposition(summary: Summary) -> str:
 
 def with_runtime(text: str, missing: tuple[str, ...] = ()) -> Summary:
     allocation_only = summary_of(text)
-    return summarize_text(text, SourceInfo("cluster", "lab", cluster="lab"),
-                          monitor_texts=(monitor_exposition(allocation_only),),
-                          missing_monitors=missing)
+    return summarize_text(
+        text,
+        SourceInfo("cluster", "lab", cluster="lab"),
+        monitor_texts=(monitor_exposition(allocation_only),),
+        missing_monitors=missing,
+    )
 
 
 MISSING_MONITORS = tuple(
@@ -143,23 +159,39 @@ def large_admin_report(tmp_path_factory: pytest.TempPathFactory) -> AdminReport:
     """An admin report far over one message: 300 kubeconfig files, 400 registered clusters."""
     folder = tmp_path_factory.mktemp("kube")
     for i in range(300):
-        contexts = [{"name": f"ctx-{i}-{j}", "context": {"cluster": "c", "user": "u"}}
-                    for j in range(4)]
-        (folder / f"cluster-{i:03d}.yaml").write_text(json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": f"ctx-{i}-0",
-            "clusters": [{"name": "c", "cluster": {"server": f"https://10.0.{i // 250}.{i % 250}"
-                                                             ":6443"}}],
-            "users": [{"name": "u", "user": {"token": "secret-token"}}],
-            "contexts": contexts,
-        }))
+        contexts = [
+            {"name": f"ctx-{i}-{j}", "context": {"cluster": "c", "user": "u"}} for j in range(4)
+        ]
+        (folder / f"cluster-{i:03d}.yaml").write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": f"ctx-{i}-0",
+                    "clusters": [
+                        {
+                            "name": "c",
+                            "cluster": {"server": f"https://10.0.{i // 250}.{i % 250}:6443"},
+                        }
+                    ],
+                    "users": [{"name": "u", "user": {"token": "secret-token"}}],
+                    "contexts": contexts,
+                }
+            )
+        )
     entries = tuple(
-        ClusterEntry(f"cluster-{i}", f"Cluster {i}", "metrics-url",
-                     metrics_url=f"http://10.1.0.{i % 250}:31993/metrics",
-                     allowed_channels=frozenset({f"C{i:08d}"}))
+        ClusterEntry(
+            f"cluster-{i}",
+            f"Cluster {i}",
+            "metrics-url",
+            metrics_url=f"http://10.1.0.{i % 250}:31993/metrics",
+            allowed_channels=frozenset({f"C{i:08d}"}),
+        )
         for i in range(400)
     )
-    access = AdminAccess(frozenset({"U1"}), ClusterRegistry(entries, folder / "clusters.yaml"),
-                         kubeconfig_dir=folder)
+    access = AdminAccess(
+        frozenset({"U1"}), ClusterRegistry(entries, folder / "clusters.yaml"), kubeconfig_dir=folder
+    )
     return access.report(check=False)
 
 
@@ -191,11 +223,15 @@ def all_replies(summaries: dict[str, Summary], admin_report: AdminReport) -> lis
         ref = SummaryRef(channel="C1", thread_ts="1.1", namespace="team-a")
         if name == "large":
             ref = SummaryRef(cluster=ClusterTarget("prod", "prod-admin", True))
-        replies.append(SummaryReply(summary, ref, 42.0, notes=("a note",),
-                                    usage_available=ref.cluster is not None))
+        replies.append(
+            SummaryReply(
+                summary, ref, 42.0, notes=("a note",), usage_available=ref.cluster is not None
+            )
+        )
         replies.append(TableReply("GPUs", gpu_table(summary), "g.txt", len(summary.gpus)))
-        replies.append(TableReply("Workloads", workload_table(summary), "w.txt",
-                                  len(summary.workloads)))
+        replies.append(
+            TableReply("Workloads", workload_table(summary), "w.txt", len(summary.workloads))
+        )
     return replies
 
 
@@ -260,7 +296,7 @@ def test_real_usage_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
     message = slack_message(SummaryReply(summary, SummaryRef(), None))
     tables = next(a for a in message.attachments if a.filename == "hami-summary-tables.txt")
     full = tables.render().decode()
-    section = full[full.index("Real usage (nvidia-smi, point in time)"):]
+    section = full[full.index("Real usage (nvidia-smi, point in time)") :]
     assert all(u.pod in section for u in summary.real_usage)  # none silently cut
     assert all(f"{cause}" in section for cause in FAILURES)
 
@@ -277,22 +313,28 @@ def test_runtime_numbers_are_shown_joined_to_scheduler_devices(
     summaries: dict[str, Summary],
 ) -> None:
     summary = summarize_text(
-        read_fixture("scheduler-small.prom"), SourceInfo("cluster", "lab", cluster="lab"),
+        read_fixture("scheduler-small.prom"),
+        SourceInfo("cluster", "lab", cluster="lab"),
         monitor_texts=(read_fixture("vgpumonitor-small.prom"),),
-        missing_monitors=("gpu-node-2: pod kube-system/hami-device-plugin-m4q9z port 9394: "
-                          "backend unreachable",),
+        missing_monitors=(
+            "gpu-node-2: pod kube-system/hami-device-plugin-m4q9z port 9394: backend unreachable",
+        ),
     )
     built = summary_message(summary, button_value="{}")
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert "3 host GPUs, 3 containers, 1 monitor not reached" in text
     # Host GPU: memory used and utilisation from the monitor, allocation from the scheduler.
-    assert re.search(r"gpu-node-1/0\s+11\.9 GiB\s+63\.0%\s+50\.0%\s+18\.0/40\.0 GiB\s+partial",
-                     text)
+    assert re.search(
+        r"gpu-node-1/0\s+11\.9 GiB\s+63\.0%\s+50\.0%\s+18\.0/40\.0 GiB\s+partial", text
+    )
     assert re.search(r"gpu-node-1/2\s+440 MiB\s+0\.0%\s+0\.0%\s+0/40\.0 GiB\s+idle", text)
     # Container: vGPU memory used of its limit and %, SM utilisation, last kernel.
-    assert re.search(r"team-a/llm-infer-0\s+gpu-node-1/0\s+8\.3/10\.0 GiB\s+83\.3%"
-                     r"\s+41\.0%\s+1 s ago", text)
+    assert re.search(
+        r"team-a/llm-infer-0\s+gpu-node-1/0\s+8\.3/10\.0 GiB\s+83\.3%"
+        r"\s+41\.0%\s+1 s ago",
+        text,
+    )
     assert "hami-device-plugin-m4q9z port 9394: backend unreachable" in text
     assert not built.needs_files
     assert "Runtime: 3 host GPUs and 3 containers" in built.text
@@ -320,20 +362,25 @@ def test_runtime_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
     files = {a.filename: a for a in message.attachments}
     assert {"hami-summary-tables.txt", "hami-summary.csv", "hami-runtime.csv"} <= set(files)
     rows = list(csv.reader(io.StringIO(files["hami-runtime.csv"].render().decode())))
-    host_rows = rows[1:rows.index([])]
+    host_rows = rows[1 : rows.index([])]
     assert len(host_rows) == 2400
-    container_rows = rows[rows.index([]) + 2:]
-    container_rows = container_rows[:container_rows.index([])]
+    container_rows = rows[rows.index([]) + 2 :]
+    container_rows = container_rows[: container_rows.index([])]
     assert len(container_rows) == len(runtime.containers)
     assert [r[0] for r in rows if len(r) == 1][-40:] == list(MISSING_MONITORS)
     # The joined allocation is the scheduler's, copied, not recomputed.
     first = runtime.host_gpus[0]
     gpu = next(g for g in summary.gpus if g.device_uuid == first.device_uuid)
     assert host_rows[0][:3] == [first.node, str(first.device_index), first.device_uuid]
-    assert host_rows[0][8:13] == [str(gpu.core_allocated), str(gpu.core_limit),
-                                  str(gpu.mem_allocated_mib), str(gpu.mem_limit_mib), gpu.state]
+    assert host_rows[0][8:13] == [
+        str(gpu.core_allocated),
+        str(gpu.core_limit),
+        str(gpu.mem_allocated_mib),
+        str(gpu.mem_limit_mib),
+        gpu.state,
+    ]
     tables = files["hami-summary-tables.txt"].render().decode()
-    section = tables[tables.index("Containers (vGPU monitor)"):]
+    section = tables[tables.index("Containers (vGPU monitor)") :]
     assert all(c.pod in section for c in runtime.containers)  # none silently cut
     assert all(m in tables for m in MISSING_MONITORS)
 

@@ -57,7 +57,8 @@ def first_reply(summary: Summary) -> dict[str, Any]:
 def section(blocks: list[dict[str, Any]], title: str) -> str:
     """The mrkdwn of the section whose title starts with ``title``."""
     return next(
-        b["text"]["text"] for b in blocks
+        b["text"]["text"]
+        for b in blocks
         if b["type"] == "section" and b["text"]["text"].startswith(f"*{title}")
     )
 
@@ -85,8 +86,15 @@ def test_the_first_reply_is_one_screen(fleet: Summary) -> None:
 def test_the_first_reply_answers_in_order_and_names_every_model(fleet: Summary) -> None:
     blocks = first_reply(fleet)["blocks"]
     text = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
-    order = ["GPUs* on", "whole GPU", "that fits", "*By GPU model*",
-             "*Namespaces", "*Needs attention*", "*Capacity outlook by GPU model*"]
+    order = [
+        "GPUs* on",
+        "whole GPU",
+        "that fits",
+        "*By GPU model*",
+        "*Namespaces",
+        "*Needs attention*",
+        "*Capacity outlook by GPU model*",
+    ]
     positions = [text.index(marker) for marker in order]
     assert positions == sorted(positions)
     c = fleet.cluster
@@ -97,13 +105,24 @@ def test_the_first_reply_answers_in_order_and_names_every_model(fleet: Summary) 
     assert len(fleet.models) >= 3
     for model in fleet.models:
         name = short_type(model.model)
-        row = re.escape(name) + r"\s+" + r"\s+".join(
-            f"{n:,}" for n in (model.nodes, model.gpus, model.idle_gpus, model.partial_gpus,
-                               model.full_gpus)
+        row = (
+            re.escape(name)
+            + r"\s+"
+            + r"\s+".join(
+                f"{n:,}"
+                for n in (
+                    model.nodes,
+                    model.gpus,
+                    model.idle_gpus,
+                    model.partial_gpus,
+                    model.full_gpus,
+                )
+            )
         )
         assert re.search(row, models), name
-        assert re.search(re.escape(name) + r"\s+" + f"{model.capacity[0].placements:,}",
-                         outlook), name
+        assert re.search(re.escape(name) + r"\s+" + f"{model.capacity[0].placements:,}", outlook), (
+            name
+        )
     namespaces = section(blocks, "Namespaces")
     listed = [ns for ns in fleet.namespaces if f"\n{ns.namespace} " in namespaces]
     assert 0 < len(listed) <= 8
@@ -136,8 +155,11 @@ def test_the_text_and_markdown_reports_open_with_the_same_page(fleet: Summary) -
     markdown = render(fleet, "markdown")
     headings = [line for line in markdown.splitlines() if line.startswith("## ")]
     assert headings[0] == "## By GPU model"
-    assert headings.index("## Needs attention") < headings.index(
-        "## Capacity outlook by GPU model") < headings.index("## Cluster overview")
+    assert (
+        headings.index("## Needs attention")
+        < headings.index("## Capacity outlook by GPU model")
+        < headings.index("## Cluster overview")
+    )
 
 
 def test_six_gpus_still_shows_every_gpu() -> None:
@@ -151,8 +173,7 @@ def test_six_gpus_still_shows_every_gpu() -> None:
 
 def test_above_a_few_gpus_the_models_stand_for_them() -> None:
     blocks = first_reply(simulated(20, 8))["blocks"]
-    assert not any(b["type"] == "section" and "*Every GPU*" in b["text"]["text"]
-                   for b in blocks)
+    assert not any(b["type"] == "section" and "*Every GPU*" in b["text"]["text"] for b in blocks)
 
 
 # -- incomplete input ------------------------------------------------------------------------
@@ -180,7 +201,8 @@ def test_monitor_metrics_only_get_a_runtime_first_answer_that_says_what_is_not_k
 
 def test_gpus_without_a_limit_series_are_not_known_not_zero() -> None:
     text = "\n".join(
-        line for line in read_fixture("scheduler-small.prom").splitlines()
+        line
+        for line in read_fixture("scheduler-small.prom").splitlines()
         if not (line.startswith("hami_gpu_core_limit_ratio{") and "gpu-node-1" in line)
     )
     summary = summarize_text(text + "\n", SourceInfo("paste", "p"))
@@ -222,7 +244,11 @@ def test_summarize_format_blocks_prints_the_message_the_bot_posts(
     assert [b["type"] for b in preview["blocks"][:2]] == ["header", "context"]
     actions = next(b for b in preview["blocks"] if b["type"] == "actions")
     assert [e["action_id"] for e in actions["elements"]] == [
-        "summary_refresh", "summary_gpus", "summary_workloads", "summary_csv"]
+        "summary_refresh",
+        "summary_gpus",
+        "summary_workloads",
+        "summary_csv",
+    ]
     assert_valid(preview["blocks"])
 
 

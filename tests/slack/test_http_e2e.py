@@ -55,8 +55,9 @@ def answer_in(api: SlackWebApi, channel: str, thread_ts: str | None) -> StoredMe
     """The final answer: the working message posted in the thread, after its chat.update."""
     posted = api.wait_for(
         "chat.postMessage",
-        where=lambda c: c.params.get("channel") == channel
-        and c.params.get("thread_ts") == thread_ts,
+        where=lambda c: (
+            c.params.get("channel") == channel and c.params.get("thread_ts") == thread_ts
+        ),
     )[0]
     ts = None
     deadline = time.monotonic() + 20
@@ -80,13 +81,13 @@ def png_is_blank(data: bytes) -> bool:
     # Decompress the image data (IDAT chunks) and check that more than one byte value occurs.
     chunks, offset = [], 8
     while offset < len(data):
-        length = struct.unpack(">I", data[offset:offset + 4])[0]
-        kind = data[offset + 4:offset + 8]
+        length = struct.unpack(">I", data[offset : offset + 4])[0]
+        kind = data[offset + 4 : offset + 8]
         if kind == b"IDAT":
-            chunks.append(data[offset + 8:offset + 8 + length])
+            chunks.append(data[offset + 8 : offset + 8 + length])
         offset += 12 + length
     raw = zlib.decompress(b"".join(chunks))
-    return len(set(raw[: 200_000])) <= 2
+    return len(set(raw[:200_000])) <= 2
 
 
 def pasted(text: str) -> str:
@@ -122,8 +123,9 @@ def test_bad_command_arguments_get_a_specific_ephemeral_answer(bot: RunningBot) 
 
 
 def test_clusters_lists_only_what_this_user_may_query_here(bot: RunningBot) -> None:
-    text = blocks_text(bot.sender.command(
-        "clusters", response_url=bot.api.response_url("c")).json()["blocks"])
+    text = blocks_text(
+        bot.sender.command("clusters", response_url=bot.api.response_url("c")).json()["blocks"]
+    )
     assert "demo" in text and "prod" in text and "prod-readonly" in text
     assert "secret-lab" not in text
 
@@ -159,44 +161,93 @@ def test_picker_then_confirm_collects_only_after_confirm(
     selects = [b for b in picker["blocks"] if b.get("block_id") == "picker_cluster"]
     options = [o["value"] for o in selects[0]["accessory"]["options"]]
     assert options == ["demo", "prod"]  # secret-lab is for another channel
-    assert any(b["type"] == "input" and b["block_id"] == "picker_namespace"
-               for b in picker["blocks"])
+    assert any(
+        b["type"] == "input" and b["block_id"] == "picker_namespace" for b in picker["blocks"]
+    )
 
     base = {
         "type": "block_actions",
         "user": {"id": USER, "username": "alice"},
         "channel": {"id": CHANNEL, "name": "gpu-team"},
-        "container": {"type": "message", "message_ts": "1710000000.000001",
-                      "is_ephemeral": True, "channel_id": CHANNEL},
+        "container": {
+            "type": "message",
+            "message_ts": "1710000000.000001",
+            "is_ephemeral": True,
+            "channel_id": CHANNEL,
+        },
         "response_url": bot.api.response_url("picker"),
     }
     # Choosing prod (two contexts) re-renders the picker with a context choice.
-    bot.sender.interaction({**base, "actions": [{
-        "type": "static_select", "action_id": "picker_cluster", "block_id": "picker_cluster",
-        "selected_option": {"value": "prod", "text": {"type": "plain_text", "text": "Production"}},
-        "action_ts": "1710000001.1"}]})
+    bot.sender.interaction(
+        {
+            **base,
+            "actions": [
+                {
+                    "type": "static_select",
+                    "action_id": "picker_cluster",
+                    "block_id": "picker_cluster",
+                    "selected_option": {
+                        "value": "prod",
+                        "text": {"type": "plain_text", "text": "Production"},
+                    },
+                    "action_ts": "1710000001.1",
+                }
+            ],
+        }
+    )
     bot.api.wait_for("response_url", where=lambda c: c.params.get("replace_original") is True)
     rerendered = bot.api.response_posts["picker"][-1]["blocks"]
     contexts = [b for b in rerendered if b.get("block_id") == "picker_context"]
     assert [o["value"] for o in contexts[0]["accessory"]["options"]] == [
-        "prod-admin", "prod-readonly"]
+        "prod-admin",
+        "prod-readonly",
+    ]
 
     # Changing to demo and confirming with a namespace collects once and posts the summary.
-    bot.sender.interaction({**base, "actions": [{
-        "type": "static_select", "action_id": "picker_cluster", "block_id": "picker_cluster",
-        "selected_option": {"value": "demo", "text": {"type": "plain_text", "text": "Demo"}},
-        "action_ts": "1710000002.1"}]})
+    bot.sender.interaction(
+        {
+            **base,
+            "actions": [
+                {
+                    "type": "static_select",
+                    "action_id": "picker_cluster",
+                    "block_id": "picker_cluster",
+                    "selected_option": {
+                        "value": "demo",
+                        "text": {"type": "plain_text", "text": "Demo"},
+                    },
+                    "action_ts": "1710000002.1",
+                }
+            ],
+        }
+    )
     bot.api.wait_for("response_url", 2)
     assert metrics_server.scrapes == 0  # nothing collected before Confirm
-    state = {"values": {
-        "picker_cluster": {"picker_cluster": {"type": "static_select",
-                                              "selected_option": {"value": "demo"}}},
-        "picker_namespace": {"picker_namespace": {"type": "plain_text_input",
-                                                  "value": "team-b"}},
-    }}
-    confirm = bot.sender.interaction({**base, "state": state, "actions": [{
-        "type": "button", "action_id": "picker_confirm", "block_id": "picker_actions",
-        "value": "confirm", "action_ts": "1710000003.1"}]})
+    state = {
+        "values": {
+            "picker_cluster": {
+                "picker_cluster": {"type": "static_select", "selected_option": {"value": "demo"}}
+            },
+            "picker_namespace": {
+                "picker_namespace": {"type": "plain_text_input", "value": "team-b"}
+            },
+        }
+    }
+    confirm = bot.sender.interaction(
+        {
+            **base,
+            "state": state,
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": "picker_confirm",
+                    "block_id": "picker_actions",
+                    "value": "confirm",
+                    "action_ts": "1710000003.1",
+                }
+            ],
+        }
+    )
     assert confirm.status == 200 and confirm.elapsed_seconds < ACK_LIMIT_SECONDS
     answer = answer_in(bot.api, CHANNEL, None)
     assert "filter `namespace=team-b`" in blocks_text(answer.blocks)
@@ -206,21 +257,41 @@ def test_picker_then_confirm_collects_only_after_confirm(
 
 def test_confirm_of_unreachable_cluster_tells_only_the_user(bot: RunningBot) -> None:
     base = {
-        "type": "block_actions", "user": {"id": USER}, "channel": {"id": CHANNEL},
+        "type": "block_actions",
+        "user": {"id": USER},
+        "channel": {"id": CHANNEL},
         "container": {"type": "message", "is_ephemeral": True, "message_ts": "1.1"},
         "response_url": bot.api.response_url("prod"),
     }
-    state = {"values": {
-        "picker_cluster": {"picker_cluster": {"selected_option": {"value": "prod"}}},
-        "picker_context": {"picker_context": {"selected_option": {"value": "prod-readonly"}}},
-    }}
-    bot.sender.interaction({**base, "state": state, "actions": [{
-        "type": "button", "action_id": "picker_confirm", "value": "confirm",
-        "action_ts": "2.1"}]})
+    state = {
+        "values": {
+            "picker_cluster": {"picker_cluster": {"selected_option": {"value": "prod"}}},
+            "picker_context": {"picker_context": {"selected_option": {"value": "prod-readonly"}}},
+        }
+    }
+    bot.sender.interaction(
+        {
+            **base,
+            "state": state,
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": "picker_confirm",
+                    "value": "confirm",
+                    "action_ts": "2.1",
+                }
+            ],
+        }
+    )
     problem = bot.api.wait_for(
-        "response_url", where=lambda c: c.params.get("response_type") == "ephemeral"
-        and "prod" in json.dumps(c.params.get("blocks")) and not c.params.get("delete_original"),
-        timeout=30)[-1]
+        "response_url",
+        where=lambda c: (
+            c.params.get("response_type") == "ephemeral"
+            and "prod" in json.dumps(c.params.get("blocks"))
+            and not c.params.get("delete_original")
+        ),
+        timeout=30,
+    )[-1]
     text = blocks_text(problem.params["blocks"])
     assert "prod" in text and "kube-token" not in text
     # The working message was removed rather than left hanging in the channel.
@@ -231,7 +302,8 @@ def test_picker_without_registered_clusters_says_how_to_register(
     bot_without_clusters: RunningBot,
 ) -> None:
     body = bot_without_clusters.sender.command(
-        "", response_url=bot_without_clusters.api.response_url("p")).json()
+        "", response_url=bot_without_clusters.api.response_url("p")
+    ).json()
     assert "HAMI_CLUSTERS_FILE" in blocks_text(body["blocks"])
 
 
@@ -253,7 +325,11 @@ def test_mention_with_pasted_metrics_answers_in_thread_with_numbers_and_chart(
     assert "*Allocation*" in text and "not live utilisation" in text
     actions = next(b for b in answer.blocks if b["type"] == "actions")
     assert [e["text"]["text"] for e in actions["elements"]] == [
-        "Refresh", "GPUs", "Workloads", "CSV"]
+        "Refresh",
+        "GPUs",
+        "Workloads",
+        "CSV",
+    ]
     assert len(answer.blocks) <= 50
     complete = bot.api.wait_for("files.completeUploadExternal")[0]
     assert complete.params["channel_id"] == CHANNEL and complete.params["thread_ts"] == ts
@@ -265,8 +341,9 @@ def test_mention_with_pasted_metrics_answers_in_thread_with_numbers_and_chart(
 
 
 def test_snippet_file_is_downloaded_with_the_bot_token(bot: RunningBot) -> None:
-    file = bot.api.add_private_file("scheduler.prom", read_fixture("scheduler-small.prom").encode(),
-                                    mode="snippet")
+    file = bot.api.add_private_file(
+        "scheduler.prom", read_fixture("scheduler-small.prom").encode(), mode="snippet"
+    )
     _, ts = bot.sender.mention("what about this one?", files=[file])
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
     assert "275 / 600 cores" in text and "scheduler.prom" in text
@@ -275,8 +352,9 @@ def test_snippet_file_is_downloaded_with_the_bot_token(bot: RunningBot) -> None:
 
 
 def test_wrong_kind_of_file_is_refused_with_the_reason(bot: RunningBot) -> None:
-    file = bot.api.add_private_file("screenshot.png", b"\x89PNG....", mimetype="image/png",
-                                    filetype="png")
+    file = bot.api.add_private_file(
+        "screenshot.png", b"\x89PNG....", mimetype="image/png", filetype="png"
+    )
     _, ts = bot.sender.mention("", files=[file])
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
     assert "screenshot.png" in text and "image/png" in text and ".prom or .txt" in text
@@ -288,14 +366,17 @@ def test_follow_ups_in_the_thread_use_the_metrics_given_there(bot: RunningBot) -
     answer_in(bot.api, CHANNEL, root)
     bot.sender.mention("ns team-b", thread_ts=root)
     bot.api.wait_for("chat.update", 2)
-    filtered = [m for m in bot.api.messages.values()
-                if m.thread_ts == root and "filter `namespace=team-b`" in blocks_text(m.blocks)]
+    filtered = [
+        m
+        for m in bot.api.messages.values()
+        if m.thread_ts == root and "filter `namespace=team-b`" in blocks_text(m.blocks)
+    ]
     assert filtered, "no summary filtered to team-b in the thread"
     # The metrics pasted in the thread, narrowed to team-b: its totals, quota and pods.
     text = blocks_text(filtered[0].blocks)
     assert "namespace team-b: *45 cores* (16.4% of the cluster's allocation)" in text
     assert "quota use *75.0%* (memory 12.0 GiB / 16.0 GiB)" in text
-    pods = text[text.index("*Its pods (2)*"):]
+    pods = text[text.index("*Its pods (2)*") :]
     pods = pods[: pods.index("```", pods.index("```") + 3)]
     assert "notebook-0" in pods and "embed-svc-0" in pods and "train-full-0" not in pods
 
@@ -312,8 +393,9 @@ def test_follow_ups_in_the_thread_use_the_metrics_given_there(bot: RunningBot) -
     # thread while it still holds the filter.
     bot.api.wait_for("chat.update", 4)
     bot.sender.mention("csv", thread_ts=root)
-    bot.api.wait_for("files.completeUploadExternal",
-                     where=lambda c: "CSV" in json.dumps(c.json_param("files")))
+    bot.api.wait_for(
+        "files.completeUploadExternal", where=lambda c: "CSV" in json.dumps(c.json_param("files"))
+    )
     csv_file = next(f for f in bot.api.uploaded_files() if f.filename.endswith(".csv"))
     assert csv_file.thread_ts == root
     assert csv_file.content is not None and b"train-full-0" in csv_file.content
@@ -347,16 +429,29 @@ def test_words_that_are_not_a_follow_up_in_a_thread_with_metrics_are_not_called_
     bot.sender.mention("hello", thread_ts=root)
     text = thread_reply(bot.api, root, "Not a follow-up I know")
     assert "I did not understand “hello” as a follow-up" in text
-    assert re.search(r"This thread has metrics pasted here, given \d{4}-\d\d-\d\d "
-                     r"\d\d:\d\d:\d\d UTC \(\d+ s ago\)", text)
+    assert re.search(
+        r"This thread has metrics pasted here, given \d{4}-\d\d-\d\d "
+        r"\d\d:\d\d:\d\d UTC \(\d+ s ago\)",
+        text,
+    )
     assert "none I remember" not in text and "did not find HAMi metrics" not in text
-    for follow_up in ("`ns team-a`", "`node gpu-node-1`", "`gpus`", "`workloads`", "`csv`",
-                      "`chart`", "`summary`", "`help`"):
+    for follow_up in (
+        "`ns team-a`",
+        "`node gpu-node-1`",
+        "`gpus`",
+        "`workloads`",
+        "`csv`",
+        "`chart`",
+        "`summary`",
+        "`help`",
+    ):
         assert follow_up in text
     assert "`usage`" not in text and "`refresh`" not in text  # not for pasted metrics
 
-    sentence = ("could you tell me which team is using most of the GPUs on the second node "
-                "this morning, and whether <that> is expected?")
+    sentence = (
+        "could you tell me which team is using most of the GPUs on the second node "
+        "this morning, and whether <that> is expected?"
+    )
     bot.sender.mention(sentence, thread_ts=root)
     text = thread_reply(bot.api, root, "I did not understand “could you")
     assert "is expected?”" not in text and "…”" in text  # shown back cut, without markup
@@ -385,7 +480,8 @@ def test_words_in_a_thread_without_metrics_say_there_are_none(bot: RunningBot) -
     _, ts = bot.sender.mention("hello")
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
     assert "I did not find HAMi metrics in that message, and this thread has none I remember" in (
-        text)
+        text
+    )
 
 
 def test_bad_pastes_are_answered_with_their_messages(bot: RunningBot) -> None:
@@ -406,8 +502,9 @@ def test_direct_message_answers_at_top_level_and_follow_ups_work(bot: RunningBot
     assert "275 / 600 cores" in blocks_text(first.blocks)
     bot.sender.direct_message("gpus", channel="D0ALICE1")
     bot.api.wait_for("chat.update", 2)
-    tables = [m for m in bot.api.messages.values() if m.channel == "D0ALICE1"
-              and "All 6 GPUs" in m.text]
+    tables = [
+        m for m in bot.api.messages.values() if m.channel == "D0ALICE1" and "All 6 GPUs" in m.text
+    ]
     assert tables, "no GPU table in the DM"
     assert tables[0].thread_ts is None
     table = blocks_text(tables[0].blocks)
@@ -425,14 +522,22 @@ def test_other_bots_are_ignored_unless_they_bring_metrics(bot: RunningBot) -> No
 
 def test_message_shortcut_summarises_into_the_message_thread(bot: RunningBot) -> None:
     message_ts = "1710000500.000100"
-    response = bot.sender.interaction({
-        "type": "message_action", "callback_id": "summarize_metrics",
-        "user": {"id": USER}, "channel": {"id": CHANNEL},
-        "message_ts": message_ts,
-        "message": {"type": "message", "user": "U0BOB", "ts": message_ts,
-                    "text": pasted(read_fixture("scheduler-small.prom"))},
-        "response_url": bot.api.response_url("shortcut"),
-    })
+    response = bot.sender.interaction(
+        {
+            "type": "message_action",
+            "callback_id": "summarize_metrics",
+            "user": {"id": USER},
+            "channel": {"id": CHANNEL},
+            "message_ts": message_ts,
+            "message": {
+                "type": "message",
+                "user": "U0BOB",
+                "ts": message_ts,
+                "text": pasted(read_fixture("scheduler-small.prom")),
+            },
+            "response_url": bot.api.response_url("shortcut"),
+        }
+    )
     assert response.status == 200 and response.elapsed_seconds < ACK_LIMIT_SECONDS
     answer = answer_in(bot.api, CHANNEL, message_ts)
     assert "275 / 600 cores" in blocks_text(answer.blocks)
@@ -441,12 +546,17 @@ def test_message_shortcut_summarises_into_the_message_thread(bot: RunningBot) ->
 def test_message_shortcut_on_a_message_without_metrics_tells_only_the_user(
     bot: RunningBot,
 ) -> None:
-    bot.sender.interaction({
-        "type": "message_action", "callback_id": "summarize_metrics",
-        "user": {"id": USER}, "channel": {"id": CHANNEL}, "message_ts": "1.2",
-        "message": {"type": "message", "user": "U0BOB", "ts": "1.2", "text": "lunch?"},
-        "response_url": bot.api.response_url("shortcut2"),
-    })
+    bot.sender.interaction(
+        {
+            "type": "message_action",
+            "callback_id": "summarize_metrics",
+            "user": {"id": USER},
+            "channel": {"id": CHANNEL},
+            "message_ts": "1.2",
+            "message": {"type": "message", "user": "U0BOB", "ts": "1.2", "text": "lunch?"},
+            "response_url": bot.api.response_url("shortcut2"),
+        }
+    )
     post = bot.api.wait_for("response_url")[0]
     assert post.params["response_type"] == "ephemeral"
     assert "no HAMi metrics" in blocks_text(post.params["blocks"])
@@ -462,23 +572,46 @@ def test_buttons_refresh_in_place_and_send_tables(bot: RunningBot) -> None:
     actions = next(b for b in answer.blocks if b["type"] == "actions")["elements"]
     value = actions[0]["value"]
     base = {
-        "type": "block_actions", "user": {"id": USER}, "channel": {"id": CHANNEL},
-        "container": {"type": "message", "message_ts": answer.ts, "channel_id": CHANNEL,
-                      "is_ephemeral": False},
-        "message": {"ts": answer.ts, "thread_ts": ts, "text": answer.text,
-                    "blocks": answer.blocks},
+        "type": "block_actions",
+        "user": {"id": USER},
+        "channel": {"id": CHANNEL},
+        "container": {
+            "type": "message",
+            "message_ts": answer.ts,
+            "channel_id": CHANNEL,
+            "is_ephemeral": False,
+        },
+        "message": {"ts": answer.ts, "thread_ts": ts, "text": answer.text, "blocks": answer.blocks},
         "response_url": bot.api.response_url("buttons"),
     }
-    bot.sender.interaction({**base, "actions": [
-        {"type": "button", "action_id": "summary_refresh", "value": value, "action_ts": "9.1"}]})
+    bot.sender.interaction(
+        {
+            **base,
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": "summary_refresh",
+                    "value": value,
+                    "action_ts": "9.1",
+                }
+            ],
+        }
+    )
     bot.api.wait_for("chat.update", 3, where=lambda c: c.params.get("ts") == answer.ts)
     refreshed = bot.api.message(CHANNEL, answer.ts)
     assert "275 / 600 cores" in blocks_text(refreshed.blocks)
 
-    bot.sender.interaction({**base, "actions": [
-        {"type": "button", "action_id": "summary_gpus", "value": value, "action_ts": "9.2"}]})
+    bot.sender.interaction(
+        {
+            **base,
+            "actions": [
+                {"type": "button", "action_id": "summary_gpus", "value": value, "action_ts": "9.2"}
+            ],
+        }
+    )
     gpus = bot.api.wait_for(
-        "chat.update", where=lambda c: "All 6 GPUs" in str(c.params.get("text")))[0]
+        "chat.update", where=lambda c: "All 6 GPUs" in str(c.params.get("text"))
+    )[0]
     # The table fits a code block that does not wrap; every GPU is in it.
     lines = [line for block in code_blocks(gpus.json_param("blocks")) for line in block]
     assert max(map(len, lines)) <= 72
@@ -489,19 +622,29 @@ def test_buttons_refresh_in_place_and_send_tables(bot: RunningBot) -> None:
 
 
 def test_a_retried_event_is_answered_once(bot: RunningBot) -> None:
-    _, ts = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")),
-                               event_id="Ev0RETRY01", ts="1710000900.000001")
-    retry, _ = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")),
-                                  event_id="Ev0RETRY01", ts="1710000900.000001")
+    _, ts = bot.sender.mention(
+        pasted(read_fixture("scheduler-small.prom")), event_id="Ev0RETRY01", ts="1710000900.000001"
+    )
+    retry, _ = bot.sender.mention(
+        pasted(read_fixture("scheduler-small.prom")), event_id="Ev0RETRY01", ts="1710000900.000001"
+    )
     assert retry.status == 200
     answer_in(bot.api, CHANNEL, ts)
     bot.api.wait_for("files.completeUploadExternal")
     time.sleep(0.5)
     assert len(bot.api.calls_to("chat.postMessage")) == 1
     # Slack's own retry header path: same event id, X-Slack-Retry-Num set.
-    again = bot.sender.event({"type": "app_mention", "user": USER, "channel": CHANNEL,
-                              "text": f"<@{BOT_USER_ID}> gpus", "ts": "1710000900.000001"},
-                             event_id="Ev0RETRY01", retry_num=1)
+    again = bot.sender.event(
+        {
+            "type": "app_mention",
+            "user": USER,
+            "channel": CHANNEL,
+            "text": f"<@{BOT_USER_ID}> gpus",
+            "ts": "1710000900.000001",
+        },
+        event_id="Ev0RETRY01",
+        retry_num=1,
+    )
     assert again.status == 200
     time.sleep(0.3)
     assert len(bot.api.calls_to("chat.postMessage")) == 1
@@ -518,8 +661,19 @@ def test_rate_limited_web_api_call_is_retried_after_retry_after(bot: RunningBot)
 
 
 def test_requests_with_bad_signatures_are_refused(bot: RunningBot) -> None:
-    body = json.dumps({"type": "event_callback", "event_id": "Ev0BAD", "event": {
-        "type": "app_mention", "user": USER, "channel": CHANNEL, "text": "hi", "ts": "1.1"}})
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "event_id": "Ev0BAD",
+            "event": {
+                "type": "app_mention",
+                "user": USER,
+                "channel": CHANNEL,
+                "text": "hi",
+                "ts": "1.1",
+            },
+        }
+    )
     unsigned = bot.sender.post(body, "application/json", signed=False)
     wrong = bot.sender.post(body, "application/json", signature="v0=" + "0" * 64)
     stale_stamp = int(time.time()) - 6 * 60
@@ -549,21 +703,33 @@ def test_a_large_reply_stays_one_screen_and_its_csv_button_brings_every_table(
     # The first reply brings only its chart; the buttons bring the tables.
     assert [f.filename for f in bot.api.uploaded_files()] == ["hami-allocation.png"]
     value = next(b for b in answer.blocks if b["type"] == "actions")["elements"][3]["value"]
-    bot.sender.interaction({
-        "type": "block_actions", "user": {"id": USER}, "channel": {"id": CHANNEL},
-        "container": {"type": "message", "message_ts": answer.ts, "channel_id": CHANNEL,
-                      "is_ephemeral": False},
-        "message": {"ts": answer.ts, "thread_ts": ts, "text": answer.text,
-                    "blocks": answer.blocks},
-        "response_url": bot.api.response_url("csv"),
-        "actions": [{"type": "button", "action_id": "summary_csv", "value": value,
-                     "action_ts": "9.3"}],
-    })
+    bot.sender.interaction(
+        {
+            "type": "block_actions",
+            "user": {"id": USER},
+            "channel": {"id": CHANNEL},
+            "container": {
+                "type": "message",
+                "message_ts": answer.ts,
+                "channel_id": CHANNEL,
+                "is_ephemeral": False,
+            },
+            "message": {
+                "ts": answer.ts,
+                "thread_ts": ts,
+                "text": answer.text,
+                "blocks": answer.blocks,
+            },
+            "response_url": bot.api.response_url("csv"),
+            "actions": [
+                {"type": "button", "action_id": "summary_csv", "value": value, "action_ts": "9.3"}
+            ],
+        }
+    )
     bot.api.wait_for("files.completeUploadExternal", 2)
     names = {f.filename for f in bot.api.uploaded_files()}
     assert {"hami-allocation.png", "hami-summary-tables.txt", "hami-summary.csv"} <= names
-    tables = next(f for f in bot.api.uploaded_files()
-                  if f.filename == "hami-summary-tables.txt")
+    tables = next(f for f in bot.api.uploaded_files() if f.filename == "hami-summary-tables.txt")
     assert tables.content is not None
     # Every node is in the tables file, none silently cut.
     nodes = set(re.findall(r'node="([^"]+)"', text))
@@ -575,14 +741,24 @@ def test_own_messages_are_never_answered(bot: RunningBot) -> None:
     metrics = pasted(read_fixture("scheduler-small.prom"))
     response, _ = bot.sender.mention(metrics, user=BOT_USER_ID)
     assert response.status == 200
-    bot.sender.event({"type": "message", "channel_type": "im", "channel": "D0ALICE1",
-                      "bot_id": BOT_ID, "text": metrics, "ts": "1710000950.000001"})
+    bot.sender.event(
+        {
+            "type": "message",
+            "channel_type": "im",
+            "channel": "D0ALICE1",
+            "bot_id": BOT_ID,
+            "text": metrics,
+            "ts": "1710000950.000001",
+        }
+    )
     time.sleep(0.5)
     assert bot.api.calls_to("chat.postMessage") == []
 
 
 def test_internal_errors_get_an_apology_with_an_id_and_a_log_entry(
-    slack_api: SlackWebApi, metrics_server: Any, tmp_path: Path,
+    slack_api: SlackWebApi,
+    metrics_server: Any,
+    tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     def collector_with_a_bug(*args: Any, **kwargs: Any) -> Any:
@@ -670,14 +846,19 @@ def test_header_has_the_scrape_time_of_a_cluster_and_says_a_paste_has_none(
 
     _, root = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
     paste = blocks_text(answer_in(bot.api, CHANNEL, root).blocks)
-    assert ("Source: pasted metrics · time of scrape unknown (pasted or exported text) · "
-            "current metric names") in paste
+    assert (
+        "Source: pasted metrics · time of scrape unknown (pasted or exported text) · "
+        "current metric names"
+    ) in paste
     assert "scraped" not in paste
     # A follow-up answered later also says when the metrics were given.
     bot.sender.mention("ns team-b", thread_ts=root)
     follow_up = thread_reply(bot.api, root, "filter `namespace=team-b`")
-    assert re.search(r"time of scrape unknown \(pasted or exported text\); given "
-                     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)", follow_up)
+    assert re.search(
+        r"time of scrape unknown \(pasted or exported text\); given "
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)",
+        follow_up,
+    )
 
 
 def test_filtered_answers_say_which_sections_cover_the_whole_cluster(bot: RunningBot) -> None:
@@ -692,16 +873,16 @@ def test_filtered_answers_say_which_sections_cover_the_whole_cluster(bot: Runnin
     assert filtered.startswith("HAMi GPU allocation: demo, namespace team-a")
     # The namespace first, then the cluster, labelled as the whole cluster.
     assert filtered.index("*Its pods") < filtered.index("*Whole cluster (demo)*")
-    cluster = filtered[filtered.index("*Whole cluster (demo)*"):]
+    cluster = filtered[filtered.index("*Whole cluster (demo)*") :]
     assert "cores *45.8%* allocated (275 / 600 cores)" in cluster
-    pods = filtered[filtered.index("*Its pods"):]
+    pods = filtered[filtered.index("*Its pods") :]
     pods = pods[: pods.index("```", pods.index("```") + 3)]
     assert "train-full-0" in pods and "embed-svc-0" not in pods
 
     bot.sender.mention("node gpu-node-2", thread_ts=whole.ts)
     by_node = thread_reply(bot.api, whole.ts, "filter `node=gpu-node-2`")
     assert by_node.startswith("HAMi GPU allocation: demo, node gpu-node-2")
-    every_gpu = by_node[by_node.index("*Every GPU of the node (3)*"):]
+    every_gpu = by_node[by_node.index("*Every GPU of the node (3)*") :]
     assert "gpu-node-2/0" in every_gpu and "gpu-node-1/0" not in every_gpu
 
 
@@ -712,7 +893,7 @@ def test_capacity_outlook_counts_every_model_and_shape(bot: RunningBot) -> None:
     file = bot.api.add_private_file("fifty-nodes.prom", metrics.encode())
     _, ts = bot.sender.mention("", files=[file])
     text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
-    outlook = text[text.index("*Capacity outlook by GPU model*"):]
+    outlook = text[text.index("*Capacity outlook by GPU model*") :]
     summary = summarize_text(metrics, SourceInfo("paste", "x"))
     assert len(summary.models) >= 3
     for model in summary.models:

@@ -40,8 +40,13 @@ def reachable(summary: Summary) -> str:
     reply = slack_message(SummaryReply(summary, SummaryRef(), None))
     files = [a.render().decode() for a in full_table_attachments(summary)]
     return "\n".join(
-        [visible_text(reply.blocks), reply.text, gpu_table(summary), workload_table(summary),
-         *files]
+        [
+            visible_text(reply.blocks),
+            reply.text,
+            gpu_table(summary),
+            workload_table(summary),
+            *files,
+        ]
     )
 
 
@@ -54,18 +59,26 @@ def test_the_overview_fields(summary: Summary) -> None:
     everything = reachable(summary)
     c = summary.cluster
     count = numbers.count
-    assert f"Nodes {count(c.nodes)}, GPUs {count(c.gpus)}, pods {count(c.pods)}, namespaces " \
+    assert (
+        f"Nodes {count(c.nodes)}, GPUs {count(c.gpus)}, pods {count(c.pods)}, namespaces "
         f"{count(c.namespaces)}" in everything
+    )
     assert f"{count(c.core_allocated)} / {count(c.core_limit)} cores" in everything
     assert numbers.percent(c.core_allocated_percent) in everything
-    assert f"{numbers.mem_total(c.mem_allocated_mib)} / {numbers.mem_total(c.mem_limit_mib)}" \
+    assert (
+        f"{numbers.mem_total(c.mem_allocated_mib)} / {numbers.mem_total(c.mem_limit_mib)}"
         in everything
+    )
     assert numbers.percent(c.mem_allocated_percent) in everything
-    assert (f"GPUs idle {count(c.idle_gpus)}, partial {count(c.partial_gpus)}, full "
-            f"{count(c.full_gpus)}, inconsistent {count(c.inconsistent_gpus)}; shared "
-            f"{count(c.shared_gpus)}, exclusive {count(c.exclusive_gpus)}") in everything
-    assert (f"Free: {numbers.counted(c.free_whole_gpus, 'whole GPU')}, "
-            f"{numbers.cores(c.free_cores)}, {numbers.mem_total(c.free_mem_mib)}") in everything
+    assert (
+        f"GPUs idle {count(c.idle_gpus)}, partial {count(c.partial_gpus)}, full "
+        f"{count(c.full_gpus)}, inconsistent {count(c.inconsistent_gpus)}; shared "
+        f"{count(c.shared_gpus)}, exclusive {count(c.exclusive_gpus)}"
+    ) in everything
+    assert (
+        f"Free: {numbers.counted(c.free_whole_gpus, 'whole GPU')}, "
+        f"{numbers.cores(c.free_cores)}, {numbers.mem_total(c.free_mem_mib)}"
+    ) in everything
     assert f"Distribution: {c.distribution}" in everything
     assert c.capacity_answer in everything
 

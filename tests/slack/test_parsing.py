@@ -72,9 +72,7 @@ def test_follow_ups() -> None:
 
 
 def test_slack_formatting_is_undone() -> None:
-    assert typed_text("<@U1|bot> a &lt;b&gt; &amp; <https://x.io|x.io>") == (
-        "a <b> & https://x.io"
-    )
+    assert typed_text("<@U1|bot> a &lt;b&gt; &amp; <https://x.io|x.io>") == ("a <b> & https://x.io")
 
 
 def test_metrics_are_recognised_inside_code_fences() -> None:

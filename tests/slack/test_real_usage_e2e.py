@@ -75,8 +75,12 @@ def final_message(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for message in list(api.messages.values()):
-            if (message.channel == CHANNEL and message.thread_ts == thread_ts
-                    and message.updates and predicate(message)):
+            if (
+                message.channel == CHANNEL
+                and message.thread_ts == thread_ts
+                and message.updates
+                and predicate(message)
+            ):
                 return message
         time.sleep(0.02)
     seen = [blocks_text(m.blocks)[:200] for m in api.messages.values()]
@@ -105,8 +109,10 @@ def test_usage_shows_real_usage_per_pod_and_failures_by_cause(lab: Lab) -> None:
     assert answer.blocks[0]["text"]["text"] == "HAMi GPU allocation and real usage: lab"
     # The allocation summary is all there too.
     assert "cores *45.8%* allocated (275 / 600 cores)" in text
-    assert ("*Real usage (nvidia-smi, point in time)*  _4 pods read of 5 · idle 1 · "
-            "low / over-allocated 0 · normal 1 · high 2_") in text
+    assert (
+        "*Real usage (nvidia-smi, point in time)*  _4 pods read of 5 · idle 1 · "
+        "low / over-allocated 0 · normal 1 · high 2_"
+    ) in text
     # Per pod: mean utilisation of the GPUs it sees, memory used of what HAMi allocated
     # (from the scheduler's metrics), efficiency = used / allocated, class (SPEC 11).
     assert row("team-b/embed-svc-0", "2.0%", "300 MiB/8.0 GiB", "3.7%", "idle").search(text)
@@ -114,11 +120,16 @@ def test_usage_shows_real_usage_per_pod_and_failures_by_cause(lab: Lab) -> None:
     assert row("team-a/llm-infer-0", "41.0%", "8.8/10.0 GiB", "87.9%", "high").search(text)
     assert row("team-a/train-full-0", "97.0%", "38.1/40.0 GiB", "95.2%", "high").search(text)
     # The most actionable pods come first.
-    table = text[text.index("*Real usage"):]
-    assert table.index("team-b/embed-svc-0") < table.index("ml-batch/ddp-worker-0") < (
-        table.index("team-a/train-full-0"))
-    assert ("*Could not read 1 pod, by cause:*\n• *nvidia-smi unavailable (1)*: "
-            "team-b/notebook-0 — notebook: nvidia-smi not found in the image") in text
+    table = text[text.index("*Real usage") :]
+    assert (
+        table.index("team-b/embed-svc-0")
+        < table.index("ml-batch/ddp-worker-0")
+        < (table.index("team-a/train-full-0"))
+    )
+    assert (
+        "*Could not read 1 pod, by cause:*\n• *nvidia-smi unavailable (1)*: "
+        "team-b/notebook-0 — notebook: nvidia-smi not found in the image"
+    ) in text
     assert "Real usage: 4 pods read by nvidia-smi, 1 could not be read." in answer.text
     # nvidia-smi really ran in the pods, in the application container, not the sidecar.
     execs = {(e.pod, e.container) for e in lab.cluster.execs}
@@ -164,12 +175,16 @@ def test_usage_in_a_cluster_thread_reports_blocked_exec_and_gone_pods(lab: Lab) 
     assert "*Real usage (nvidia-smi, point in time)*  _0 pods read of 5_" in text
     assert "*Could not read 5 pods, by cause:*" in text
     # One pod named per cause, then a count; one detail stands for the group.
-    assert ("• *exec blocked by policy (4)*: ml-batch/ddp-worker-0 and 3 more — e.g. RBAC "
-            "refused `create pods/exec` in "
-            'namespace "ml-batch"; nvidia-smi needs a Role in namespace "ml-batch" with the rule '
-            '{apiGroups: [""], resources: ["pods/exec"], verbs: ["create"]}') in text
-    assert ("• *pod gone (1)*: team-a/llm-infer-0 — the pod no longer exists; the scheduler's "
-            "allocation for it is stale") in text
+    assert (
+        "• *exec blocked by policy (4)*: ml-batch/ddp-worker-0 and 3 more — e.g. RBAC "
+        "refused `create pods/exec` in "
+        'namespace "ml-batch"; nvidia-smi needs a Role in namespace "ml-batch" with the rule '
+        '{apiGroups: [""], resources: ["pods/exec"], verbs: ["create"]}'
+    ) in text
+    assert (
+        "• *pod gone (1)*: team-a/llm-infer-0 — the pod no longer exists; the scheduler's "
+        "allocation for it is stale"
+    ) in text
     assert lab.cluster.execs == []  # every exec was refused by the API server
     assert "test-token" not in json.dumps(answer.blocks)
 
@@ -182,17 +197,20 @@ def test_usage_is_refused_where_the_registry_does_not_allow_it(lab: Lab) -> None
     assert body["response_type"] == "ephemeral"
     text = blocks_text(body["blocks"])
     line = REGISTRY.splitlines().index("  - name: plain") + 1
-    assert (f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
-            f"nvidia_smi_allowed: true for it in the cluster registry "
-            f"({lab.registry_file}:{line})") in text
+    assert (
+        f'nvidia-smi exec is not enabled for cluster "plain". An admin can set '
+        f"nvidia_smi_allowed: true for it in the cluster registry "
+        f"({lab.registry_file}:{line})"
+    ) in text
     assert "Ask without `usage`" in text
     # Refused before anything was collected or posted.
     time.sleep(0.3)
     assert api.calls_to("chat.postMessage") == []
     assert lab.kube.requests == [] and lab.cluster.execs == []
     # The clusters list says where real usage may be asked for.
-    listing = blocks_text(lab.bot.sender.command(
-        "clusters", response_url=api.response_url("c")).json()["blocks"])
+    listing = blocks_text(
+        lab.bot.sender.command("clusters", response_url=api.response_url("c")).json()["blocks"]
+    )
     assert "*lab* (GPU lab) — contexts: `lab` · real usage (`usage`) allowed" in listing
     assert "*plain* — contexts: `lab`\n" in listing
 
@@ -203,16 +221,31 @@ def test_picker_offers_real_usage_only_where_allowed(lab: Lab) -> None:
         "type": "block_actions",
         "user": {"id": USER, "username": "alice"},
         "channel": {"id": CHANNEL, "name": "gpu-team"},
-        "container": {"type": "message", "message_ts": "1710000000.000001",
-                      "is_ephemeral": True, "channel_id": CHANNEL},
+        "container": {
+            "type": "message",
+            "message_ts": "1710000000.000001",
+            "is_ephemeral": True,
+            "channel_id": CHANNEL,
+        },
         "response_url": api.response_url("picker"),
     }
 
     def choose(cluster: str, stamp: str) -> list[dict[str, Any]]:
         before = len(api.response_posts.get("picker", []))
-        lab.bot.sender.interaction({**base, "actions": [{
-            "type": "static_select", "action_id": "picker_cluster", "block_id": "picker_cluster",
-            "selected_option": {"value": cluster}, "action_ts": stamp}]})
+        lab.bot.sender.interaction(
+            {
+                **base,
+                "actions": [
+                    {
+                        "type": "static_select",
+                        "action_id": "picker_cluster",
+                        "block_id": "picker_cluster",
+                        "selected_option": {"value": cluster},
+                        "action_ts": stamp,
+                    }
+                ],
+            }
+        )
         api.wait_for("response_url", before + 1)
         blocks: list[dict[str, Any]] = api.response_posts["picker"][-1]["blocks"]
         return blocks
@@ -224,15 +257,36 @@ def test_picker_offers_real_usage_only_where_allowed(lab: Lab) -> None:
     usage_box = next(b for b in offered if b.get("block_id") == "picker_usage")
     assert usage_box["type"] == "input" and usage_box["element"]["type"] == "checkboxes"
     assert lab.cluster.execs == [] and lab.kube.requests == []  # nothing before Confirm
-    state = {"values": {
-        "picker_cluster": {"picker_cluster": {"type": "static_select",
-                                              "selected_option": {"value": "lab"}}},
-        "picker_usage": {"picker_usage": {"type": "checkboxes", "selected_options": [
-            {"value": "usage", "text": {"type": "plain_text", "text": "Real usage"}}]}},
-    }}
-    lab.bot.sender.interaction({**base, "state": state, "actions": [{
-        "type": "button", "action_id": "picker_confirm", "block_id": "picker_actions",
-        "value": "confirm", "action_ts": "1710000003.1"}]})
+    state = {
+        "values": {
+            "picker_cluster": {
+                "picker_cluster": {"type": "static_select", "selected_option": {"value": "lab"}}
+            },
+            "picker_usage": {
+                "picker_usage": {
+                    "type": "checkboxes",
+                    "selected_options": [
+                        {"value": "usage", "text": {"type": "plain_text", "text": "Real usage"}}
+                    ],
+                }
+            },
+        }
+    }
+    lab.bot.sender.interaction(
+        {
+            **base,
+            "state": state,
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": "picker_confirm",
+                    "block_id": "picker_actions",
+                    "value": "confirm",
+                    "action_ts": "1710000003.1",
+                }
+            ],
+        }
+    )
     answer = final_message(api, has(USAGE_SECTION))
     assert "4 pods read of 5" in blocks_text(answer.blocks)
 
@@ -248,8 +302,14 @@ def button_value(message: StoredMessage) -> dict[str, Any]:
     return value
 
 
-def press(lab: Lab, message: StoredMessage, action_id: str, *, name: str = "buttons",
-          trigger_id: str | None = None) -> dict[str, Any]:
+def press(
+    lab: Lab,
+    message: StoredMessage,
+    action_id: str,
+    *,
+    name: str = "buttons",
+    trigger_id: str | None = None,
+) -> dict[str, Any]:
     """Press a button under ``message`` (as Slack sends it); the payload, to send it again."""
     actions = next(b for b in message.blocks if b["type"] == "actions")
     value = actions["elements"][0]["value"]
@@ -257,13 +317,28 @@ def press(lab: Lab, message: StoredMessage, action_id: str, *, name: str = "butt
         "type": "block_actions",
         "user": {"id": USER, "username": "alice"},
         "channel": {"id": CHANNEL, "name": "gpu-team"},
-        "container": {"type": "message", "message_ts": message.ts, "channel_id": CHANNEL,
-                      "is_ephemeral": False},
-        "message": {"ts": message.ts, "text": message.text, "blocks": message.blocks,
-                    **({"thread_ts": message.thread_ts} if message.thread_ts else {})},
+        "container": {
+            "type": "message",
+            "message_ts": message.ts,
+            "channel_id": CHANNEL,
+            "is_ephemeral": False,
+        },
+        "message": {
+            "ts": message.ts,
+            "text": message.text,
+            "blocks": message.blocks,
+            **({"thread_ts": message.thread_ts} if message.thread_ts else {}),
+        },
         "response_url": lab.bot.api.response_url(name),
-        "actions": [{"type": "button", "action_id": action_id, "block_id": "summary_actions",
-                     "value": value, "action_ts": f"{time.time():.6f}"}],
+        "actions": [
+            {
+                "type": "button",
+                "action_id": action_id,
+                "block_id": "summary_actions",
+                "value": value,
+                "action_ts": f"{time.time():.6f}",
+            }
+        ],
     }
     if trigger_id is not None:
         payload["trigger_id"] = trigger_id
@@ -311,6 +386,7 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
 
     # `all` forgets the thread's filter: what follows is the whole cluster again.
     lab.bot.sender.mention("all", thread_ts=root.ts)
+
     def unfiltered(message: StoredMessage) -> bool:
         text = blocks_text(message.blocks)
         return USAGE_SECTION in text and "filter `" not in text
@@ -322,17 +398,22 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
     assert re.search(r"team-b/embed-svc-0\s+2\.0%\s+300 MiB/8\.0 GiB", gpus)
 
     lab.bot.sender.mention("workloads", thread_ts=root.ts)
-    workloads = blocks_text(final_message(api, has("workload allocations"),
-                                          thread_ts=root.ts).blocks)
+    workloads = blocks_text(
+        final_message(api, has("workload allocations"), thread_ts=root.ts).blocks
+    )
     assert "with real usage per pod" in workloads
     assert re.search(r"team-a/train-full-0\s+97\.0%", workloads)
 
     lab.bot.sender.mention("csv", thread_ts=root.ts)
     csv_answer = blocks_text(final_message(api, has("Full tables of"), thread_ts=root.ts).blocks)
-    assert ("Real usage (nvidia-smi, point in time): 4 of 5 pods read · idle 1 · "
-            "low / over-allocated 0 · normal 1 · high 2") in csv_answer
-    api.wait_for("files.completeUploadExternal",
-                 where=lambda c: "workloads, real usage" in json.dumps(c.json_param("files")))
+    assert (
+        "Real usage (nvidia-smi, point in time): 4 of 5 pods read · idle 1 · "
+        "low / over-allocated 0 · normal 1 · high 2"
+    ) in csv_answer
+    api.wait_for(
+        "files.completeUploadExternal",
+        where=lambda c: "workloads, real usage" in json.dumps(c.json_param("files")),
+    )
     tables = next(f for f in api.uploaded_files() if f.filename == "hami-summary-tables.txt")
     assert tables.thread_ts == root.ts and tables.content is not None
     assert b"Real usage (nvidia-smi, point in time)" in tables.content
@@ -343,10 +424,11 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
     assert "Real usage (nvidia-smi, point in time): 4 of 5 pods read" in chart
 
     lab.bot.sender.mention("thanks!", thread_ts=root.ts)
-    words = blocks_text(final_message(api, has("Not a follow-up I know"),
-                                      thread_ts=root.ts).blocks)
-    assert ("This thread has the live summary of cluster *lab* (context `lab`) with real usage "
-            "(nvidia-smi)") in words
+    words = blocks_text(final_message(api, has("Not a follow-up I know"), thread_ts=root.ts).blocks)
+    assert (
+        "This thread has the live summary of cluster *lab* (context `lab`) with real usage "
+        "(nvidia-smi)"
+    ) in words
     assert "`refresh` — scrape the cluster and run nvidia-smi in its pods again now" in words
 
     # Every follow-up was answered from the one cached collection: no exec, no scrape.
@@ -354,8 +436,13 @@ def test_follow_ups_in_a_real_usage_thread_keep_it_from_the_same_reading(lab: La
 
     # Refresh reads again, and keeps the real usage.
     press(lab, root, "summary_refresh")
-    api.wait_for("chat.update", where=lambda c: c.params.get("ts") == root.ts
-                 and "Refreshing" not in str(c.params.get("blocks")), count=2)
+    api.wait_for(
+        "chat.update",
+        where=lambda c: (
+            c.params.get("ts") == root.ts and "Refreshing" not in str(c.params.get("blocks"))
+        ),
+        count=2,
+    )
     refreshed = updated_in_place(api, root.ts, USAGE_SECTION)
     assert refreshed.updates >= 3
     assert len(lab.cluster.execs) == 2 * execs and lab.scheduler_scrapes() == scrapes + 1
@@ -387,15 +474,20 @@ def test_real_usage_button_replaces_the_summary_in_place_once(lab: Lab) -> None:
     assert [m.ts for m in api.messages.values() if m.thread_ts is None] == [summary.ts]
     time.sleep(0.3)
     assert len(lab.cluster.execs) == 5
-    notes = [c for c in api.calls_to("chat.update") if c.params.get("ts") == summary.ts
-             and "Running nvidia-smi in the pods" in str(c.params.get("blocks"))]
+    notes = [
+        c
+        for c in api.calls_to("chat.update")
+        if c.params.get("ts") == summary.ts
+        and "Running nvidia-smi in the pods" in str(c.params.get("blocks"))
+    ]
     assert len(notes) == 1
 
     # The thread now remembers real usage: a follow-up keeps it, from the same reading.
     lab.bot.sender.mention("ns team-b", thread_ts=summary.ts)
     follow_up = final_message(api, has("filter `namespace=team-b`"), thread_ts=summary.ts)
     assert row("team-b/embed-svc-0", "2.0%", "300 MiB/8.0 GiB", "3.7%", "idle").search(
-        blocks_text(follow_up.blocks))
+        blocks_text(follow_up.blocks)
+    )
     assert len(lab.cluster.execs) == 5
 
 
@@ -414,7 +506,8 @@ def test_clusters_that_do_not_allow_real_usage_show_no_button(lab: Lab) -> None:
     refusal = api.wait_for("chat.postEphemeral")[0]
     assert refusal.params["user"] == USER
     assert 'nvidia-smi exec is not enabled for cluster "plain"' in blocks_text(
-        refusal.json_param("blocks"))
+        refusal.json_param("blocks")
+    )
     api.wait_for("chat.update", where=lambda c: c.params.get("ts") == summary.ts, count=3)
     assert api.message(CHANNEL, summary.ts).blocks == before
     assert lab.cluster.execs == []

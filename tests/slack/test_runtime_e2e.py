@@ -63,29 +63,41 @@ def test_runtime_shows_host_gpus_containers_and_monitors_not_reached(lab_bot: Ru
     text = blocks_text(answer.blocks)
     # The allocation summary is all there too.
     assert "cores *45.8%* allocated (275 / 600 cores)" in text
-    assert ("*Runtime (vGPU monitor, measured at scrape time): 3 host GPUs, 3 containers, "
-            "1 monitor not reached*") in text
+    assert (
+        "*Runtime (vGPU monitor, measured at scrape time): 3 host GPUs, 3 containers, "
+        "1 monitor not reached*"
+    ) in text
     # Host GPUs: memory used and utilisation, next to the scheduler's allocation on that GPU.
     assert row("gpu-node-1/0", "11.9 GiB", "63.0%", "50.0%", "18.0/40.0 GiB", "partial").search(
-        text)
-    assert row("gpu-node-1/1", "39.4 GiB", "97.0%", "100.0%", "40.0/40.0 GiB", "full").search(
-        text)
+        text
+    )
+    assert row("gpu-node-1/1", "39.4 GiB", "97.0%", "100.0%", "40.0/40.0 GiB", "full").search(text)
     assert row("gpu-node-1/2", "440 MiB", "0.0%", "0.0%", "0/40.0 GiB", "idle").search(text)
     # Containers: vGPU memory used of the limit and %, SM utilisation, last kernel.
-    assert row("team-a/train-full-0", "gpu-node-1/1", "39.0/40.0 GiB", "97.5%", "96.0%",
-               "0 s ago").search(text)
-    assert row("team-b/embed-svc-0", "gpu-node-1/0", "3.1/8.0 GiB", "39.1%", "22.0%",
-               "4 s ago").search(text)
+    assert row(
+        "team-a/train-full-0", "gpu-node-1/1", "39.0/40.0 GiB", "97.5%", "96.0%", "0 s ago"
+    ).search(text)
+    assert row(
+        "team-b/embed-svc-0", "gpu-node-1/0", "3.1/8.0 GiB", "39.1%", "22.0%", "4 s ago"
+    ).search(text)
     # The monitor not reached is named with why, among what needs attention.
-    assert f"*1 vGPU monitor not reached* (their GPUs and containers are missing above): " \
+    assert (
+        f"*1 vGPU monitor not reached* (their GPUs and containers are missing above): "
         f"{MISSING_NODE_2}" in text
+    )
     assert "Runtime: 3 host GPUs and 3 containers measured" in answer.text
     # SPEC 12: the header has the time of scrape and its age; runtime comes before what needs
     # attention. Beside runtime the capacity outlook per model is in the full report.
-    assert re.search(r"Source: cluster \*lab\* \(context `lab`\) · scraped "
-                     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)", text)
-    assert (text.index("*By GPU model*") < text.index("*Runtime (vGPU monitor")
-            < text.index("*Needs attention*"))
+    assert re.search(
+        r"Source: cluster \*lab\* \(context `lab`\) · scraped "
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ s ago\)",
+        text,
+    )
+    assert (
+        text.index("*By GPU model*")
+        < text.index("*Runtime (vGPU monitor")
+        < text.index("*Needs attention*")
+    )
     assert "capacity outlook per model: CSV button" in text
     # Everything fitted: only the chart is uploaded.
     api.wait_for("files.completeUploadExternal")
@@ -103,13 +115,43 @@ def test_csv_follow_up_in_a_runtime_thread_sends_the_runtime_tables(lab_bot: Run
     content = files["hami-runtime.csv"].content
     assert content is not None
     rows = list(csv.reader(io.StringIO(content.decode())))
-    assert rows[0][:6] == ["node", "device_index", "device_uuid", "device_type", "mem_used_mib",
-                           "utilization_percent"]
-    assert ["gpu-node-1", "0", "GPU-5f3c1a2e-7b4d-4e91-9c0a-1d2e3f405162",
-            "NVIDIA-NVIDIA A100-PCIE-40GB", "12172.0", "63.0", "18.0", "True", "50.0", "100.0",
-            "18432.0", "40960.0", "partial"] in rows
-    assert ["team-a", "llm-infer-0", "server", "0", "GPU-5f3c1a2e-7b4d-4e91-9c0a-1d2e3f405162",
-            "gpu-node-1", "0", "8532.0", "10240.0", "83.3203", "41.0", "1.0"] in rows
+    assert rows[0][:6] == [
+        "node",
+        "device_index",
+        "device_uuid",
+        "device_type",
+        "mem_used_mib",
+        "utilization_percent",
+    ]
+    assert [
+        "gpu-node-1",
+        "0",
+        "GPU-5f3c1a2e-7b4d-4e91-9c0a-1d2e3f405162",
+        "NVIDIA-NVIDIA A100-PCIE-40GB",
+        "12172.0",
+        "63.0",
+        "18.0",
+        "True",
+        "50.0",
+        "100.0",
+        "18432.0",
+        "40960.0",
+        "partial",
+    ] in rows
+    assert [
+        "team-a",
+        "llm-infer-0",
+        "server",
+        "0",
+        "GPU-5f3c1a2e-7b4d-4e91-9c0a-1d2e3f405162",
+        "gpu-node-1",
+        "0",
+        "8532.0",
+        "10240.0",
+        "83.3203",
+        "41.0",
+        "1.0",
+    ] in rows
     assert [MISSING_NODE_2] in rows
 
 
@@ -127,12 +169,16 @@ def test_runtime_too_large_for_a_message_goes_into_the_files(bot: RunningBot) ->
     assert re.search(r"[\d,]+ more containers: CSV button", shown)
     bot.api.wait_for("files.completeUploadExternal")
     files = {f.filename: f for f in bot.api.uploaded_files()}
-    assert {"hami-allocation.png", "hami-summary-tables.txt", "hami-summary.csv",
-            "hami-runtime.csv"} <= set(files)
+    assert {
+        "hami-allocation.png",
+        "hami-summary-tables.txt",
+        "hami-summary.csv",
+        "hami-runtime.csv",
+    } <= set(files)
     content = files["hami-runtime.csv"].content
     assert content is not None
     rows = list(csv.reader(io.StringIO(content.decode())))
-    assert len(rows[1:rows.index([])]) == 480  # every host GPU, none silently cut
+    assert len(rows[1 : rows.index([])]) == 480  # every host GPU, none silently cut
     pods = {w.pod for w in allocation.workloads}
     assert pods <= {r[1] for r in rows if len(r) == 12}
     tables = files["hami-summary-tables.txt"].content
@@ -157,7 +203,9 @@ def test_runtime_refused_by_the_registry_names_the_setting_and_the_entry(
     assert body["response_type"] == "ephemeral"
     text = blocks_text(body["blocks"])
     # The collector's own wording (bot.clusters.errors), then what to ask instead.
-    assert ('Runtime (vGPU monitor) scrapes are not enabled for cluster "demo". An admin can set '
-            f"runtime_allowed: true for it in the cluster registry ({tmp_path / 'clusters.yaml'}"
-            ":2). Ask without `runtime` for the allocation summary.") in text
+    assert (
+        'Runtime (vGPU monitor) scrapes are not enabled for cluster "demo". An admin can set '
+        f"runtime_allowed: true for it in the cluster registry ({tmp_path / 'clusters.yaml'}"
+        ":2). Ask without `runtime` for the allocation summary."
+    ) in text
     assert metrics_server.scrapes == 0 and bot.api.calls_to("chat.postMessage") == []

@@ -35,8 +35,11 @@ class EnvelopeServer:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def _session(self, connection: ServerConnection) -> None:
-        connection.send(json.dumps({"type": "hello", "num_connections": 1,
-                                    "connection_info": {"app_id": "A0TEST"}}))
+        connection.send(
+            json.dumps(
+                {"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0TEST"}}
+            )
+        )
         self.connected.set()
         while True:
             try:
@@ -75,11 +78,13 @@ def envelope_server() -> Iterator[EnvelopeServer]:
 @pytest.fixture
 def socket_bot(slack_api: SlackWebApi, envelope_server: EnvelopeServer) -> Iterator[None]:
     slack_api.socket_mode_url = envelope_server.url
-    config = load_config({
-        "SLACK_BOT_TOKEN": slack_api.bot_token,
-        "SLACK_APP_TOKEN": slack_api.app_token,
-        "SLACK_API_URL": slack_api.base_url,
-    })
+    config = load_config(
+        {
+            "SLACK_BOT_TOKEN": slack_api.bot_token,
+            "SLACK_APP_TOKEN": slack_api.app_token,
+            "SLACK_API_URL": slack_api.base_url,
+        }
+    )
     bot = assemble_bot(config, store=MemoryStore(), registry=empty_registry(), socket_mode=True)
     runner = SocketModeRunner(bot.app, slack_api.app_token).connect()
     assert envelope_server.connected.wait(10), "the bot never connected to the websocket"
@@ -92,16 +97,24 @@ def test_socket_mode_connects_with_the_app_token_and_answers_a_slash_command(
 ) -> None:
     opened = slack_api.calls_to("apps.connections.open")
     assert opened and opened[0].headers["authorization"] == f"Bearer {slack_api.app_token}"
-    envelope_server.send({
-        "envelope_id": "env-help-1",
-        "type": "slash_commands",
-        "accepts_response_payload": True,
-        "payload": {
-            "token": "unused", "team_id": "T0TEST", "channel_id": CHANNEL, "user_id": USER,
-            "command": "/hami-summary", "text": "help", "api_app_id": "A0TEST",
-            "response_url": slack_api.response_url("socket-help"), "trigger_id": "trig.1",
-        },
-    })
+    envelope_server.send(
+        {
+            "envelope_id": "env-help-1",
+            "type": "slash_commands",
+            "accepts_response_payload": True,
+            "payload": {
+                "token": "unused",
+                "team_id": "T0TEST",
+                "channel_id": CHANNEL,
+                "user_id": USER,
+                "command": "/hami-summary",
+                "text": "help",
+                "api_app_id": "A0TEST",
+                "response_url": slack_api.response_url("socket-help"),
+                "trigger_id": "trig.1",
+            },
+        }
+    )
     ack = envelope_server.ack_for("env-help-1")
     assert ack["payload"]["response_type"] == "ephemeral"
     assert "Slash commands cannot be used inside threads" in blocks_text(ack["payload"]["blocks"])
@@ -111,16 +124,25 @@ def test_socket_mode_answers_a_mention_through_the_web_api(
     slack_api: SlackWebApi, envelope_server: EnvelopeServer, socket_bot: None
 ) -> None:
     ts = "1720000000.000001"
-    envelope_server.send({
-        "envelope_id": "env-mention-1",
-        "type": "events_api",
-        "accepts_response_payload": False,
-        "payload": {
-            "type": "event_callback", "team_id": "T0TEST", "event_id": "Ev0SOCK01",
-            "event": {"type": "app_mention", "user": USER, "channel": CHANNEL, "ts": ts,
-                      "text": f"<@{BOT_USER_ID}> ```{read_fixture('scheduler-small.prom')}```"},
-        },
-    })
+    envelope_server.send(
+        {
+            "envelope_id": "env-mention-1",
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "payload": {
+                "type": "event_callback",
+                "team_id": "T0TEST",
+                "event_id": "Ev0SOCK01",
+                "event": {
+                    "type": "app_mention",
+                    "user": USER,
+                    "channel": CHANNEL,
+                    "ts": ts,
+                    "text": f"<@{BOT_USER_ID}> ```{read_fixture('scheduler-small.prom')}```",
+                },
+            },
+        }
+    )
     envelope_server.ack_for("env-mention-1")
     update = slack_api.wait_for("chat.update")[0]
     assert "275 / 600 cores" in blocks_text(update.params["blocks"])

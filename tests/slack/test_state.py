@@ -48,8 +48,13 @@ def test_a_cluster_entry_written_before_real_usage_was_remembered_still_reads() 
     # And the previous release reads a new entry: the same version, one more key it ignores.
     state.remember_thread("C1", "6.6", ClusterTarget("prod", None, usage=True))
     payload = codec.decode("thread", store.get(state._thread_key("C1", "6.6")))
-    assert payload == {"type": "cluster", "cluster": "prod", "context": None, "runtime": False,
-                       "usage": True}
+    assert payload == {
+        "type": "cluster",
+        "cluster": "prod",
+        "context": None,
+        "runtime": False,
+        "usage": True,
+    }
 
 
 def test_button_values_carry_real_usage_with_the_cluster() -> None:
@@ -66,8 +71,9 @@ def test_metrics_over_the_size_cap_are_not_kept_and_do_not_leave_old_ones() -> N
     small = PastedMetrics("a 1\n", "small", "paste", 1.0)
     assert state.remember_thread("C1", "1.1", small)
     # Random-looking text does not compress below the cap.
-    big = PastedMetrics("".join(f"m{i * 7919 % 100003} {i}\n" for i in range(2000)), "big",
-                        "paste", 2.0)
+    big = PastedMetrics(
+        "".join(f"m{i * 7919 % 100003} {i}\n" for i in range(2000)), "big", "paste", 2.0
+    )
     assert not state.remember_thread("C1", "1.1", big)
     assert state.thread_subject("C1", "1.1") is None
 

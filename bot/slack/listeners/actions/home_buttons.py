@@ -49,9 +49,7 @@ def answer_in_dm(
     conversation = services.conversation
 
     def compute(shown_in: str | None) -> Reply:
-        return conversation.run(
-            Plan(command, user, channel, thread_ts=shown_in, also_in=TOP_LEVEL)
-        )
+        return conversation.run(Plan(command, user, channel, thread_ts=shown_in, also_in=TOP_LEVEL))
 
     answer_in_thread(
         client=client,
@@ -74,8 +72,9 @@ def _open_fit_form(
     context: str | None,
 ) -> None:
     channel = dm_channel_of(client, user)
-    problem = services.conversation.decide(Plan(ClusterCommand(cluster, context), user,
-                                                channel)).reply
+    problem = services.conversation.decide(
+        Plan(ClusterCommand(cluster, context), user, channel)
+    ).reply
     if problem is not None:
         Delivery(client, logger).post(channel, None, slack_message(problem))
         return

@@ -72,7 +72,10 @@ def usage_ticked(body: dict[str, Any]) -> bool:
 
 
 def choose_cluster(
-    body: dict[str, Any], action: dict[str, Any], context: BoltContext, respond: Respond,
+    body: dict[str, Any],
+    action: dict[str, Any],
+    context: BoltContext,
+    respond: Respond,
     logger: Logger,
 ) -> None:
     """Lazy: remember the cluster and show the picker again with that cluster's contexts."""
@@ -83,8 +86,12 @@ def choose_cluster(
         reply = services.conversation.pick(user=user, channel=channel, cluster=_selected(action))
         respond_ephemeral(respond, slack_message(reply), replace=True)
 
-    run_guarded(logger, f"updating the picker for {user} in {channel}", show,
-                on_error=lambda message: respond_ephemeral(respond, message))
+    run_guarded(
+        logger,
+        f"updating the picker for {user} in {channel}",
+        show,
+        on_error=lambda message: respond_ephemeral(respond, message),
+    )
 
 
 def choose_context(
@@ -97,7 +104,10 @@ def choose_context(
 
 
 def confirm_picker(
-    body: dict[str, Any], context: BoltContext, client: WebClient, respond: Respond,
+    body: dict[str, Any],
+    context: BoltContext,
+    client: WebClient,
+    respond: Respond,
     logger: Logger,
 ) -> None:
     """Lazy: check the choice, close the picker, then collect and post the summary."""
@@ -106,8 +116,9 @@ def confirm_picker(
     conversation = services.conversation
 
     def confirm() -> None:
-        decision = conversation.confirm(user=user, channel=channel, choice=picker_state(body),
-                                        usage=usage_ticked(body))
+        decision = conversation.confirm(
+            user=user, channel=channel, choice=picker_state(body), usage=usage_ticked(body)
+        )
         if decision.reply is not None:
             # Keep the picker; the problem shows beside it.
             respond_ephemeral(respond, slack_message(decision.reply))
@@ -116,8 +127,12 @@ def confirm_picker(
         respond(delete_original=True)
         carry_out(decision.plan, services, client, respond, logger)
 
-    run_guarded(logger, f"confirming the picker for {user} in {channel}", confirm,
-                on_error=lambda message: respond_ephemeral(respond, message))
+    run_guarded(
+        logger,
+        f"confirming the picker for {user} in {channel}",
+        confirm,
+        on_error=lambda message: respond_ephemeral(respond, message),
+    )
 
 
 def cancel_picker(body: dict[str, Any], context: BoltContext, respond: Respond) -> None:

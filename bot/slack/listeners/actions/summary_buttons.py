@@ -30,8 +30,7 @@ from bot.slack.services import services_from
 
 
 def _working_note(text: str) -> SlackMessage:
-    return SlackMessage([{"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}],
-                        text)
+    return SlackMessage([{"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}], text)
 
 
 # Shown on top of the old summary while the in-place buttons work (nvidia-smi takes longer).
@@ -76,8 +75,14 @@ class _Press:
         )
 
     def intent(self) -> ButtonIntent:
-        return ButtonIntent(self.name, self.value, self.user, self.channel,
-                            thread_ts=self.thread, message_ts=self.message_ts or None)
+        return ButtonIntent(
+            self.name,
+            self.value,
+            self.user,
+            self.channel,
+            thread_ts=self.thread,
+            message_ts=self.message_ts or None,
+        )
 
     @property
     def what(self) -> str:
@@ -98,8 +103,12 @@ def press_summary_button(
     conversation = services.conversation
     decision = conversation.handle(pressed.intent())
     if decision.reply is not None:
-        logger.warning("refused button %s from %s in %s: its value names another conversation",
-                       name, user, channel)
+        logger.warning(
+            "refused button %s from %s in %s: its value names another conversation",
+            name,
+            user,
+            channel,
+        )
         respond_ephemeral(respond, slack_message(decision.reply))
         return
     if decision.plan is None or not isinstance(decision.plan.command, ButtonPress):
@@ -113,21 +122,31 @@ def press_summary_button(
         if in_place and pressed.ephemeral:
             reply = compute_safely(run, logger, pressed.what, f"channel {channel}")
             if reply is not None:
-                respond_ephemeral(respond, slack_message(reply, files_possible=False),
-                                  replace=True)
+                respond_ephemeral(respond, slack_message(reply, files_possible=False), replace=True)
         elif in_place and pressed.message_ts:
             # The summary in place becomes the thread's latest: follow-ups ask its cluster.
-            _refresh_in_place(pressed, Delivery(client, logger),
-                              lambda: run(pressed.thread_root), logger)
+            _refresh_in_place(
+                pressed, Delivery(client, logger), lambda: run(pressed.thread_root), logger
+            )
         else:
             answer_in_thread(
-                client=client, logger=logger, channel=channel,
-                thread_ts=pressed.thread_root, user=user, what=pressed.what, compute=run,
-                respond=respond, problems_private=True,
+                client=client,
+                logger=logger,
+                channel=channel,
+                thread_ts=pressed.thread_root,
+                user=user,
+                what=pressed.what,
+                compute=run,
+                respond=respond,
+                problems_private=True,
             )
 
-    run_guarded(logger, f"button {name} for {user} in {channel}", press,
-                on_error=lambda failure: respond_ephemeral(respond, failure))
+    run_guarded(
+        logger,
+        f"button {name} for {user} in {channel}",
+        press,
+        on_error=lambda failure: respond_ephemeral(respond, failure),
+    )
 
 
 def _refresh_in_place(
@@ -141,8 +160,9 @@ def _refresh_in_place(
     channel, message_ts, thread_root = pressed.channel, pressed.message_ts, pressed.thread_root
     old_blocks = pressed.message.get("blocks") or []
     old_text = str(pressed.message.get("text") or "HAMi summary")
-    delivery.update_with_note(channel, message_ts, IN_PLACE_NOTES[pressed.name], old_text,
-                              old_blocks)
+    delivery.update_with_note(
+        channel, message_ts, IN_PLACE_NOTES[pressed.name], old_text, old_blocks
+    )
     reply = compute_safely(compute, logger, pressed.what, f"channel {channel}")
     if reply is None:
         return

@@ -59,8 +59,11 @@ def acknowledge_command(
         with wait_at_most(ACK_WAIT_SECONDS):
             decision = services.conversation.handle(command_intent(command))
         if decision.plan is not None and not decision.plan.decided:
-            logger.info("acknowledged %s before reading user groups %s; answering after",
-                        command.get("command"), ", ".join(decision.plan.waiting_for))
+            logger.info(
+                "acknowledged %s before reading user groups %s; answering after",
+                command.get("command"),
+                ", ".join(decision.plan.waiting_for),
+            )
         _ack_reply(ack, decision.reply)
         # Only once acknowledged: after an error the acknowledgement apologises instead.
         context[PLAN_KEY] = decision.plan

@@ -56,8 +56,7 @@ def answer_conversation_message(
     # anyone the bot can answer or authorise (never the local operator of ``chat``): ignored.
     user = str(event.get("user") or event.get("bot_id") or "")
     if not user:
-        logger.info("ignored a message event without a user in %s (%s)", channel,
-                    event.get("ts"))
+        logger.info("ignored a message event without a user in %s (%s)", channel, event.get("ts"))
         return
     text = typed_text(str(event.get("text") or ""))
     files = _files(event)
@@ -65,13 +64,19 @@ def answer_conversation_message(
 
     def compute(shown_in: str | None) -> Any:
         given = [
-            fetch_metrics_file(client, f, max_bytes=services.max_file_bytes,
-                               api_base_url=services.api_base_url)
+            fetch_metrics_file(
+                client, f, max_bytes=services.max_file_bytes, api_base_url=services.api_base_url
+            )
             for f in files
         ]
         return services.conversation.message(
-            text, channel=channel, thread_ts=state_thread, user=user, files=given,
-            from_bot=from_bot, shown_in=shown_in,
+            text,
+            channel=channel,
+            thread_ts=state_thread,
+            user=user,
+            files=given,
+            from_bot=from_bot,
+            shown_in=shown_in,
         )
 
     run_guarded(

@@ -36,9 +36,8 @@ def answer_direct_message(
         thread_ts=str(thread_ts) if thread_ts else None,
         state_thread=str(thread_ts) if thread_ts else TOP_LEVEL,
         # In a DM every message is addressed to the bot; other bots must still name it.
-        mentioned=not event.get("bot_id") or mentions_user(
-            str(event.get("text") or ""), context.bot_user_id
-        ),
+        mentioned=not event.get("bot_id")
+        or mentions_user(str(event.get("text") or ""), context.bot_user_id),
     )
 
 

@@ -29,7 +29,10 @@ def acknowledge_shortcut(ack: Ack) -> None:
 
 
 def summarize_message(
-    body: dict[str, Any], context: BoltContext, client: WebClient, respond: Respond,
+    body: dict[str, Any],
+    context: BoltContext,
+    client: WebClient,
+    respond: Respond,
     logger: Logger,
 ) -> None:
     services = services_from(context)
@@ -43,8 +46,9 @@ def summarize_message(
 
     def compute(_shown_in: str | None = None) -> Any:
         given = [
-            fetch_metrics_file(client, f, max_bytes=services.max_file_bytes,
-                               api_base_url=services.api_base_url)
+            fetch_metrics_file(
+                client, f, max_bytes=services.max_file_bytes, api_base_url=services.api_base_url
+            )
             for f in files
         ]
         return conversation.shortcut(
@@ -56,11 +60,20 @@ def summarize_message(
             respond_ephemeral(respond, slack_message(compute()))
             return
         answer_in_thread(
-            client=client, logger=logger, channel=channel,
-            thread_ts=thread_ts, user=user,
+            client=client,
+            logger=logger,
+            channel=channel,
+            thread_ts=thread_ts,
+            user=user,
             what=f"summarising these metrics for {mention_user(user)}",
-            compute=compute, respond=respond, problems_private=True,
+            compute=compute,
+            respond=respond,
+            problems_private=True,
         )
 
-    run_guarded(logger, f"shortcut {CALLBACK_ID} for {user} in {channel}", summarize,
-                on_error=lambda failure: respond_ephemeral(respond, failure))
+    run_guarded(
+        logger,
+        f"shortcut {CALLBACK_ID} for {user} in {channel}",
+        summarize,
+        on_error=lambda failure: respond_ephemeral(respond, failure),
+    )
