@@ -175,6 +175,7 @@ def run_tests(extra_args: list[str]) -> int:
     env = check_environment(dict(os.environ))
     steps = [
         ("ruff", [str(BIN / "ruff"), "check", "core", "bot", "tests"]),
+        ("ruff format", [str(BIN / "ruff"), "format", "--check", "."]),
         ("mypy", [str(BIN / "mypy")]),
         ("pytest", pytest_command(extra_args)),
     ]
