@@ -16,7 +16,7 @@ answer before the next command. Measured per command:
 * acknowledgement: the HTTP round trip of the slash command (Slack's 3-second deadline);
 * full reply: from sending the command to the ``chat.update`` that puts the summary in place.
 
-Targets (issue 5): acknowledgement p99 < 1 s, full reply p50 < 2 s, no duplicate answers, one
+Targets: acknowledgement p99 < 1 s, full reply p50 < 2 s, no duplicate answers, one
 scrape. Prints the numbers and one PASS/FAIL line per target; exits 1 if any fails.
 """
 

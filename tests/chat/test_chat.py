@@ -1,4 +1,4 @@
-"""``hami-summary chat`` driven through piped stdin, as a script would (issue 3, "Running it")."""
+"""``hami-summary chat`` driven through piped stdin, as a script would."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""nvidia-smi parsing (query CSV, plain tables of several driver branches) and SPEC 11 classes."""
+"""nvidia-smi parsing (query CSV, plain tables of several driver branches) and usage classes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC.md rules on states, flags, verdicts, classes, checks and capacity, one case at a time."""
+"""The summary's rules on states, flags, verdicts, classes, checks and capacity, case by case."""
 
 from __future__ import annotations
 

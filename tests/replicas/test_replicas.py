@@ -1,5 +1,5 @@
 """Replicas sharing one Redis: one answer per Slack delivery, one scrape per burst, and the bot
-answering through a Redis outage (issue 5, "Tests")."""
+answering through a Redis outage."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``/hami-summary admin [check]`` end to end: the real bot over HTTP with signed requests, the
 local Web API, a kubeconfig folder with good, broken, expired and foreign files, and the local
-Kubernetes API server answering ``GET /version`` (issue 4, "Kubeconfig discovery")."""
+Kubernetes API server answering ``GET /version``."""
 
 from __future__ import annotations
 

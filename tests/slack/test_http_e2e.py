@@ -1,4 +1,4 @@
-"""The bot end to end in HTTP mode: signed requests in, Web API calls out (issue 3, "Tests")."""
+"""The bot end to end in HTTP mode: signed requests in, Web API calls out."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Real usage (nvidia-smi) from Slack, end to end: the real bot over HTTP, signed requests, the
 local Web API, and a kubeconfig-registered cluster on the local Kubernetes API server whose
-pods answer exec the way containers with and without nvidia-smi do (SPEC 11, issue 4)."""
+pods answer exec the way containers with and without nvidia-smi do."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def test_usage_shows_real_usage_per_pod_and_failures_by_cause(lab: Lab) -> None:
         "low / over-allocated 0 · normal 1 · high 2_"
     ) in text
     # Per pod: mean utilisation of the GPUs it sees, memory used of what HAMi allocated
-    # (from the scheduler's metrics), efficiency = used / allocated, class (SPEC 11).
+    # (from the scheduler's metrics), efficiency = used / allocated, class.
     assert row("team-b/embed-svc-0", "2.0%", "300 MiB/8.0 GiB", "3.7%", "idle").search(text)
     assert row("ml-batch/ddp-worker-0", "50.0%", "8.8/15.0 GiB", "58.6%", "normal").search(text)
     assert row("team-a/llm-infer-0", "41.0%", "8.8/10.0 GiB", "87.9%", "high").search(text)

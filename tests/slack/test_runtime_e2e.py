@@ -1,6 +1,6 @@
 """Runtime (vGPU monitor) numbers in Slack, end to end: the real bot over HTTP with signed
 requests, the local Web API, and a kubeconfig-registered cluster on the local Kubernetes API
-server whose vGPU monitors answer on one node and not on the other (issue 3, issue 4)."""
+server whose vGPU monitors answer on one node and not on the other."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_runtime_shows_host_gpus_containers_and_monitors_not_reached(lab_bot: Ru
         f"{MISSING_NODE_2}" in text
     )
     assert "Runtime: 3 host GPUs and 3 containers measured" in answer.text
-    # SPEC 12: the header has the time of scrape and its age; runtime comes before what needs
+    # The header has the time of scrape and its age; runtime comes before what needs
     # attention. Beside runtime the capacity outlook per model is in the full report.
     assert re.search(
         r"Source: cluster \*lab\* \(context `lab`\) · scraped "

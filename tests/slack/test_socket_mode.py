@@ -1,5 +1,5 @@
 """Socket Mode: the bot gets its websocket URL from ``apps.connections.open`` (local Web API),
-connects to a local websocket server, and answers envelopes there (issue 3, "Tests")."""
+connects to a local websocket server, and answers envelopes there."""
 
 from __future__ import annotations
 
