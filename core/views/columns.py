@@ -16,7 +16,8 @@ the JSON contract has them rounded; the CSV has every percentage rounded (``csv=
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from core.model import (
     ContainerRuntime,
@@ -443,6 +444,24 @@ def _scheduler(key: str, attribute: str) -> col.Column[HostRow]:
     return col.exact(key, get, in_json=False)
 
 
+_Row = TypeVar("_Row")
+
+
+def _measured_percent(
+    header: str, key: str, get: Callable[[_Row], float | None]
+) -> col.Column[_Row]:
+    """A percentage the vGPU monitor measured: shown with one decimal, exact in the JSON,
+    rounded in the CSV."""
+    return col.Column(
+        header,
+        key,
+        lambda r: numbers.percent(get(r)),
+        get,
+        "right",
+        csv=lambda r: rounded(get(r)),
+    )
+
+
 def host_gpus_spec(scheduler_listed: bool) -> TableSpec[HostRow]:
     """The host GPUs the vGPU monitor measured; ``scheduler_listed``: the input has the
     scheduler's devices, so "scheduled" is known for each GPU."""
@@ -459,13 +478,8 @@ def host_gpus_spec(scheduler_listed: bool) -> TableSpec[HostRow]:
             col.text("GPU", "device_uuid", lambda r: r[0].device_uuid, name=True),
             col.exact("device_type", lambda r: r[0].device_type),
             col.mem_each("memory used", "mem_used_mib", lambda r: r[0].mem_used_mib),
-            col.Column(
-                "utilisation",
-                "utilization_percent",
-                lambda r: numbers.percent(r[0].utilization_percent),
-                lambda r: r[0].utilization_percent,
-                "right",
-                csv=lambda r: rounded(r[0].utilization_percent),
+            _measured_percent(
+                "utilisation", "utilization_percent", lambda r: r[0].utilization_percent
             ),
             col.exact(
                 "memory_controller_utilization_percent",
@@ -512,13 +526,8 @@ CONTAINERS: TableSpec[ContainerRow] = TableSpec(
         ),
         col.exact("mem_limit_mib", lambda r: r[0].mem_limit_mib),
         col.percent("used", "mem_used_percent", lambda r: r[0].mem_used_percent),
-        col.Column(
-            "SM util",
-            "sm_utilization_percent",
-            lambda r: numbers.percent(r[0].sm_utilization_percent),
-            lambda r: r[0].sm_utilization_percent,
-            "right",
-            csv=lambda r: rounded(r[0].sm_utilization_percent),
+        _measured_percent(
+            "SM util", "sm_utilization_percent", lambda r: r[0].sm_utilization_percent
         ),
         col.Column(
             "last kernel",
