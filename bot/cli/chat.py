@@ -33,7 +33,7 @@ from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.conversation.admin import AdminAccess, admin_text
 from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import given_text
-from bot.conversation.intents import Ack, CommandIntent
+from bot.conversation.intents import Ack, CommandIntent, GivenFile, MessageIntent
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
     AdminReply,
@@ -51,7 +51,7 @@ from bot.conversation.replies import (
     new_error_id,
 )
 from bot.conversation.rich import Rich, plain
-from bot.conversation.service import Conversation, GivenFile
+from bot.conversation.service import Conversation
 from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
 from core.views.attention import Hints
@@ -223,29 +223,24 @@ class ChatSession:
 
     def load(self, name: str, text: str) -> None:
         """Metrics given as a file (the example, or FILE on the command line)."""
-        self._answer(
-            name,
-            lambda: self.conversation.message(
-                "", channel=CHANNEL, thread_ts=THREAD, user=None, files=[GivenFile(name, text)]
-            ),
-        )
+        self._two_phases(name, MessageIntent("", None, CHANNEL, THREAD, (GivenFile(name, text),)))
 
     def message(self, text: str) -> None:
-        self._answer(
-            "a message",
-            lambda: self.conversation.message(text, channel=CHANNEL, thread_ts=THREAD, user=None),
-        )
+        self._two_phases("a message", MessageIntent(text, None, CHANNEL, THREAD))
 
     def command(self, text: str) -> None:
         """The slash command in its two phases, one after the other: what is said at once,
         then what the plan brings. The terminal is one thread: a cluster summary is what later
         follow-ups ask about."""
-        intent = CommandIntent(text, user=None, channel=CHANNEL, thread_ts=THREAD)
+        self._two_phases("a command", CommandIntent(text, None, CHANNEL, THREAD))
+
+    def _two_phases(self, what: str, intent: CommandIntent | MessageIntent) -> None:
+        """``handle`` then ``run``: what is said at once, then what the plan brings."""
         decision: list[Ack] = []
-        self._answer("a command", lambda: _acknowledged(decision, self.conversation.handle(intent)))
+        self._answer(what, lambda: _acknowledged(decision, self.conversation.handle(intent)))
         plan = decision[0].plan if decision else None
         if plan is not None:
-            self._answer("a command", lambda: self.conversation.run(plan))
+            self._answer(what, lambda: self.conversation.run(plan))
 
     def run(self, lines: Iterable[str], prompt: bool) -> None:
         """Handle ``lines`` until they end or the person quits."""

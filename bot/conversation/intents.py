@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.conversation.buttons import ButtonPress
-from bot.conversation.parsing import Command
+from bot.conversation.parsing import Command, FollowUp
 from bot.conversation.replies import MessageReply, Reply
+from bot.store.state import PastedMetrics
+from core.fit_shape import Shape
 
 
 class AccessPending(Exception):
@@ -55,6 +57,55 @@ class CommandIntent:
 
 
 @dataclass(frozen=True, slots=True)
+class GivenFile:
+    """A file attached to a message: its text, or why it could not be read."""
+
+    name: str
+    text: str | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageIntent:
+    """A mention or direct message from ``user`` (a person, or another bot with ``from_bot``).
+
+    ``thread_ts``: the thread its metrics are kept for. ``shown_in``: the thread the answer
+    shows in, when that is another one (a DM answered at the top level): a cluster summary
+    there becomes what its follow-ups ask about too. ``files``: its attachments, read."""
+
+    text: str
+    user: str | None
+    channel: str
+    thread_ts: str
+    files: tuple[GivenFile, ...] = ()
+    from_bot: bool = False
+    shown_in: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShortcutIntent:
+    """The message shortcut "Summarize HAMi metrics" used by ``user`` on a message whose
+    thread is ``thread_ts``: its text and attachments."""
+
+    text: str
+    user: str | None
+    channel: str
+    thread_ts: str
+    files: tuple[GivenFile, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadWork:
+    """The slow part of a message or the shortcut, in the thread its metrics are kept for
+    (``thread_ts``): new ``metrics`` to summarise, a shape to ``fit``, or a ``follow_up``."""
+
+    thread_ts: str
+    metrics: PastedMetrics | None = None
+    fit: Shape | None = None
+    follow_up: FollowUp | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """The slow part of a command, decided (or, with ``decided`` False, still to decide) by
     ``handle``.
@@ -67,7 +118,7 @@ class Plan:
     ``waiting_for``: what an undecided plan waits for (the user groups still being read).
     """
 
-    command: Command | ButtonPress
+    command: Command | ButtonPress | ThreadWork
     user: str | None
     channel: str
     thread_ts: str | None = None

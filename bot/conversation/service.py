@@ -1,9 +1,9 @@
 """Answering people, independent of Slack: the one place the bot's behaviour is decided.
 
-The Slack listeners and ``hami-summary chat`` both call ``Conversation``, one entry point per
-input kind; each turns the returned ``Reply`` into its own output. A slash command goes in two
-phases (``handle`` -> ``Ack``, then ``run`` of its ``Plan``; see ``intents``); messages, buttons
-and the picker are answered by one call each. Thread and picker state is written only here.
+The Slack listeners and ``hami-summary chat`` both call ``Conversation``; each turns the
+returned ``Reply`` into its own output. Commands, buttons, messages and the message shortcut go
+in two phases (``handle`` -> ``Ack``, then ``run`` of its ``Plan``; see ``intents``); the
+picker's choices are one call each. Thread and picker state is written only here.
 
 Input problems come back as ``MessageReply`` with ``tone='problem'`` (from
 ``core.errors.InputError``); anything else raises, and the caller logs it with an error id and
@@ -57,7 +57,11 @@ from bot.conversation.intents import (
     AccessPending,
     Ack,
     CommandIntent,
+    GivenFile,
+    MessageIntent,
     Plan,
+    ShortcutIntent,
+    ThreadWork,
 )
 from bot.conversation.parsing import (
     ADMIN_USAGE,
@@ -131,6 +135,16 @@ NO_USAGE_FOR_PASTED = MessageReply(
 )
 
 
+NO_METRICS_IN_MESSAGE = MessageReply(
+    title="No metrics in that message",
+    text=(
+        "The message you picked has no HAMi metrics text or .prom/.txt file. Use the "
+        "shortcut on a message that contains the scheduler's `/metrics` output."
+    ),
+    tone="problem",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class FoundSummary:
     """A summary a reference points at, with what the reply says about it."""
@@ -155,15 +169,6 @@ def summary_reply(ref: SummaryRef, found: FoundSummary) -> SummaryReply:
             ref.cluster is not None and found.usage_allowed and summary.real_usage is None
         ),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class GivenFile:
-    """A file attached to a message: its text, or why it could not be read."""
-
-    name: str
-    text: str | None = None
-    problem: str | None = None
 
 
 def _table_reply(
@@ -291,13 +296,18 @@ class Conversation:
 
     # -- slash command -------------------------------------------------------------------
 
-    def handle(self, intent: CommandIntent | ButtonIntent) -> Ack:
-        """Phase one of ``/hami-summary <text>``: parse it, check access, and say what is
-        answered at once and what follows (``run``). Collects nothing.
+    def handle(self, intent: CommandIntent | ButtonIntent | MessageIntent | ShortcutIntent) -> Ack:
+        """Phase one of a request: parse it, check access, and say what is answered at once
+        and what follows (``run``). Collects nothing.
 
         When access depends on lookups not finished within the caller's wait limit
         (``AccessPending``), the acknowledgement says so and the plan decides later. A button
-        press is read once and refused at once when pressed away from its summary."""
+        press is read once and refused at once when pressed away from its summary. A message
+        or the shortcut is read once (its metrics, or the follow-up it asks)."""
+        if isinstance(intent, MessageIntent):
+            return self._handle_message(intent)
+        if isinstance(intent, ShortcutIntent):
+            return self._handle_shortcut(intent)
         if isinstance(intent, ButtonIntent):
             press = read_press(intent)
             if isinstance(press, MessageReply):
@@ -318,7 +328,7 @@ class Conversation:
         a plan acknowledged before access was known."""
         command, user, channel = plan.command, plan.user, plan.channel
         decided = replace(plan, decided=True, waiting_for=())
-        if isinstance(command, ButtonPress):
+        if isinstance(command, ButtonPress | ThreadWork):
             return Ack(plan=decided)
         if isinstance(command, AdminCommand) and command.check and self.is_admin(user):
             return Ack(CHECKING_KUBECONFIGS, replace(decided, public=False))
@@ -339,6 +349,9 @@ class Conversation:
             # follow-ups keep (refreshing an older message).
             reply = self._press(plan.command, user=plan.user, channel=plan.channel)
             keep_filter = not plan.command.in_place
+        elif isinstance(plan.command, ThreadWork):
+            reply = self._thread_work(plan.command, user=plan.user, channel=plan.channel)
+            keep_filter = True
         else:
             reply = self._answer_command(plan.command, user=plan.user, channel=plan.channel)
             keep_filter = True
@@ -603,59 +616,67 @@ class Conversation:
             text="\n".join(texts), label=label, kind=kind, given_at=self.state.now()
         )
 
-    def message(
-        self,
-        text: str,
-        *,
-        channel: str,
-        thread_ts: str,
-        user: str | None,
-        files: Sequence[GivenFile] = (),
-        from_bot: bool = False,
-        shown_in: str | None = None,
-    ) -> Reply | None:
-        """A mention or DM (``thread_ts`` = the thread its metrics are kept for). None: stay
-        silent. ``shown_in``: the thread the answer shows in, when that is another one (a DM
-        answered at the top level): a cluster summary there becomes what its follow-ups ask."""
-        reply = self._message(
-            text, channel=channel, thread_ts=thread_ts, user=user, files=files, from_bot=from_bot
-        )
-        if reply is not None and shown_in is not None:
-            self._remember_cluster_thread(reply, channel=channel, thread_ts=shown_in)
-        return reply
-
-    def _message(
-        self,
-        text: str,
-        *,
-        channel: str,
-        thread_ts: str,
-        user: str | None,
-        files: Sequence[GivenFile],
-        from_bot: bool,
-    ) -> Reply | None:
-        body = text.strip()
-        pasted = self._pasted(body, files)
+    def _handle_message(self, intent: MessageIntent) -> Ack:
+        """A mention or DM: new metrics, a fit, a follow-up, or words answered at once. An
+        acknowledgement without reply or plan: stay silent (another bot without metrics)."""
+        body = intent.text.strip()
+        pasted = self._pasted(body, intent.files)
         if isinstance(pasted, PastedMetrics):
-            return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
-        if from_bot:
+            return self._metrics_ack(pasted, intent)
+        if intent.from_bot:
             # Other bots are answered only when they bring metrics: two bots must not keep
             # each other talking.
-            return None
+            return Ack()
         if pasted is not None:
-            return pasted
+            return Ack(pasted)
         try:
             shape = fit_follow_up(body)
             follow_up = parse_follow_up(body) if shape is None else None
         except InputError as error:
-            return _problem(error)
+            return Ack(_problem(error))
+        thread = intent.thread_ts
         if shape is not None:
-            return self.fit_in_thread(shape, channel=channel, thread_ts=thread_ts, user=user)
+            return self._thread_ack(ThreadWork(thread, fit=shape), intent)
         if follow_up is None:
             if body:
-                return self._not_understood(body, channel=channel, thread_ts=thread_ts, user=user)
+                return Ack(
+                    self._not_understood(
+                        body, channel=intent.channel, thread_ts=thread, user=intent.user
+                    )
+                )
             follow_up = FollowUp()
-        return self.follow_up(follow_up, channel=channel, thread_ts=thread_ts, user=user)
+        return self._thread_ack(ThreadWork(thread, follow_up=follow_up), intent)
+
+    def _handle_shortcut(self, intent: ShortcutIntent) -> Ack:
+        """The message shortcut "Summarize HAMi metrics" on a message."""
+        pasted = self._pasted(intent.text.strip(), intent.files)
+        if pasted is None:
+            return Ack(NO_METRICS_IN_MESSAGE)
+        if isinstance(pasted, MessageReply):
+            return Ack(pasted)
+        return self._metrics_ack(pasted, intent)
+
+    def _metrics_ack(self, pasted: PastedMetrics, intent: MessageIntent | ShortcutIntent) -> Ack:
+        """New metrics: summarised by ``run`` within the sender's allowance."""
+        if self.paste_limit is not None and intent.user is not None:
+            decision = self.paste_limit.check(intent.user)
+            if not decision.allowed:
+                return Ack(_problem(InputError(rate_limit_message(decision))))
+        return self._thread_ack(ThreadWork(intent.thread_ts, metrics=pasted), intent)
+
+    @staticmethod
+    def _thread_ack(work: ThreadWork, intent: MessageIntent | ShortcutIntent) -> Ack:
+        shown_in = intent.shown_in if isinstance(intent, MessageIntent) else None
+        return Ack(plan=Plan(work, intent.user, intent.channel, also_in=shown_in))
+
+    def _thread_work(self, work: ThreadWork, *, user: str | None, channel: str) -> Reply:
+        thread = work.thread_ts
+        if work.metrics is not None:
+            return self._new_metrics(work.metrics, channel=channel, thread_ts=thread)
+        if work.fit is not None:
+            return self.fit_in_thread(work.fit, channel=channel, thread_ts=thread, user=user)
+        follow_up = work.follow_up or FollowUp()
+        return self.follow_up(follow_up, channel=channel, thread_ts=thread, user=user)
 
     def _not_understood(
         self, body: str, *, channel: str, thread_ts: str, user: str | None
@@ -688,38 +709,8 @@ class Conversation:
             body, subject, age_seconds=max(0.0, self.state.now() - subject.given_at)
         )
 
-    def shortcut(
-        self,
-        text: str,
-        *,
-        channel: str,
-        thread_ts: str,
-        files: Sequence[GivenFile] = (),
-        user: str | None = None,
-    ) -> Reply:
-        """The message shortcut "Summarize HAMi metrics" on a message."""
-        pasted = self._pasted(text.strip(), files)
-        if pasted is None:
-            return MessageReply(
-                title="No metrics in that message",
-                text=(
-                    "The message you picked has no HAMi metrics text or .prom/.txt file. Use the "
-                    "shortcut on a message that contains the scheduler's `/metrics` output."
-                ),
-                tone="problem",
-            )
-        if isinstance(pasted, MessageReply):
-            return pasted
-        return self._new_metrics(pasted, channel=channel, thread_ts=thread_ts, user=user)
-
-    def _new_metrics(
-        self, pasted: PastedMetrics, *, channel: str, thread_ts: str, user: str | None
-    ) -> Reply:
+    def _new_metrics(self, pasted: PastedMetrics, *, channel: str, thread_ts: str) -> Reply:
         ref = SummaryRef(channel=channel, thread_ts=thread_ts)
-        if self.paste_limit is not None and user is not None:
-            decision = self.paste_limit.check(user)
-            if not decision.allowed:
-                return _problem(InputError(rate_limit_message(decision)))
         try:
             summary = self._summarize_pasted(pasted, namespace=None, node=None)
         except InputError as error:

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from slack_bolt import Respond
 from slack_sdk import WebClient
 
+from bot.conversation.intents import MessageIntent, ShortcutIntent
 from bot.conversation.replies import Reply, internal_error_reply, new_error_id
+from bot.conversation.service import Conversation
 from bot.slack.delivery import Delivery
 from bot.slack.markup import mention_user
 from bot.slack.messages import SlackMessage, slack_message
@@ -30,6 +32,17 @@ def compute_safely(
         error_id = new_error_id()
         logger.exception("error %s while %s (%s)", error_id, what, where)
         return internal_error_reply(error_id)
+
+
+def answer_now_or_run(
+    conversation: Conversation, intent: MessageIntent | ShortcutIntent
+) -> Reply | None:
+    """Both phases of a message or the shortcut, once its working message shows and its files
+    are read: the reply said at once, or what its plan brings (None: stay silent)."""
+    decision = conversation.handle(intent)
+    if decision.plan is None:
+        return decision.reply
+    return conversation.run(decision.plan)
 
 
 def collecting_what(cluster: str, user: str, *, usage: bool) -> str:

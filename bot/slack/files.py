@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.conversation.service import GivenFile
+from bot.conversation.intents import GivenFile
 from core.text_decoding import decode_metrics_bytes
 
 log = logging.getLogger("hami_summary.slack.files")

@@ -36,6 +36,7 @@ from tests.slack.test_http_e2e import answer_in, blocks_text
 from tests.support.block_measure import code_blocks
 from tests.support.png_colours import namespace_colours
 from tests.support.slack_api import SlackWebApi, StoredFile, StoredMessage
+from tests.support.slack_press import press as press_button
 
 
 @pytest.fixture(scope="module")
@@ -120,25 +121,14 @@ def uploaded(
 
 
 def press(bot: RunningBot, message: StoredMessage, action_id: str, action_ts: str) -> None:
-    actions = next(b for b in message.blocks if b["type"] == "actions")["elements"]
-    value = next(a["value"] for a in actions if a["action_id"] == action_id)
-    bot.sender.interaction(
-        {
-            "type": "block_actions",
-            "user": {"id": USER},
-            "channel": {"id": CHANNEL},
-            "container": {
-                "type": "message",
-                "message_ts": message.ts,
-                "channel_id": CHANNEL,
-                "is_ephemeral": False,
-            },
-            "message": {"ts": message.ts, "text": message.text, "blocks": message.blocks},
-            "response_url": bot.api.response_url(action_ts),
-            "actions": [
-                {"type": "button", "action_id": action_id, "value": value, "action_ts": action_ts}
-            ],
-        }
+    press_button(
+        bot.sender.interaction,
+        message,
+        action_id,
+        user=USER,
+        channel=CHANNEL,
+        response_url=bot.api.response_url(action_ts),
+        action_ts=action_ts,
     )
 
 

@@ -28,6 +28,7 @@ from tests.slack.conftest import (
 )
 from tests.support.block_measure import code_blocks, rendered_lines
 from tests.support.slack_api import BOT_ID, BOT_USER_ID, SlackWebApi, StoredMessage
+from tests.support.slack_press import press
 
 ACK_LIMIT_SECONDS = 3.0  # Slack's deadline for every acknowledgement
 
@@ -703,28 +704,16 @@ def test_a_large_reply_stays_one_screen_and_its_csv_button_brings_every_table(
     # The first reply brings only its chart; the buttons bring the tables.
     assert [f.filename for f in bot.api.uploaded_files()] == ["hami-allocation.png"]
     value = next(b for b in answer.blocks if b["type"] == "actions")["elements"][3]["value"]
-    bot.sender.interaction(
-        {
-            "type": "block_actions",
-            "user": {"id": USER},
-            "channel": {"id": CHANNEL},
-            "container": {
-                "type": "message",
-                "message_ts": answer.ts,
-                "channel_id": CHANNEL,
-                "is_ephemeral": False,
-            },
-            "message": {
-                "ts": answer.ts,
-                "thread_ts": ts,
-                "text": answer.text,
-                "blocks": answer.blocks,
-            },
-            "response_url": bot.api.response_url("csv"),
-            "actions": [
-                {"type": "button", "action_id": "summary_csv", "value": value, "action_ts": "9.3"}
-            ],
-        }
+    press(
+        bot.sender.interaction,
+        answer,
+        "summary_csv",
+        user=USER,
+        channel=CHANNEL,
+        response_url=bot.api.response_url("csv"),
+        action_ts="9.3",
+        value=value,
+        thread_ts=ts,
     )
     bot.api.wait_for("files.completeUploadExternal", 2)
     names = {f.filename for f in bot.api.uploaded_files()}

@@ -22,6 +22,7 @@ from tests.slack.conftest import (
 )
 from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
 from tests.support.slack_api import ApiCall, SlackWebApi
+from tests.support.slack_press import press as press_button
 
 # Label values an attacker (or anyone naming a pod) controls, and the raw markup each would be.
 HOSTILE = {
@@ -79,28 +80,16 @@ def assert_no_raw_markup(calls: list[ApiCall]) -> str:
 
 def press(bot: RunningBot, answer: Any, thread_ts: str, action_id: str) -> None:
     value = next(b for b in answer.blocks if b["type"] == "actions")["elements"][0]["value"]
-    bot.sender.interaction(
-        {
-            "type": "block_actions",
-            "user": {"id": USER},
-            "channel": {"id": CHANNEL},
-            "container": {
-                "type": "message",
-                "message_ts": answer.ts,
-                "channel_id": CHANNEL,
-                "is_ephemeral": False,
-            },
-            "message": {
-                "ts": answer.ts,
-                "thread_ts": thread_ts,
-                "text": answer.text,
-                "blocks": answer.blocks,
-            },
-            "response_url": bot.api.response_url("buttons"),
-            "actions": [
-                {"type": "button", "action_id": action_id, "value": value, "action_ts": "9.1"}
-            ],
-        }
+    press_button(
+        bot.sender.interaction,
+        answer,
+        action_id,
+        user=USER,
+        channel=CHANNEL,
+        response_url=bot.api.response_url("buttons"),
+        action_ts="9.1",
+        value=value,
+        thread_ts=thread_ts,
     )
 
 

@@ -12,7 +12,9 @@ from typing import Any
 from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
-from bot.slack.answer import answer_in_thread, respond_ephemeral, run_guarded
+from bot.conversation.intents import ShortcutIntent
+from bot.conversation.replies import Reply
+from bot.slack.answer import answer_in_thread, answer_now_or_run, respond_ephemeral, run_guarded
 from bot.slack.files import fetch_metrics_file
 from bot.slack.incoming import typed_text
 from bot.slack.listeners.events.answer_message import brings_metrics
@@ -44,20 +46,21 @@ def summarize_message(
     text = typed_text(str(message.get("text") or ""))
     files = [f for f in message.get("files") or [] if isinstance(f, dict)]
 
-    def compute(_shown_in: str | None = None) -> Any:
-        given = [
+    def compute(_shown_in: str | None = None) -> Reply | None:
+        given = tuple(
             fetch_metrics_file(
                 client, f, max_bytes=services.max_file_bytes, api_base_url=services.api_base_url
             )
             for f in files
-        ]
-        return conversation.shortcut(
-            text, channel=channel, thread_ts=thread_ts, files=given, user=user
         )
+        intent = ShortcutIntent(text, user, channel, thread_ts, given)
+        return answer_now_or_run(conversation, intent)
 
     def summarize() -> None:
         if not brings_metrics(message):
-            respond_ephemeral(respond, slack_message(compute()))
+            reply = compute()
+            if reply is not None:
+                respond_ephemeral(respond, slack_message(reply))
             return
         answer_in_thread(
             client=client,
