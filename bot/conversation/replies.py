@@ -104,6 +104,28 @@ class SummaryRef:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplyAction:
+    """A follow-up offered under a reply (Slack: a button): ``action`` is what a press asks
+    (``ButtonIntent.action``), ``value`` the ``SummaryRef`` it asks it of."""
+
+    label: str
+    action: str
+    value: str
+
+
+# Offered under every summary, in this order: (action, label).
+SUMMARY_ACTIONS = (
+    ("refresh", "Refresh"),
+    ("gpus", "GPUs"),
+    ("workloads", "Workloads"),
+    ("csv", "CSV"),
+)
+# After them, under an allocation-only summary of a cluster whose registry entry allows
+# nvidia-smi: the same cluster, context and filters again with real usage, in place.
+USAGE_ACTION = ("usage", "Real usage")
+
+
+@dataclass(frozen=True, slots=True)
 class SummaryReply:
     """A whole summary to show, with its chart (and tables that do not fit, added by the view)."""
 
@@ -115,6 +137,13 @@ class SummaryReply:
     # The cluster's registry entry allows nvidia-smi and this summary is allocation only:
     # surfaces offer real usage for the same cluster, context and filters (Slack: a button).
     usage_available: bool = False
+
+    @property
+    def actions(self) -> tuple[ReplyAction, ...]:
+        """The follow-ups offered under this summary, each naming it by its ``ref``."""
+        value = self.ref.to_value()
+        offered = [*SUMMARY_ACTIONS, *([USAGE_ACTION] if self.usage_available else [])]
+        return tuple(ReplyAction(label, action, value) for action, label in offered)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from slack_sdk.models.blocks import (
 
 from bot.conversation.formatting import CODE_BLOCK_WIDTH, filter_text, given_text
 from bot.conversation.help import ALLOCATION_NOTE
+from bot.conversation.replies import ReplyAction
 from bot.conversation.rich import Rich
 from bot.slack.mrkdwn import code_block, mrkdwn
 from core.model import Summary
@@ -49,17 +50,9 @@ BUTTON_VALUE_MAX = 2000
 # Fallback ``text`` of chat.postMessage is shown in notifications; Slack truncates at 40,000.
 FALLBACK_TEXT_MAX = 3000
 
-# Buttons under every summary: (action_id, label). The action ids are matched in
+# A summary's actions become buttons with this action_id prefix, matched (and taken off) in
 # ``bot.slack.listeners.actions``.
-SUMMARY_BUTTONS = (
-    ("summary_refresh", "Refresh"),
-    ("summary_gpus", "GPUs"),
-    ("summary_workloads", "Workloads"),
-    ("summary_csv", "CSV"),
-)
-# After them, under an allocation-only summary of a cluster whose registry entry allows
-# nvidia-smi: the same cluster, context and filters again with real usage, in place.
-USAGE_BUTTON = ("summary_usage", "Real usage")
+SUMMARY_ACTION_PREFIX = "summary_"
 
 # Where the full lists are, in the words of the message: the buttons under it.
 SLACK_HINTS = Hints(
@@ -221,18 +214,17 @@ def summary_message(
     summary: Summary,
     *,
     age_seconds: float | None = None,
-    button_value: str | None = None,
+    actions: Sequence[ReplyAction] = (),
     notes: Sequence[str] = (),
-    usage_button: bool = False,
     files_possible: bool = True,
 ) -> SummaryMessage:
     """The first reply to ``summary``: Block Kit, notification text, and whether it has buttons.
 
-    ``button_value`` (a ``SummaryRef`` value) enables the Refresh/GPUs/Workloads/CSV buttons;
-    ``usage_button`` adds *Real usage* after them. ``files_possible`` False: the bot cannot
+    ``actions`` (the reply's, decided by the conversation) become buttons, unless a value is
+    longer than Slack allows. ``files_possible`` False: the bot cannot
     post files here, so a message without buttons points at nothing it cannot deliver.
     """
-    buttons = button_value is not None and len(button_value) <= BUTTON_VALUE_MAX
+    buttons = bool(actions) and all(len(a.value) <= BUTTON_VALUE_MAX for a in actions)
     hints = SLACK_HINTS if buttons or not files_possible else FILES_HINTS
     digest = build_digest(summary, hints)
     what = "allocation and real usage" if summary.real_usage is not None else "allocation"
@@ -246,14 +238,15 @@ def summary_message(
     if digest.basis is not None:
         footer.append(mrkdwn(Rich.of(ALLOCATION_NOTE)))
     blocks.append(_context(visible(" ".join(footer))))
-    if buttons and button_value is not None:
-        labels = [*SUMMARY_BUTTONS, *([USAGE_BUTTON] if usage_button else [])]
+    if buttons:
         blocks.append(
             ActionsBlock(
                 block_id="summary_actions",
                 elements=[
-                    ButtonElement(text=label, action_id=action_id, value=button_value)
-                    for action_id, label in labels
+                    ButtonElement(
+                        text=a.label, action_id=SUMMARY_ACTION_PREFIX + a.action, value=a.value
+                    )
+                    for a in actions
                 ],
             )
         )

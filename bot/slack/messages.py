@@ -429,9 +429,8 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
         built = summary_message(
             reply.summary,
             age_seconds=reply.age_seconds,
-            button_value=reply.ref.to_value(),
+            actions=reply.actions,
             notes=reply.notes,
-            usage_button=reply.usage_available,
             files_possible=files_possible,
         )
         attachments = list(reply.attachments)

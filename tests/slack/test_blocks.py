@@ -17,6 +17,7 @@ from bot.conversation.admin import AdminAccess, AdminReport
 from bot.conversation.formatting import gpu_table, workload_table
 from bot.conversation.help import follow_up_help_reply, help_reply, no_metrics_reply
 from bot.conversation.replies import (
+    SUMMARY_ACTIONS,
     AdminReply,
     Attachment,
     ClusterOption,
@@ -25,6 +26,7 @@ from bot.conversation.replies import (
     MessageReply,
     PickerReply,
     Reply,
+    ReplyAction,
     SummaryRef,
     SummaryReply,
     TableReply,
@@ -37,6 +39,9 @@ from core.api import summarize_text
 from core.model import ExecFailure, GpuReading, PodExecResult, SourceInfo, Summary
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
+
+# A summary's buttons as the conversation offers them (value: a summary of pasted metrics).
+BUTTONS = tuple(ReplyAction(label, action, "{}") for action, label in SUMMARY_ACTIONS)
 
 MAX_BLOCKS = 50
 
@@ -261,7 +266,7 @@ def test_summary_blocks_carry_the_numbers_and_the_disclaimer(
 def test_large_summary_says_where_the_rest_is_and_its_buttons_bring_it(
     summaries: dict[str, Summary],
 ) -> None:
-    built = summary_message(summaries["large"], button_value="{}")
+    built = summary_message(summaries["large"], actions=BUTTONS)
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert "*By GPU model*" in text and "more: CSV button" in text
@@ -275,7 +280,7 @@ def test_large_summary_says_where_the_rest_is_and_its_buttons_bring_it(
 
 
 def test_small_summary_fits_without_files(summaries: dict[str, Summary]) -> None:
-    assert not summary_message(summaries["small"], button_value="{}").needs_files
+    assert not summary_message(summaries["small"], actions=BUTTONS).needs_files
     message = slack_message(SummaryReply(summaries["small"], SummaryRef(), None))
     assert message.attachments == ()
 
@@ -285,7 +290,7 @@ def test_real_usage_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
 ) -> None:
     summary = summaries["large-usage"]
     assert summary.real_usage is not None and len(summary.real_usage) > 300
-    built = summary_message(summary, button_value="{}")
+    built = summary_message(summary, actions=BUTTONS)
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert "more pods read: Workloads button" in text and built.needs_files
@@ -320,7 +325,7 @@ def test_runtime_numbers_are_shown_joined_to_scheduler_devices(
             "gpu-node-2: pod kube-system/hami-device-plugin-m4q9z port 9394: backend unreachable",
         ),
     )
-    built = summary_message(summary, button_value="{}")
+    built = summary_message(summary, actions=BUTTONS)
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert "3 host GPUs, 3 containers, 1 monitor not reached" in text
@@ -346,7 +351,7 @@ def test_runtime_of_a_large_cluster_is_cut_with_counts_and_sent_in_full(
     summary = summaries["large-runtime"]
     runtime = summary.runtime
     assert runtime is not None and len(runtime.host_gpus) == 2400
-    built = summary_message(summary, button_value="{}")
+    built = summary_message(summary, actions=BUTTONS)
     assert_valid(built.blocks)
     text = str(built.blocks)
     assert f"{len(runtime.containers):,} containers, 40 monitors not reached" in text

@@ -6,8 +6,9 @@ import re
 
 from slack_bolt import App
 
+from bot.conversation.replies import SUMMARY_ACTIONS, USAGE_ACTION
 from bot.ops.instrument import answers_later
-from bot.slack.blocks import SUMMARY_BUTTONS, USAGE_BUTTON
+from bot.slack.blocks import SUMMARY_ACTION_PREFIX
 from bot.slack.home_view import HOME_ACTIONS
 from bot.slack.listeners.actions.home_buttons import press_home_button
 from bot.slack.listeners.actions.picker import (
@@ -31,7 +32,9 @@ from bot.slack.messages import (
 # and de-duplicated like any block action (``bot.slack.app.skip_redeliveries``).
 SUMMARY_ACTION_IDS = re.compile(
     "^("
-    + "|".join(re.escape(action_id) for action_id, _ in (*SUMMARY_BUTTONS, USAGE_BUTTON))
+    + "|".join(
+        re.escape(SUMMARY_ACTION_PREFIX + action) for action, _ in (*SUMMARY_ACTIONS, USAGE_ACTION)
+    )
     + ")$"
 )
 HOME_ACTION_IDS = re.compile("^(" + "|".join(re.escape(a) for a in HOME_ACTIONS) + ")$")

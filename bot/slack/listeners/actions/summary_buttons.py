@@ -23,6 +23,7 @@ from bot.slack.answer import (
     respond_ephemeral,
     run_guarded,
 )
+from bot.slack.blocks import SUMMARY_ACTION_PREFIX
 from bot.slack.delivery import Delivery
 from bot.slack.markup import mention_user
 from bot.slack.messages import SlackMessage, slack_message
@@ -63,7 +64,7 @@ class _Press:
         message_ts = str(container.get("message_ts") or message.get("ts") or "")
         thread = container.get("thread_ts") or message.get("thread_ts")
         return cls(
-            name=str(action["action_id"]).removeprefix("summary_"),
+            name=str(action["action_id"]).removeprefix(SUMMARY_ACTION_PREFIX),
             value=str(action.get("value") or ""),
             user=str(body["user"]["id"]),
             channel=str((body.get("channel") or {}).get("id") or ""),
