@@ -8,41 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from bot.clusters.registry import load_registry
 from bot.conversation.intents import GivenFile, MessageIntent, ShortcutIntent, ThreadWork
 from bot.conversation.parsing import FollowUp
 from bot.conversation.replies import MessageReply, SummaryReply, TableReply
 from bot.conversation.service import NO_METRICS_IN_MESSAGE, Conversation
-from bot.live import RegistryLiveSource
-from bot.store.memory import MemoryStore
-from bot.store.ratelimit import per_user_limiter
-from bot.store.state import BotState, PastedMetrics
+from bot.store.state import PastedMetrics
 from tests.conftest import FIXTURES
+from tests.support.demo_conversation import CHANNEL, demo_conversation
 
-CHANNEL = "C0OPS0001"
 THREAD = "100.1"
 METRICS = (FIXTURES / "scheduler-small.prom").read_text()
 
 
-def _conversation(tmp_path: Path, *, paste_limit: int | None = None) -> Conversation:
-    registry = tmp_path / "clusters.yaml"
-    # Port 9 (discard) is never answered: nothing here may collect.
-    registry.write_text(
-        "clusters:\n"
-        "  - name: demo\n"
-        "    metrics_url: http://127.0.0.1:9/metrics\n"
-        f"    allowed_channels: [{CHANNEL}]\n"
-    )
-    store = MemoryStore()
-    limiter = per_user_limiter(store, paste_limit, 3600) if paste_limit is not None else None
-    return Conversation(
-        BotState(store), RegistryLiveSource(load_registry(registry), store), paste_limit=limiter
-    )
-
-
 @pytest.fixture
 def conversation(tmp_path: Path) -> Conversation:
-    return _conversation(tmp_path)
+    return demo_conversation(tmp_path)
 
 
 def _summary(conversation: Conversation, intent: MessageIntent | ShortcutIntent) -> SummaryReply:
@@ -98,7 +78,7 @@ def test_an_unreadable_file_is_told_at_once(conversation: Conversation) -> None:
 
 
 def test_the_paste_allowance_is_checked_when_the_message_is_read(tmp_path: Path) -> None:
-    conversation = _conversation(tmp_path, paste_limit=1)
+    conversation = demo_conversation(tmp_path, paste_limit=1)
     _summary(conversation, MessageIntent(METRICS, "U1", CHANNEL, THREAD))
     refused = conversation.handle(MessageIntent(METRICS, "U1", CHANNEL, "200.1"))
     assert refused.plan is None and isinstance(refused.reply, MessageReply)

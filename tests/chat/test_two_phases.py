@@ -9,34 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from bot.clusters.registry import load_registry
 from bot.conversation.buttons import ELSEWHERE, TOP_LEVEL, ButtonIntent, ButtonPress
 from bot.conversation.intents import CHECKING_KUBECONFIGS, CommandIntent
 from bot.conversation.parsing import ClusterCommand
 from bot.conversation.replies import MessageReply, SummaryRef
 from bot.conversation.rich import Aside, Code, Fixed, Mention, Rich, Strong, plain
 from bot.conversation.service import Conversation
-from bot.live import RegistryLiveSource
 from bot.slack.markup import encode_text
 from bot.slack.mrkdwn import mrkdwn
-from bot.store.memory import MemoryStore
-from bot.store.state import BotState
-
-CHANNEL = "C0OPS0001"
+from tests.support.demo_conversation import CHANNEL, demo_conversation
 
 
 @pytest.fixture
 def conversation(tmp_path: Path) -> Conversation:
-    registry = tmp_path / "clusters.yaml"
-    # Port 9 (discard) is never answered: nothing here may collect.
-    registry.write_text(
-        "clusters:\n"
-        "  - name: demo\n"
-        "    metrics_url: http://127.0.0.1:9/metrics\n"
-        f"    allowed_channels: [{CHANNEL}]\n"
-    )
-    store = MemoryStore()
-    return Conversation(BotState(store), RegistryLiveSource(load_registry(registry), store))
+    return demo_conversation(tmp_path)
 
 
 def test_quick_commands_are_answered_in_the_acknowledgement(conversation: Conversation) -> None:
