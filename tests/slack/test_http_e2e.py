@@ -570,46 +570,25 @@ def test_message_shortcut_on_a_message_without_metrics_tells_only_the_user(
 def test_buttons_refresh_in_place_and_send_tables(bot: RunningBot) -> None:
     _, ts = bot.sender.mention(pasted(read_fixture("scheduler-small.prom")))
     answer = answer_in(bot.api, CHANNEL, ts)
-    actions = next(b for b in answer.blocks if b["type"] == "actions")["elements"]
-    value = actions[0]["value"]
-    base = {
-        "type": "block_actions",
-        "user": {"id": USER},
-        "channel": {"id": CHANNEL},
-        "container": {
-            "type": "message",
-            "message_ts": answer.ts,
-            "channel_id": CHANNEL,
-            "is_ephemeral": False,
-        },
-        "message": {"ts": answer.ts, "thread_ts": ts, "text": answer.text, "blocks": answer.blocks},
-        "response_url": bot.api.response_url("buttons"),
-    }
-    bot.sender.interaction(
-        {
-            **base,
-            "actions": [
-                {
-                    "type": "button",
-                    "action_id": "summary_refresh",
-                    "value": value,
-                    "action_ts": "9.1",
-                }
-            ],
-        }
-    )
+
+    def press_under_answer(action_id: str, action_ts: str) -> None:
+        press(
+            bot.sender.interaction,
+            answer,
+            action_id,
+            user=USER,
+            channel=CHANNEL,
+            response_url=bot.api.response_url("buttons"),
+            action_ts=action_ts,
+            thread_ts=ts,
+        )
+
+    press_under_answer("summary_refresh", "9.1")
     bot.api.wait_for("chat.update", 3, where=lambda c: c.params.get("ts") == answer.ts)
     refreshed = bot.api.message(CHANNEL, answer.ts)
     assert "275 / 600 cores" in blocks_text(refreshed.blocks)
 
-    bot.sender.interaction(
-        {
-            **base,
-            "actions": [
-                {"type": "button", "action_id": "summary_gpus", "value": value, "action_ts": "9.2"}
-            ],
-        }
-    )
+    press_under_answer("summary_gpus", "9.2")
     gpus = bot.api.wait_for(
         "chat.update", where=lambda c: "All 6 GPUs" in str(c.params.get("text"))
     )[0]
@@ -703,7 +682,6 @@ def test_a_large_reply_stays_one_screen_and_its_csv_button_brings_every_table(
     bot.api.wait_for("files.completeUploadExternal")
     # The first reply brings only its chart; the buttons bring the tables.
     assert [f.filename for f in bot.api.uploaded_files()] == ["hami-allocation.png"]
-    value = next(b for b in answer.blocks if b["type"] == "actions")["elements"][3]["value"]
     press(
         bot.sender.interaction,
         answer,
@@ -712,7 +690,6 @@ def test_a_large_reply_stays_one_screen_and_its_csv_button_brings_every_table(
         channel=CHANNEL,
         response_url=bot.api.response_url("csv"),
         action_ts="9.3",
-        value=value,
         thread_ts=ts,
     )
     bot.api.wait_for("files.completeUploadExternal", 2)

@@ -79,7 +79,6 @@ def assert_no_raw_markup(calls: list[ApiCall]) -> str:
 
 
 def press(bot: RunningBot, answer: Any, thread_ts: str, action_id: str) -> None:
-    value = next(b for b in answer.blocks if b["type"] == "actions")["elements"][0]["value"]
     press_button(
         bot.sender.interaction,
         answer,
@@ -88,7 +87,6 @@ def press(bot: RunningBot, answer: Any, thread_ts: str, action_id: str) -> None:
         channel=CHANNEL,
         response_url=bot.api.response_url("buttons"),
         action_ts="9.1",
-        value=value,
         thread_ts=thread_ts,
     )
 

@@ -25,16 +25,14 @@ def press(
     channel: str,
     response_url: str,
     action_ts: str,
-    value: str | None = None,
     thread_ts: str | None = None,
 ) -> Answer:
-    """Press ``action_id`` under ``message`` (in thread ``thread_ts`` when given) as ``user``;
-    ``value``: the button's value, by default the one the message carries."""
+    """Press ``action_id`` under ``message`` (in thread ``thread_ts`` when given) as ``user``,
+    sending the value that button carries."""
     shown: dict[str, Any] = {"ts": message.ts}
     if thread_ts is not None:
         shown["thread_ts"] = thread_ts
     shown.update(text=message.text, blocks=message.blocks)
-    pressed = value if value is not None else button_value(message, action_id)
     return interaction(
         {
             "type": "block_actions",
@@ -49,7 +47,12 @@ def press(
             "message": shown,
             "response_url": response_url,
             "actions": [
-                {"type": "button", "action_id": action_id, "value": pressed, "action_ts": action_ts}
+                {
+                    "type": "button",
+                    "action_id": action_id,
+                    "value": button_value(message, action_id),
+                    "action_ts": action_ts,
+                }
             ],
         }
     )
