@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 
+
 class _RedactingOnFirstRecord(logging.Filter):
     """``bot.ops.logging.RedactingFilter``, loaded when the first record comes: most runs of
     a command log nothing, and compiling the redaction patterns is a noticeable part of the
@@ -28,10 +29,11 @@ class _RedactingOnFirstRecord(logging.Filter):
 
 
 def configure_logging(level: str) -> None:
-    """Log at ``level`` (one of ``bot.cli.main.LOG_LEVELS``) to stderr; every handler of the root logger
-    redacts credentials, at any level: what the Kubernetes client, an exec credential plugin's
-    error output or the bot logs (``serve`` replaces these handlers with
-    ``bot.ops.logging.configure_logging``'s, which redact too)."""
+    """Log at ``level`` (one of ``bot.cli.main.LOG_LEVELS``) to stderr.
+
+    Every handler of the root logger redacts credentials, at any level: what the Kubernetes
+    client, an exec credential plugin's error output or the bot logs (``serve`` replaces these
+    handlers with ``bot.ops.logging.configure_logging``'s, which redact too)."""
     logging.basicConfig(level=level, stream=sys.stderr)
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, _RedactingOnFirstRecord) for f in handler.filters):

@@ -22,6 +22,7 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 
+
 class Command(NamedTuple):
     """A subcommand: its module exposes ``register(subparsers)``, which adds the full parser
     (with the same ``help``) and sets ``run``."""
