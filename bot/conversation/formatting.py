@@ -2,8 +2,10 @@
 
 Full tables are the report's (``core.views.tables``, columns from ``core.views.columns``),
 laid out by its one fixed-width renderer (``core.views.text_view.format_table``), so every
-surface shows the same cells; times are worded by ``core.views.tables.age_text``, so they
-read the same in Slack, the terminal and the text report.
+surface shows the same cells. A ``TableReply`` carries them as data: each surface lays them
+out with ``table_text`` at the width it shows them in. Times are worded by
+``core.views.tables.age_text``, so they read the same in Slack, the terminal and the text
+report.
 """
 
 from __future__ import annotations

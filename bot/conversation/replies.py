@@ -182,7 +182,8 @@ class TableReply:
     title: str
     sections: tuple[ReplySection, ...]
     filename: str
-    # How many rows the tables have; None: one per line of the text laid out at ``width``.
+    # How many rows the tables have; None: as many as the text laid out at ``width`` splits
+    # into at its newlines.
     rows: int | None
     width: int
     attachments: tuple[Attachment, ...] = ()  # sent with it (e.g. a chart)
