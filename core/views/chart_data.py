@@ -13,7 +13,8 @@ namespace rows and their quota use come from the summary's namespace figures.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
@@ -99,19 +100,20 @@ def chart_data(summary: Summary, ranking: Sequence[str] | None = None) -> ChartD
     scope, scope_name = _scope(summary)
     ranked = list(ranking) if ranking is not None else palette.namespace_ranking(summary)
     colours, named = named_colours(ranked, summary, scope_name if scope == "namespace" else None)
-    key_of = {name: name for name in named}
-    device_parts = _device_parts(summary, key_of, scope)
-    styles = _styles(summary, named, colours, device_parts, scope)
+    parts_of = _DeviceParts(summary, {name: name for name in named}, scope)
     labels, label_note = node_labels(g.node for g in summary.gpus)
     short_models = model_short_names(g.device_type for g in summary.gpus)
     held: dict[str, float] = defaultdict(float)  # device UUID -> the namespace's cores on it
     if scope == "namespace":
         for w in summary.workloads:
             held[w.device_uuid] += w.cores
-    models = _model_rows(summary.gpus, device_parts, held)
+    models = _model_rows(summary.gpus, parts_of, held)
+    # Every GPU is in one model row, so the rows hold every part key some GPU has.
+    used = {key for row in models for key in row.parts}
+    styles = _styles(summary, named, colours, used, scope)
     picked = _pick_nodes(summary.gpus, held, scope)
     first, fragmented = (
-        [_node_row(node, tally, device_parts, labels, short_models) for node, tally in nodes]
+        [_node_row(node, tally, parts_of, labels, short_models) for node, tally in nodes]
         for nodes in picked
     )
     return ChartData(
@@ -162,21 +164,25 @@ def _scope(summary: Summary) -> tuple[Scope, str]:
 # ------------------------------------------------------------------------------ per device
 
 
-def _device_parts(
-    summary: Summary, key_of: Mapping[str, str], scope: Scope
-) -> dict[str, dict[str, float]]:
-    """Device UUID -> part key -> the share of that GPU (the parts of one GPU add to 1)."""
-    held: dict[str, dict[str, float]] = defaultdict(dict)
-    for w in summary.workloads:
-        key = key_of.get(w.namespace, OTHER_KEY)
-        cores = held[w.device_uuid]
-        cores[key] = cores.get(key, 0.0) + w.cores
-    # In a namespace's chart the rest of each GPU's allocation is other tenants' pods.
-    beyond = OTHER_KEY if scope == "namespace" else UNATTRIBUTED_KEY
-    parts: dict[str, dict[str, float]] = {}
-    for g in summary.gpus:
-        parts[g.device_uuid] = _split(g, held.get(g.device_uuid, {}), beyond)
-    return parts
+class _DeviceParts:
+    """A GPU's parts: part key -> the share of that GPU (the parts of one GPU add to 1).
+
+    Worked out when asked for, not kept: the model rows add up every GPU's parts once, the node
+    rows only those of a few nodes, so holding a dict per GPU would cost more than it saves.
+    """
+
+    def __init__(self, summary: Summary, key_of: Mapping[str, str], scope: Scope) -> None:
+        held: dict[str, dict[str, float]] = defaultdict(dict)
+        for w in summary.workloads:
+            key = key_of.get(w.namespace, OTHER_KEY)
+            cores = held[w.device_uuid]
+            cores[key] = cores.get(key, 0.0) + w.cores
+        self._held: dict[str, dict[str, float]] = dict(held)
+        # In a namespace's chart the rest of each GPU's allocation is other tenants' pods.
+        self._beyond = OTHER_KEY if scope == "namespace" else UNATTRIBUTED_KEY
+
+    def __call__(self, g: GpuSummary) -> dict[str, float]:
+        return _split(g, self._held.get(g.device_uuid, {}), self._beyond)
 
 
 def _split(g: GpuSummary, held: dict[str, float], beyond: str) -> dict[str, float]:
@@ -201,10 +207,10 @@ def _styles(
     summary: Summary,
     named: Sequence[str],
     colours: Mapping[str, str],
-    device_parts: Mapping[str, Mapping[str, float]],
+    used: AbstractSet[str],
     scope: Scope,
 ) -> dict[str, Style]:
-    used = {key for parts in device_parts.values() for key in parts}
+    """The style of each part key, in stacking order; ``used``: the keys some GPU has."""
     styles = {name: Style(colours[name], "", visible(name)) for name in named}
     present = {w.namespace for w in summary.workloads} | {n.namespace for n in summary.namespaces}
     others = len(present - set(named))
@@ -249,7 +255,7 @@ def _bar(key: str, label: str, gpus: Sequence[GpuSummary], parts: dict[str, floa
 
 def _model_rows(
     gpus: Sequence[GpuSummary],
-    device_parts: Mapping[str, Mapping[str, float]],
+    parts_of: Callable[[GpuSummary], Mapping[str, float]],
     held: Mapping[str, float],
 ) -> list[BarRow]:
     """One row per model, most GPUs first; beyond ``MAX_MODELS`` the smallest share a row.
@@ -268,13 +274,13 @@ def _model_rows(
     for model in kept:
         parts: dict[str, float] = {}
         for g in by_model[model]:
-            _add(parts, device_parts[g.device_uuid])
+            _add(parts, parts_of(g))
         rows.append(_bar(model, model_name(model), by_model[model], parts))
     if rest:
         members = [g for m in rest for g in by_model[m]]
         parts = {}
         for g in members:
-            _add(parts, device_parts[g.device_uuid])
+            _add(parts, parts_of(g))
         rows.append(_bar(OTHER_KEY, f"{len(rest)} other models", members, parts))
     if not held:
         return rows
@@ -332,13 +338,13 @@ def _pick_nodes(
 def _node_row(
     node: str,
     tally: _NodeTally,
-    device_parts: Mapping[str, Mapping[str, float]],
+    parts_of: Callable[[GpuSummary], Mapping[str, float]],
     labels: Mapping[str, str],
     short_models: Mapping[str, str],
 ) -> BarRow:
     parts: dict[str, float] = {}
     for g in tally.gpus:
-        _add(parts, device_parts[g.device_uuid])
+        _add(parts, parts_of(g))
     models = " + ".join(sorted({short_models[g.device_type] for g in tally.gpus}))
     row = _bar(node, f"{labels[node]} \u00b7 {models}", tally.gpus, parts)
     return _with_held(row, tally.held_cores)
