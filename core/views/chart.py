@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 from core.model import Summary
 from core.views import chart_text as fmt
 from core.views.chart_data import ChartData, chart_data
-from core.views.chart_style import MUTED_COLOUR, Frame, header, new_figure
+from core.views.chart_style import MUTED_COLOUR, Frame, header, load_matplotlib, new_figure
 from core.views.png_indexed import figure_png
 
 Layout = Literal["per-gpu", "panels", "runtime", "empty"]
@@ -57,6 +57,7 @@ def drawing() -> Iterator[None]:
     with the font's own (TrueType bytecode) hinting FreeType then reruns the font's set-up
     program for every glyph: that was a third of the time spent on text, and at 125 dpi the
     unhinted text reads the same."""
+    load_matplotlib()
     import matplotlib
 
     with (
