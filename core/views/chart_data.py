@@ -13,7 +13,7 @@ namespace rows and their quota use come from the summary's namespace figures.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
@@ -165,10 +165,10 @@ def _scope(summary: Summary) -> tuple[Scope, str]:
 
 
 class _DeviceParts:
-    """A GPU's parts: part key -> the share of that GPU (the parts of one GPU add to 1).
+    """The GPUs' parts: part key -> the share of a GPU (the parts of one GPU add to 1).
 
-    Worked out when asked for, not kept: the model rows add up every GPU's parts once, the node
-    rows only those of a few nodes, so holding a dict per GPU would cost more than it saves.
+    Worked out as a row adds them up, not kept: the model rows add up every GPU's parts once,
+    the node rows only those of a few nodes, so a dict per GPU would cost more than it saves.
     """
 
     def __init__(self, summary: Summary, key_of: Mapping[str, str], scope: Scope) -> None:
@@ -181,8 +181,15 @@ class _DeviceParts:
         # In a namespace's chart the rest of each GPU's allocation is other tenants' pods.
         self._beyond = OTHER_KEY if scope == "namespace" else UNATTRIBUTED_KEY
 
-    def __call__(self, g: GpuSummary) -> dict[str, float]:
-        return _split(g, self._held.get(g.device_uuid, {}), self._beyond)
+    def total(self, gpus: Iterable[GpuSummary]) -> dict[str, float]:
+        """The parts of ``gpus`` added up key by key, in the order of ``gpus``."""
+        total: dict[str, float] = {}
+        held, beyond = self._held, self._beyond
+        none: dict[str, float] = {}
+        for g in gpus:
+            for key, value in _split(g, held.get(g.device_uuid, none), beyond).items():
+                total[key] = total.get(key, 0.0) + value
+        return total
 
 
 def _split(g: GpuSummary, held: dict[str, float], beyond: str) -> dict[str, float]:
@@ -235,11 +242,6 @@ def _styles(
 # ------------------------------------------------------------------------------ rows
 
 
-def _add(total: dict[str, float], parts: Mapping[str, float]) -> None:
-    for key, value in parts.items():
-        total[key] = total.get(key, 0.0) + value
-
-
 def _bar(key: str, label: str, gpus: Sequence[GpuSummary], parts: dict[str, float]) -> BarRow:
     return BarRow(
         key=key,
@@ -255,7 +257,7 @@ def _bar(key: str, label: str, gpus: Sequence[GpuSummary], parts: dict[str, floa
 
 def _model_rows(
     gpus: Sequence[GpuSummary],
-    parts_of: Callable[[GpuSummary], Mapping[str, float]],
+    parts_of: _DeviceParts,
     held: Mapping[str, float],
 ) -> list[BarRow]:
     """One row per model, most GPUs first; beyond ``MAX_MODELS`` the smallest share a row.
@@ -272,16 +274,12 @@ def _model_rows(
         kept, rest = ordered, []
     rows = []
     for model in kept:
-        parts: dict[str, float] = {}
-        for g in by_model[model]:
-            _add(parts, parts_of(g))
-        rows.append(_bar(model, model_name(model), by_model[model], parts))
+        rows.append(
+            _bar(model, model_name(model), by_model[model], parts_of.total(by_model[model]))
+        )
     if rest:
         members = [g for m in rest for g in by_model[m]]
-        parts = {}
-        for g in members:
-            _add(parts, parts_of(g))
-        rows.append(_bar(OTHER_KEY, f"{len(rest)} other models", members, parts))
+        rows.append(_bar(OTHER_KEY, f"{len(rest)} other models", members, parts_of.total(members)))
     if not held:
         return rows
     groups = [by_model[m] for m in kept] + (
@@ -338,13 +336,11 @@ def _pick_nodes(
 def _node_row(
     node: str,
     tally: _NodeTally,
-    parts_of: Callable[[GpuSummary], Mapping[str, float]],
+    parts_of: _DeviceParts,
     labels: Mapping[str, str],
     short_models: Mapping[str, str],
 ) -> BarRow:
-    parts: dict[str, float] = {}
-    for g in tally.gpus:
-        _add(parts, parts_of(g))
+    parts = parts_of.total(tally.gpus)
     models = " + ".join(sorted({short_models[g.device_type] for g in tally.gpus}))
     row = _bar(node, f"{labels[node]} \u00b7 {models}", tally.gpus, parts)
     return _with_held(row, tally.held_cores)
