@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from bot.conversation.formatting import gpu_table
+from bot.conversation.formatting import WIDE, gpu_sections, table_text
 from core.api import summarize_text
 from core.model import GpuSummary, SourceInfo, Summary
 from core.views import columns, render
@@ -64,7 +64,7 @@ def test_a_new_column_reaches_every_output(summary: Summary) -> None:
     document = json.loads(render(summary, "json"))
     assert document["gpus"][0]["free_percent"] == exact
 
-    slack = gpu_table(summary)
+    slack = table_text(gpu_sections(summary), WIDE)
     assert "free %" in slack.splitlines()[0]
     assert shown in slack
 
