@@ -44,7 +44,12 @@ def load_matplotlib() -> None:
             return
         import matplotlib.artist
 
-        kwdoc = matplotlib.artist.kwdoc
+        kwdoc = getattr(matplotlib.artist, "kwdoc", None)
+        if kwdoc is None:  # a matplotlib that writes the help otherwise: import it as it is
+            import matplotlib.backends.backend_agg
+            import matplotlib.figure
+
+            return
         setattr(matplotlib.artist, "kwdoc", _no_property_list)  # noqa: B010 (a module's global)
         try:
             import matplotlib.backends.backend_agg
