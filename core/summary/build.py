@@ -42,7 +42,7 @@ from core.readings import (
 )
 from core.sample_screen import REPEAT_REASON
 from core.settings import DEFAULT_SETTINGS, Settings, Thresholds
-from core.summary.capacity import build_capacity, capacity_answer
+from core.summary.capacity import FractionSlices, build_capacity, capacity_answer, fraction_slices
 from core.summary.checks import build_checks
 from core.summary.columns import GpuColumns
 from core.summary.devices import build_gpus, build_nodes, percent
@@ -469,7 +469,8 @@ def summarize_readings(
     cols = GpuColumns.of(gpus)
     nodes = build_nodes(gpus, cols, pods_per_node(allocations, device_keys))
     namespaces = _namespace_rows(readings, workloads, workload_devices, cols, t)
-    capacity, answer = _capacity_and_answer(cols, nodes, missing_series)
+    slices = fraction_slices(cols)
+    capacity, answer = _capacity_and_answer(cols, slices, nodes, missing_series)
     device_values_left_out = _device_values_left_out(readings)
     checks = build_checks(
         gpus, cols, workloads, workload_devices, namespaces, missing_series, t,
@@ -499,7 +500,7 @@ def summarize_readings(
         real_usage=usage,
         notes=tuple(notes),
         headline=tuple(headline),
-        models=tuple(build_models(gpus, cols)),
+        models=tuple(build_models(gpus, cols, slices)),
         largest_whole_job=largest_whole_job(nodes),
         idle_allocations=idle_allocations(runtime, usage, t),
     )
@@ -563,13 +564,16 @@ def _device_values_left_out(readings: MetricsReadings) -> bool:
 
 
 def _capacity_and_answer(
-    cols: GpuColumns, nodes: Sequence[NodeSummary], missing_series: Mapping[str, int]
+    cols: GpuColumns,
+    slices: FractionSlices,
+    nodes: Sequence[NodeSummary],
+    missing_series: Mapping[str, int],
 ) -> tuple[list[ShapeFit], str]:
     """The capacity outlook and its one-line answer; without device series there is nothing
     to judge capacity by (e.g. monitor metrics only)."""
     if not len(cols):
         return [], NO_DEVICES_ANSWER
-    capacity = build_capacity(cols)
+    capacity = build_capacity(cols, slices)
     answer = capacity_answer(
         capacity,
         sum(n.free_cores for n in nodes),
