@@ -88,7 +88,6 @@ DEVICE_FIGURE_ROLES = frozenset(
 P = ParamSpec("P")
 R = TypeVar("R")
 _NODE_AND_UUID = attrgetter("node", "device_uuid")
-_NAMESPACE_AND_POD = attrgetter("namespace", "pod")
 _NAMESPACE = attrgetter("namespace")
 _POD = attrgetter("pod")
 
@@ -168,21 +167,33 @@ def _no_hami_error(text: str, samples: int, readings: MetricsReadings, rejected:
     return InputError(f"No HAMi scheduler or vGPU monitor metrics in that text. {verdict}")
 
 
+def _total(nodes: Sequence[NodeSummary], field: str) -> float:
+    """The sum of one figure over the node rows, taken in C."""
+    total: float = sum(map(attrgetter(field), nodes))
+    return total
+
+
+def _count(nodes: Sequence[NodeSummary], field: str) -> int:
+    """The sum of one count (of GPUs) over the node rows, taken in C."""
+    count: int = sum(map(attrgetter(field), nodes))
+    return count
+
+
 def _overview(
     cols: GpuColumns,
     nodes: Sequence[NodeSummary],
-    workloads: Sequence[Workload],
     namespaces: Sequence[NamespaceSummary],
     answer: str,
     settings: Settings,
 ) -> ClusterOverview:
     # Summed over nodes, not GPUs: the node totals already hold every GPU once.
-    core_limit = sum(n.core_limit for n in nodes)
-    cores = sum(n.core_allocated for n in nodes)
-    mem_limit = sum(n.mem_limit_mib for n in nodes)
-    mem = sum(n.mem_allocated_mib for n in nodes)
-    idle = sum(n.idle_gpus for n in nodes)
-    pods = set(map(_NAMESPACE_AND_POD, workloads))
+    core_limit = _total(nodes, "core_limit")
+    cores = _total(nodes, "core_allocated")
+    mem_limit = _total(nodes, "mem_limit_mib")
+    mem = _total(nodes, "mem_allocated_mib")
+    idle = _count(nodes, "idle_gpus")
+    # Each namespace row lists its workloads' distinct pods: together, every pod once.
+    pods = sum(len(ns.pods) for ns in namespaces)
     return ClusterOverview(
         nodes=len(nodes),
         gpus=len(cols),
@@ -193,15 +204,15 @@ def _overview(
         mem_allocated_mib=mem,
         mem_allocated_percent=percent(mem, mem_limit),
         idle_gpus=idle,
-        partial_gpus=sum(n.partial_gpus for n in nodes),
-        full_gpus=sum(n.full_gpus for n in nodes),
-        inconsistent_gpus=sum(n.inconsistent_gpus for n in nodes),
-        shared_gpus=sum(n.shared_gpus for n in nodes),
-        exclusive_gpus=sum(1 for count in cols.shared_count if count == 1),
-        free_whole_gpus=sum(n.free_whole_gpus for n in nodes),
-        free_cores=sum(n.free_cores for n in nodes),
-        free_mem_mib=sum(n.free_mem_mib for n in nodes),
-        pods=len(pods),
+        partial_gpus=_count(nodes, "partial_gpus"),
+        full_gpus=_count(nodes, "full_gpus"),
+        inconsistent_gpus=_count(nodes, "inconsistent_gpus"),
+        shared_gpus=_count(nodes, "shared_gpus"),
+        exclusive_gpus=cols.shared_count.count(1),
+        free_whole_gpus=_count(nodes, "free_whole_gpus"),
+        free_cores=_total(nodes, "free_cores"),
+        free_mem_mib=_total(nodes, "free_mem_mib"),
+        pods=pods,
         namespaces=sum(1 for ns in namespaces if ns.cores > 0 or ns.mem_mib > 0),
         distribution=distribution(cols, namespaces, settings.thresholds),
         capacity_answer=answer,
@@ -444,8 +455,9 @@ def pods_per_node(
     """How many distinct pods have allocations on each node (the device's node for an
     allocation without a node label)."""
     nodes = [a.node or key[0] for a, key in zip(allocations, device_keys, strict=True)]
-    pods = zip(map(_NAMESPACE, allocations), map(_POD, allocations), strict=True)
-    return Counter(map(itemgetter(0), set(zip(nodes, pods, strict=True))))
+    # Flat (node, namespace, pod) triples: a nested pair would be hashed again in every one.
+    triples = zip(nodes, map(_NAMESPACE, allocations), map(_POD, allocations), strict=True)
+    return Counter(map(itemgetter(0), set(triples)))
 
 
 def summarize_readings(
@@ -488,7 +500,7 @@ def summarize_readings(
     whole = Summary(
         source=source,
         input=report,
-        cluster=_overview(cols, nodes, workloads, namespaces, answer, settings),
+        cluster=_overview(cols, nodes, namespaces, answer, settings),
         nodes=tuple(nodes),
         gpus=tuple(gpus),
         workloads=tuple(workloads),
@@ -533,8 +545,11 @@ def _workload_rows(
     """The workload rows and the device number of each (``build_workloads``)."""
     # Devices by number: a GPU's position in ``gpus``; devices only allocations name get numbers
     # past the end. Integers keep the per-workload bookkeeping cheap.
-    device_number = {(g.node, g.device_uuid): i for i, g in enumerate(gpus)}
-    device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
+    device_number = dict(zip(map(_NODE_AND_UUID, gpus), range(len(gpus)), strict=True))
+    try:
+        device_ids = list(map(device_number.__getitem__, device_keys))  # the usual case, in C
+    except KeyError:
+        device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
     core_limits = [g.core_limit for g in gpus]
     return build_workloads(allocations, device_keys, device_ids, core_limits)
 
@@ -576,8 +591,8 @@ def _capacity_and_answer(
     capacity = build_capacity(cols, slices)
     answer = capacity_answer(
         capacity,
-        sum(n.free_cores for n in nodes),
-        sum(n.free_mem_mib for n in nodes),
+        _total(nodes, "free_cores"),
+        _total(nodes, "free_mem_mib"),
         gpus=len(cols),
         incomplete_gpus=sum(cols.incomplete),
     )
