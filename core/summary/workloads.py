@@ -8,9 +8,10 @@ figures say is used.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from operator import attrgetter, itemgetter
+from operator import attrgetter, itemgetter, le
 
 from core.model import NamespaceSummary, QuotaFigure, Workload, new_row
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
@@ -250,6 +251,27 @@ class _NamespaceTally:
         self.nodes: set[str] = set()
 
 
+def _rows_of_namespaces(namespaces: Sequence[str]) -> dict[str, Sequence[int]]:
+    """The rows of each namespace, in order of first appearance.
+
+    Rows sorted by namespace (as ``build_workloads`` returns them) hold each namespace in one
+    run, found by bisection instead of looking at every row in Python.
+    """
+    rows_of: dict[str, Sequence[int]] = {}
+    if all(map(le, namespaces, namespaces[1:])):  # compared in C
+        start = 0
+        for namespace in dict.fromkeys(namespaces):
+            end = bisect_right(namespaces, namespace, start)
+            rows_of[namespace] = range(start, end)
+            start = end
+        return rows_of
+    listed: dict[str, list[int]] = {}
+    for row, namespace in enumerate(namespaces):
+        listed.setdefault(namespace, []).append(row)
+    rows_of.update(listed)
+    return rows_of
+
+
 def _tallies(
     workloads: Sequence[Workload], device_ids: Sequence[int]
 ) -> dict[str, _NamespaceTally]:
@@ -262,11 +284,8 @@ def _tallies(
     if not workloads:
         return {}
     namespaces, pods, _, nodes, _, cores, mems, whole, _, _ = zip(*workloads, strict=True)
-    rows_of: dict[str, list[int]] = {}
-    for row, namespace in enumerate(namespaces):
-        rows_of.setdefault(namespace, []).append(row)
     tallies: dict[str, _NamespaceTally] = {}
-    for namespace, rows in rows_of.items():
+    for namespace, rows in _rows_of_namespaces(namespaces).items():
         tally = tallies[namespace] = _NamespaceTally()
         pick = itemgetter(*rows) if len(rows) > 1 else lambda column, row=rows[0]: (column[row],)
         ns_cores, ns_mems = pick(cores), pick(mems)
