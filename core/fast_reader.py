@@ -80,14 +80,14 @@ def _block_and_value_pattern(name: str) -> re.Pattern[str]:
 
 
 # Per (label names, field positions): the label block of every line of the first family read
-# in full with them, and the field tuples read from those lines.
+# in full with them, the field tuples read from those lines, and the blocks' length in all.
 _LabelBlocks = dict[
-    tuple[tuple[str, ...], tuple[int, ...]], tuple[list[str], list[tuple[str, ...]]]
+    tuple[tuple[str, ...], tuple[int, ...]], tuple[list[str], list[tuple[str, ...]], int]
 ]
 
 
 def _rows_like(
-    name: str, text: str, start: int, end: int, lines: int, known: tuple[list[str], list[Fields]]
+    name: str, text: str, start: int, end: int, known: tuple[list[str], list[Fields], int]
 ) -> tuple[list[Fields], list[str]] | None:
     """Field tuples and value tokens of a block whose label blocks are, line for line, those of
     a family already read in full (``known``); None when they are not.
@@ -96,13 +96,25 @@ def _rows_like(
     label values), so their labels need no second reading: a line whose label block equals one
     already read is vouched for as that one was.
     """
-    blocks, fields = known
+    blocks, fields, _ = known
     rows = _block_and_value_pattern(name).findall(text, start - 1, end)
-    if len(rows) != lines or len(rows) != len(blocks):
-        return None
-    if list(map(itemgetter(0), rows)) != blocks:
+    if len(rows) != len(blocks) or list(map(itemgetter(0), rows)) != blocks:
         return None
     return list(fields), list(map(itemgetter(1), rows))
+
+
+def _covered(name: str, start: int, end: int, rows: int, labelled: bool, chars: int) -> bool:
+    """Whether ``rows`` matches of sample lines of ``name``, their label blocks and values
+    ``chars`` long in all, are every line of the block ``text[start:end]``.
+
+    Each match is a newline, the name, ``{labels}`` and a space, and the value, and findall's
+    matches never overlap: matches as long in all as the block (with the newline before it)
+    cover it exactly. Neither values nor label blocks (checked when they are read) hold a
+    newline, so every newline starts one match: one row per line. Adding up lengths costs a
+    fraction of counting the block's newlines character by character.
+    """
+    row_chars = len(name) + (4 if labelled else 2)
+    return rows * row_chars + chars == end - start + 1
 
 
 def _field_positions(spec: FamilySpec, labels: list[str]) -> tuple[int, ...]:
@@ -132,30 +144,36 @@ def _block_rows(
         if any(label.startswith("__") for label in labels):
             return None
     assert labels is not None
-    lines = text.count("\n", start, end) + 1
     positions = _field_positions(spec, labels)
     key = (tuple(labels), positions)
     known = read_before.get(key) if labels else None
-    alike = None if known is None else _rows_like(name, text, start, end, lines, known)
-    if alike is not None:
+    alike = None if known is None else _rows_like(name, text, start, end, known)
+    if alike is not None and known is not None:
         fields, tokens = alike
+        block_chars = known[2]
     else:
         # The block always follows a comment line, so text[start - 1] is the "\n" wanted.
         rows = _row_pattern(name, key[0]).findall(text, start - 1, end)
-        if len(rows) != lines:
+        blocks = list(map(itemgetter(0), rows))
+        block_text = "".join(blocks)
+        if "\n" in block_text:  # a label value running across lines
             return None
+        block_chars = len(block_text)
+        tokens = list(map(itemgetter(len(labels) + 1), rows))
         if len(positions) == 1:
             only = positions[0]
             fields = [(row[only],) for row in rows]
         else:
             fields = list(map(itemgetter(*positions), rows))
-        tokens = list(map(itemgetter(len(labels) + 1), rows))
         if labels:
             # A copy: the rows of a family met twice are extended in place (``add_family``).
-            read_before.setdefault(key, (list(map(itemgetter(0), rows)), list(fields)))
+            read_before.setdefault(key, (blocks, list(fields), block_chars))
+    token_text = "".join(tokens)
+    if not _covered(name, start, end, len(tokens), bool(labels), block_chars + len(token_text)):
+        return None
     # float() also takes "1_000", which the exposition format does not; a timestamp or any
     # other trailing token makes float() fail, and the general parser takes over.
-    if "_" in "".join(tokens):
+    if "_" in token_text:
         return None
     try:
         values = list(map(float, tokens))

@@ -1,17 +1,17 @@
 """Every threshold of a summary in one typed object, with the documented defaults.
 
-Operators override them in configuration; tests use the defaults.
+Operators override them in configuration; tests use the defaults. The types are NamedTuples
+(changed with ``_replace``): every command defines them at start-up, and a frozen dataclass
+costs several times as much to define as its methods are compiled from generated source.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 
-@dataclass(frozen=True, slots=True)
-class Thresholds:
+class Thresholds(NamedTuple):
     # A GPU dimension at or above this share of its limit is saturated; a GPU with all its
     # cores allocated and its memory saturated is "full".
     saturation_percent: float = 99.0
@@ -44,14 +44,12 @@ class Thresholds:
     normal_utilization_percent: float = 40.0
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     max_input_bytes: int = 64 * 1024 * 1024
     top_rows: int = 20
 
 
-@dataclass(frozen=True, slots=True)
-class History:
+class History(NamedTuple):
     """How much summary history is kept per cluster (``core.history.retention``).
 
     The recent tier keeps up to ``recent_snapshots`` snapshots at least ``min_spacing_minutes``
@@ -63,8 +61,7 @@ class History:
     daily_days: int = 14
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
     thresholds: Thresholds = Thresholds()
     limits: Limits = Limits()
     history: History = History()
@@ -103,7 +100,7 @@ _T = TypeVar("_T", Thresholds, Limits, History)
 def _section(kind: type[_T], values: Any, where: str) -> _T:
     if not isinstance(values, Mapping):
         raise SettingsError(f"{where} must be a mapping of field: value")
-    known = {f.name: f for f in fields(kind)}
+    known = set(kind._fields)
     changes: dict[str, Any] = {}
     for name, value in values.items():
         if name not in known:
@@ -122,4 +119,4 @@ def _section(kind: type[_T], values: Any, where: str) -> _T:
         if name == "max_input_bytes" and value < 1:
             raise SettingsError(f"{where}.{name} must be at least 1, got {value!r}")
         changes[name] = int(value) if wants_int else float(value)
-    return replace(kind(), **changes)
+    return kind()._replace(**changes)

@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, TextIO
 from bot.cli.main import EXIT_OK, EXIT_USAGE
 from bot.conversation.admin import AdminAccess, admin_text
 from bot.conversation.fleet import fleet_line
-from bot.conversation.formatting import given_text
+from bot.conversation.formatting import given_text, table_text
 from bot.conversation.intents import Ack, CommandIntent, GivenFile, MessageIntent
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import (
@@ -172,7 +172,7 @@ class ChatSession:
                 self._save(attachment)
         elif isinstance(reply, TableReply):
             self.say(reply.title)
-            self.say(reply.table)
+            self.say(table_text(reply.sections, reply.width))
             for attachment in reply.attachments:
                 self._save(attachment)
         elif isinstance(reply, FilesReply):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -22,8 +21,6 @@ from typing import NamedTuple, NoReturn
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
-
-log = logging.getLogger("hami_summary.cli")
 
 
 class Command(NamedTuple):
@@ -60,33 +57,19 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+# Checked by the parser, which needs no import of ``logging`` (see ``main``).
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def _add_global_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log-level", default="WARNING", help="logging level (default WARNING)")
-
-
-class _RedactingOnFirstRecord(logging.Filter):
-    """``bot.ops.logging.RedactingFilter``, loaded when the first record comes: most runs of
-    a command log nothing, and compiling the redaction patterns is a noticeable part of the
-    start-up of a short command."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._redacting: logging.Filter | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self._redacting is None:
-            from bot.ops.logging import RedactingFilter
-
-            self._redacting = RedactingFilter()
-        return bool(self._redacting.filter(record))
-
-
-def _redact_handlers() -> None:
-    """Every handler of the root logger redacts credentials, at any level: what the Kubernetes
-    client, an exec credential plugin's error output or the bot logs (``serve`` replaces these
-    handlers with ``bot.ops.logging.configure_logging``'s, which redact too)."""
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(_RedactingOnFirstRecord())
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        metavar="LEVEL",
+        help="logging level: DEBUG, INFO, WARNING (the default), ERROR or CRITICAL",
+    )
 
 
 class _ScoutProblem(Exception):
@@ -142,9 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.end_process = argv is None
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
-    # Every command's logs, not only serve's JSON lines, go through the credential redaction.
-    _redact_handlers()
+    if "logging" in sys.modules:
+        # The chosen command's modules (or the libraries they use) log: set the level and the
+        # credential redaction up before it runs. A command whose modules never import logging
+        # (summarize, --help) cannot log, and is spared the import.
+        from bot.cli.log_setup import configure_logging
+
+        configure_logging(args.log_level)
     try:
         code: int = args.run(args)
         return code
@@ -152,13 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception:
         error_id = os.urandom(4).hex()
-        # The traceback is for developers: shown with --log-level DEBUG, never by default.
-        log.error(
-            "internal error %s in %s",
-            error_id,
-            args.command,
-            exc_info=log.isEnabledFor(logging.DEBUG),
-        )
+        from bot.cli.log_setup import configure_logging, log_internal_error
+
+        configure_logging(args.log_level)
+        log_internal_error(error_id, args.command)
         print(
             f"hami-summary: internal error (id {error_id}). This is a bug, not your input; "
             "run again with --log-level DEBUG and report the id with the output.",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from bot.conversation.clusters import LiveRequest, LiveSource
 from bot.conversation.formatting import CODE_BLOCK_WIDTH
 from bot.conversation.parsing import DEFAULT_SINCE_SECONDS
-from bot.conversation.replies import Attachment, MessageReply, TableReply
+from bot.conversation.replies import Attachment, ChangesSection, MessageReply, TableReply
 from bot.store.state import BotState, ClusterTarget, PastedMetrics
 from core.history.changes import Changes, compare
 from core.history.snapshot import (
@@ -25,7 +25,7 @@ from core.history.snapshot import (
     summary_time,
 )
 from core.model import Summary
-from core.views.changes_view import TOP_ROWS, pods_csv, render_text, signed, span_text, stamp
+from core.views.changes_view import TOP_ROWS, WIDTH, pods_csv, signed, span_text, stamp
 
 CHANGES_FILE = "hami-changes.txt"
 TREND_FILE = "hami-trend.png"
@@ -77,11 +77,12 @@ def cluster_changes(
     chart = trend_attachment(target.cluster, lambda: live.kept_snapshots(request, series))
     return TableReply(
         title,
-        render_text(changes),
+        (ChangesSection(changes),),
         CHANGES_FILE,
         _rows(changes),
+        WIDTH,
         attachments=(*pods_attachment(changes), chart),
-        screen=render_text(changes, width=CODE_BLOCK_WIDTH),
+        screen_width=CODE_BLOCK_WIDTH,
     )
 
 
@@ -161,11 +162,12 @@ def paste_changes(before: Snapshot, current: Snapshot) -> TableReply:
     subject = "the previous paste -> this one"
     return TableReply(
         title,
-        render_text(changes, subject=subject),
+        (ChangesSection(changes, subject),),
         CHANGES_FILE,
         _rows(changes),
+        WIDTH,
         attachments=pods_attachment(changes),
-        screen=render_text(changes, subject=subject, width=CODE_BLOCK_WIDTH),
+        screen_width=CODE_BLOCK_WIDTH,
     )
 
 

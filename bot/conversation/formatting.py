@@ -2,16 +2,21 @@
 
 Full tables are the report's (``core.views.tables``, columns from ``core.views.columns``),
 laid out by its one fixed-width renderer (``core.views.text_view.format_table``), so every
-surface shows the same cells; times are worded by ``core.views.tables.age_text``, so they
-read the same in Slack, the terminal and the text report.
+surface shows the same cells. A ``TableReply`` carries them as data: each surface lays them
+out with ``table_text`` at the width it shows them in. Times are worded by
+``core.views.tables.age_text``, so they read the same in Slack, the terminal and the text
+report.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
+from bot.conversation.replies import ChangesSection, ReplySection, TableSection
 from core.model import Summary, UsageClass
 from core.views import focus_tables, tables, text_view
+from core.views.changes_view import render_text
 from core.views.digest_filtered import filter_words
 from core.views.tables import age_text
 from core.views.text_view import format_table
@@ -32,26 +37,20 @@ def given_text(age_seconds: float, now: datetime | None = None) -> str:
 CODE_BLOCK_WIDTH = 72
 
 
-def _whole(table: tables.Table, *, titled: bool = False, width: int = _NO_WRAP_WIDTH) -> str:
-    lines = format_table(table, width=width)
-    # format_table starts with the title and its underline; a reply has its own title.
-    return "\n".join(lines if titled else lines[2:])
-
-
-def gpu_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str:
-    """Every GPU, in node and index order; ``width`` narrower leaves optional columns out.
+def gpu_sections(summary: Summary) -> tuple[TableSection, ...]:
+    """Every GPU, in node and index order.
 
     Under a namespace filter: every GPU and node it uses, with its share of each; under a node
     filter: every GPU of the node, then each namespace's totals there."""
-    plain = _whole(tables.gpus_table(summary, top=len(summary.gpus)), width=width)
+    plain = TableSection(tables.gpus_table(summary, top=len(summary.gpus)))
     focus = summary.focus
     if focus is None:
-        return plain
+        return (plain,)
     rows = max(len(focus.gpus), len(focus.nodes), len(focus.namespaces), 1)
-    shares = [_whole(t, titled=True, width=width) for t in focus_tables.share_tables(summary, rows)]
+    shares = tuple(TableSection(t, titled=True) for t in focus_tables.share_tables(summary, rows))
     if focus.namespace is not None:
-        return "\n\n".join(shares)
-    return "\n\n".join([plain, *shares])
+        return shares
+    return (plain, *shares)
 
 
 def of_filter(summary: Summary) -> str:
@@ -59,17 +58,33 @@ def of_filter(summary: Summary) -> str:
     return f" of {filter_words(summary.focus)}" if summary.focus is not None else ""
 
 
-def workload_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str:
+def workload_sections(summary: Summary) -> tuple[TableSection, ...]:
     """Every (namespace, pod, container, device) allocation, largest first."""
-    return _whole(tables.workloads_table(summary, top=len(summary.workloads)), width=width)
+    return (TableSection(tables.workloads_table(summary, top=len(summary.workloads))),)
 
 
-def real_usage_full_table(summary: Summary, width: int = _NO_WRAP_WIDTH) -> str | None:
+def real_usage_section(summary: Summary) -> TableSection | None:
     """Every pod's real usage (nvidia-smi), titled; None for a summary without real usage."""
     if summary.real_usage is None:
         return None
     table = tables.real_usage_table(summary, top=len(summary.real_usage))
-    return None if table is None else _whole(table, titled=True, width=width)
+    return None if table is None else TableSection(table, titled=True)
+
+
+def section_text(section: ReplySection, width: int) -> str:
+    """One section laid out in ``width`` columns: a table by the report's fixed-width renderer
+    (``format_table``), what changed by ``core.views.changes_view``."""
+    if isinstance(section, ChangesSection):
+        return render_text(section.changes, subject=section.subject, width=width)
+    lines = format_table(section.table, width=width)
+    # format_table starts with the title and its underline; a reply has its own title.
+    return "\n".join(lines if section.titled else lines[2:])
+
+
+def table_text(sections: Iterable[ReplySection], width: int) -> str:
+    """``sections`` (a ``TableReply``'s) as the text a surface shows or sends as a file, a blank
+    line between two; no line is wider than ``width`` unless a number would be cut."""
+    return "\n\n".join(section_text(section, width) for section in sections)
 
 
 def all_tables(summary: Summary) -> str:

@@ -19,7 +19,9 @@ from bot.conversation.rich import Text
 from bot.store.state import ClusterTarget
 from core.errors import InputError
 from core.headline import ClusterHeadline
+from core.history.changes import Changes
 from core.model import Summary
+from core.views.table_spec import Table
 
 Tone = Literal["info", "problem"]
 
@@ -147,17 +149,46 @@ class SummaryReply:
 
 
 @dataclass(frozen=True, slots=True)
+class TableSection:
+    """One table of a ``TableReply``: its columns and shown cells (``TableSpec.table``). A
+    titled one has its own title and underline above it; an untitled one is named by the
+    reply's title."""
+
+    table: Table
+    titled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesSection:
+    """What changed between two snapshots, worded and laid out by ``core.views.changes_view``;
+    ``subject`` names what was compared when it is not a cluster (two pastes)."""
+
+    changes: Changes
+    subject: str | None = None
+
+
+ReplySection = TableSection | ChangesSection
+
+
+@dataclass(frozen=True, slots=True)
 class TableReply:
-    """A full table (all GPUs, all workloads) as fixed-width text, shown or sent as a file."""
+    """Full tables (all GPUs, all workloads, what changed) as data, shown or sent as a file.
+
+    Each surface lays the sections out in fixed-width text, a blank line between two
+    (``bot.conversation.formatting.table_text``): at ``width`` for files and terminals, at
+    ``screen_width`` for a chat code block, which leaves optional columns out.
+    """
 
     title: str
-    table: str  # every column: for files and terminals
+    sections: tuple[ReplySection, ...]
     filename: str
-    rows: int
+    # How many rows the tables have; None: as many as the text laid out at ``width`` splits
+    # into at its newlines.
+    rows: int | None
+    width: int
     attachments: tuple[Attachment, ...] = ()  # sent with it (e.g. a chart)
-    # The same rows laid out for a chat code block (72 columns, optional columns left out);
-    # None: ``table`` is narrow enough.
-    screen: str | None = None
+    # None: the code block shows the ``width`` layout too.
+    screen_width: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,11 +39,11 @@ from bot.conversation.formatting import (
     CODE_BLOCK_WIDTH,
     WIDE,
     all_tables,
-    gpu_table,
+    gpu_sections,
     of_filter,
-    real_usage_full_table,
+    real_usage_section,
     usage_headline,
-    workload_table,
+    workload_sections,
 )
 from bot.conversation.help import (
     follow_up_help_reply,
@@ -93,6 +93,7 @@ from bot.conversation.replies import (
     SummaryRef,
     SummaryReply,
     TableReply,
+    TableSection,
 )
 from bot.conversation.thread_filter import (
     NO_FILTER,
@@ -174,25 +175,19 @@ def summary_reply(ref: SummaryRef, found: FoundSummary) -> SummaryReply:
 def _table_reply(
     summary: Summary,
     title: str,
-    table: Callable[[Summary, int], str],
+    sections: Callable[[Summary], tuple[TableSection, ...]],
     filename: str,
     rows: int,
 ) -> TableReply:
-    """A full table, with every column and laid out for a code block; a real-usage summary's
-    also carries every pod's real usage after it."""
-    wide, screen = table(summary, WIDE), table(summary, CODE_BLOCK_WIDTH)
-    usage = real_usage_full_table(summary)
-    if usage is None:
-        return TableReply(title=title, table=wide, filename=filename, rows=rows, screen=screen)
-    real_usage = summary.real_usage or ()
-    narrow_usage = real_usage_full_table(summary, CODE_BLOCK_WIDTH)
-    return TableReply(
-        title=f"{title}, with real usage per pod",
-        table=f"{wide}\n\n{usage}",
-        filename=filename,
-        rows=rows + len(real_usage),
-        screen=f"{screen}\n\n{narrow_usage}",
-    )
+    """A full table, with every column in files and terminals and laid out for a code block;
+    a real-usage summary's also carries every pod's real usage after it."""
+    shown = sections(summary)
+    usage = real_usage_section(summary)
+    if usage is not None:
+        title = f"{title}, with real usage per pod"
+        shown = (*shown, usage)
+        rows += len(summary.real_usage or ())
+    return TableReply(title, shown, filename, rows, WIDE, screen_width=CODE_BLOCK_WIDTH)
 
 
 def _problem(error: InputError) -> MessageReply:
@@ -878,7 +873,7 @@ class Conversation:
             return _table_reply(
                 summary,
                 f"All {len(summary.gpus):,} GPUs{scope}{what} ({label})",
-                gpu_table,
+                gpu_sections,
                 "hami-gpus.txt",
                 len(summary.gpus),
             )
@@ -886,7 +881,7 @@ class Conversation:
             return _table_reply(
                 summary,
                 f"All {len(summary.workloads):,} workload allocations{scope} ({label})",
-                workload_table,
+                workload_sections,
                 "hami-workloads.txt",
                 len(summary.workloads),
             )

@@ -16,13 +16,19 @@ from bot.conversation.changes import pods_attachment, trend_attachment
 from bot.conversation.clusters import LiveRequest, LiveSource
 from bot.conversation.intents import Plan
 from bot.conversation.parsing import ClusterCommand
-from bot.conversation.replies import Attachment, MessageReply, SummaryReply, TableReply
+from bot.conversation.replies import (
+    Attachment,
+    ChangesSection,
+    MessageReply,
+    SummaryReply,
+    TableReply,
+)
 from bot.conversation.service import Conversation
 from bot.slack.messages import SlackMessage, slack_message
 from core.history.changes import compare
 from core.history.snapshot import Snapshot, snapshot_of, summary_time
 from core.notify.schedule import Digest, Slot, local_clock
-from core.views.changes_view import render_text, span_text, stamp
+from core.views.changes_view import WIDTH, span_text, stamp
 
 MAX_BLOCKS = 50
 CHANGES_FILE = "hami-digest-changes.txt"
@@ -70,14 +76,19 @@ def _changes(
             title=f"Changes in cluster {cluster}",
         )
     changes = compare(previous, current)
-    text = render_text(changes)
     span = span_text(current.taken_at - previous.taken_at)
     title = (
         f"Changes in cluster {cluster} since the previous digest "
         f"({stamp(previous.taken_at)}, {span} earlier)"
     )
+    # Shown in a code block as wide as the terminal's; its rows are the lines laid out.
     return TableReply(
-        title, text, CHANGES_FILE, text.count("\n") + 1, attachments=pods_attachment(changes)
+        title,
+        (ChangesSection(changes),),
+        CHANGES_FILE,
+        None,
+        WIDTH,
+        attachments=pods_attachment(changes),
     )
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
@@ -20,6 +20,9 @@ from slack_sdk.errors import SlackApiError
 
 from bot.conversation.intents import GivenFile
 from core.text_decoding import decode_metrics_bytes
+
+if TYPE_CHECKING:
+    from bot.slack.services import SlackServices
 
 log = logging.getLogger("hami_summary.slack.files")
 
@@ -134,3 +137,15 @@ def fetch_metrics_file(
     # UTF-8, or UTF-16/32 as Windows tools save it; bytes that are text in no encoding reach
     # the summary as such, which calls them binary data.
     return GivenFile(name, text=decode_metrics_bytes(data))
+
+
+def fetch_metrics_files(
+    client: WebClient, files: Iterable[Mapping[str, Any]], services: SlackServices
+) -> tuple[GivenFile, ...]:
+    """Every file attached to a message, downloaded within the bot's size limit (or why not)."""
+    return tuple(
+        fetch_metrics_file(
+            client, f, max_bytes=services.max_file_bytes, api_base_url=services.api_base_url
+        )
+        for f in files
+    )

@@ -27,6 +27,7 @@ from slack_sdk.models.blocks import (
 
 from bot.conversation.admin import admin_text
 from bot.conversation.fleet import fleet_line
+from bot.conversation.formatting import table_text
 from bot.conversation.replies import (
     AdminReply,
     Attachment,
@@ -160,17 +161,22 @@ def text_message(reply: MessageReply) -> SlackMessage:
 
 
 def table_message(reply: TableReply) -> SlackMessage:
-    # The code block is the table laid out for it (72 columns); the file has every column.
-    fenced = f"*{reply.title}*\n{code_block(reply.screen or reply.table)}"
+    """The tables in a code block, laid out at the reply's screen width (optional columns left
+    out); when they do not fit a message, as a file laid out at its full width."""
+    screen_width = reply.width if reply.screen_width is None else reply.screen_width
+    screen = table_text(reply.sections, screen_width)
+    fenced = f"*{reply.title}*\n{code_block(screen)}"
     if escaped_length(fenced) <= SECTION_TEXT_MAX:
         return SlackMessage(
             [SectionBlock(text=MarkdownTextObject(text=fenced)).to_dict()],
             reply.title,
             attachments=reply.attachments,
         )
-    attachment = Attachment(reply.filename, reply.title, lambda: reply.table.encode("utf-8"))
+    whole = screen if screen_width == reply.width else table_text(reply.sections, reply.width)
+    attachment = Attachment(reply.filename, reply.title, lambda: whole.encode("utf-8"))
+    rows = reply.rows if reply.rows is not None else whole.count("\n") + 1
     text = (
-        f"*{reply.title}*\n{reply.rows:,} rows are too many for a message; "
+        f"*{reply.title}*\n{rows:,} rows are too many for a message; "
         f"the whole table is in `{reply.filename}` below."
     )
     return SlackMessage(

@@ -9,7 +9,7 @@ the Summary's rows; the examples are the first rows in the order the full tables
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.model import NamespaceSummary, Summary
 from core.views import numbers
@@ -18,8 +18,7 @@ from core.views.names import gpu_name, pod_name
 EXAMPLES = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Hints:
+class Hints(NamedTuple):
     """Where each full list is, in the words of one surface (a button, a command, a file)."""
 
     gpus: str
@@ -33,8 +32,7 @@ class Hints:
     more: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(NamedTuple):
     """A phrase with one emphasised part: ``before`` **strong** ``after``."""
 
     strong: str

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
@@ -99,19 +100,20 @@ def chart_data(summary: Summary, ranking: Sequence[str] | None = None) -> ChartD
     scope, scope_name = _scope(summary)
     ranked = list(ranking) if ranking is not None else palette.namespace_ranking(summary)
     colours, named = named_colours(ranked, summary, scope_name if scope == "namespace" else None)
-    key_of = {name: name for name in named}
-    device_parts = _device_parts(summary, key_of, scope)
-    styles = _styles(summary, named, colours, device_parts, scope)
+    parts_of = _DeviceParts(summary, {name: name for name in named}, scope)
     labels, label_note = node_labels(g.node for g in summary.gpus)
     short_models = model_short_names(g.device_type for g in summary.gpus)
     held: dict[str, float] = defaultdict(float)  # device UUID -> the namespace's cores on it
     if scope == "namespace":
         for w in summary.workloads:
             held[w.device_uuid] += w.cores
-    models = _model_rows(summary.gpus, device_parts, held)
+    models = _model_rows(summary.gpus, parts_of, held)
+    # Every GPU is in one model row, so the rows hold every part key some GPU has.
+    used = {key for row in models for key in row.parts}
+    styles = _styles(summary, named, colours, used, scope)
     picked = _pick_nodes(summary.gpus, held, scope)
     first, fragmented = (
-        [_node_row(node, tally, device_parts, labels, short_models) for node, tally in nodes]
+        [_node_row(node, tally, parts_of, labels, short_models) for node, tally in nodes]
         for nodes in picked
     )
     return ChartData(
@@ -162,21 +164,32 @@ def _scope(summary: Summary) -> tuple[Scope, str]:
 # ------------------------------------------------------------------------------ per device
 
 
-def _device_parts(
-    summary: Summary, key_of: Mapping[str, str], scope: Scope
-) -> dict[str, dict[str, float]]:
-    """Device UUID -> part key -> the share of that GPU (the parts of one GPU add to 1)."""
-    held: dict[str, dict[str, float]] = defaultdict(dict)
-    for w in summary.workloads:
-        key = key_of.get(w.namespace, OTHER_KEY)
-        cores = held[w.device_uuid]
-        cores[key] = cores.get(key, 0.0) + w.cores
-    # In a namespace's chart the rest of each GPU's allocation is other tenants' pods.
-    beyond = OTHER_KEY if scope == "namespace" else UNATTRIBUTED_KEY
-    parts: dict[str, dict[str, float]] = {}
-    for g in summary.gpus:
-        parts[g.device_uuid] = _split(g, held.get(g.device_uuid, {}), beyond)
-    return parts
+class _DeviceParts:
+    """The GPUs' parts: part key -> the share of a GPU (the parts of one GPU add to 1).
+
+    Worked out as a row adds them up, not kept: the model rows add up every GPU's parts once,
+    the node rows only those of a few nodes, so a dict per GPU would cost more than it saves.
+    """
+
+    def __init__(self, summary: Summary, key_of: Mapping[str, str], scope: Scope) -> None:
+        held: dict[str, dict[str, float]] = defaultdict(dict)
+        for w in summary.workloads:
+            key = key_of.get(w.namespace, OTHER_KEY)
+            cores = held[w.device_uuid]
+            cores[key] = cores.get(key, 0.0) + w.cores
+        self._held: dict[str, dict[str, float]] = dict(held)
+        # In a namespace's chart the rest of each GPU's allocation is other tenants' pods.
+        self._beyond = OTHER_KEY if scope == "namespace" else UNATTRIBUTED_KEY
+
+    def total(self, gpus: Iterable[GpuSummary]) -> dict[str, float]:
+        """The parts of ``gpus`` added up key by key, in the order of ``gpus``."""
+        total: dict[str, float] = {}
+        held, beyond = self._held, self._beyond
+        none: dict[str, float] = {}
+        for g in gpus:
+            for key, value in _split(g, held.get(g.device_uuid, none), beyond).items():
+                total[key] = total.get(key, 0.0) + value
+        return total
 
 
 def _split(g: GpuSummary, held: dict[str, float], beyond: str) -> dict[str, float]:
@@ -201,10 +214,10 @@ def _styles(
     summary: Summary,
     named: Sequence[str],
     colours: Mapping[str, str],
-    device_parts: Mapping[str, Mapping[str, float]],
+    used: AbstractSet[str],
     scope: Scope,
 ) -> dict[str, Style]:
-    used = {key for parts in device_parts.values() for key in parts}
+    """The style of each part key, in stacking order; ``used``: the keys some GPU has."""
     styles = {name: Style(colours[name], "", visible(name)) for name in named}
     present = {w.namespace for w in summary.workloads} | {n.namespace for n in summary.namespaces}
     others = len(present - set(named))
@@ -229,11 +242,6 @@ def _styles(
 # ------------------------------------------------------------------------------ rows
 
 
-def _add(total: dict[str, float], parts: Mapping[str, float]) -> None:
-    for key, value in parts.items():
-        total[key] = total.get(key, 0.0) + value
-
-
 def _bar(key: str, label: str, gpus: Sequence[GpuSummary], parts: dict[str, float]) -> BarRow:
     return BarRow(
         key=key,
@@ -249,7 +257,7 @@ def _bar(key: str, label: str, gpus: Sequence[GpuSummary], parts: dict[str, floa
 
 def _model_rows(
     gpus: Sequence[GpuSummary],
-    device_parts: Mapping[str, Mapping[str, float]],
+    parts_of: _DeviceParts,
     held: Mapping[str, float],
 ) -> list[BarRow]:
     """One row per model, most GPUs first; beyond ``MAX_MODELS`` the smallest share a row.
@@ -266,16 +274,12 @@ def _model_rows(
         kept, rest = ordered, []
     rows = []
     for model in kept:
-        parts: dict[str, float] = {}
-        for g in by_model[model]:
-            _add(parts, device_parts[g.device_uuid])
-        rows.append(_bar(model, model_name(model), by_model[model], parts))
+        rows.append(
+            _bar(model, model_name(model), by_model[model], parts_of.total(by_model[model]))
+        )
     if rest:
         members = [g for m in rest for g in by_model[m]]
-        parts = {}
-        for g in members:
-            _add(parts, device_parts[g.device_uuid])
-        rows.append(_bar(OTHER_KEY, f"{len(rest)} other models", members, parts))
+        rows.append(_bar(OTHER_KEY, f"{len(rest)} other models", members, parts_of.total(members)))
     if not held:
         return rows
     groups = [by_model[m] for m in kept] + (
@@ -332,13 +336,11 @@ def _pick_nodes(
 def _node_row(
     node: str,
     tally: _NodeTally,
-    device_parts: Mapping[str, Mapping[str, float]],
+    parts_of: _DeviceParts,
     labels: Mapping[str, str],
     short_models: Mapping[str, str],
 ) -> BarRow:
-    parts: dict[str, float] = {}
-    for g in tally.gpus:
-        _add(parts, device_parts[g.device_uuid])
+    parts = parts_of.total(tally.gpus)
     models = " + ".join(sorted({short_models[g.device_type] for g in tally.gpus}))
     row = _bar(node, f"{labels[node]} \u00b7 {models}", tally.gpus, parts)
     return _with_held(row, tally.held_cores)

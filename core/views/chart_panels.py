@@ -158,12 +158,11 @@ def _namespace_rows(frame: Frame, data: ChartData, box: Box, rows: Sequence[Name
     limits = [min(r.limit_cores, peak * QUOTA_REACH) for r in rows if r.limit_cores]
     axes.set_xlim(0, max([peak, *limits]) * 1.02)
     height = BAR_IN / box.pitch
-    for i, row in enumerate(rows):
-        style = data.styles.get(row.key, Style(OTHER_COLOUR, "", row.label))
-        axes.barh(i + 0.5, row.cores, height=height, color=style.colour, linewidth=0)
-        if row.limit_cores:
-            axes.barh(i + 0.5, row.limit_cores, height=height + 0.12, fill=False,
-                      edgecolor=QUOTA_EDGE_COLOUR, linewidth=0.9)  # fmt: skip
+    colours = [data.styles.get(r.key, Style(OTHER_COLOUR, "", r.label)).colour for r in rows]
+    _row_bars(axes, [r.cores for r in rows], height, facecolors=colours)
+    outlines = [r.limit_cores or 0.0 for r in rows]
+    _row_bars(axes, outlines, height + 0.12, edgecolors=QUOTA_EDGE_COLOUR, linewidths=0.9)
+    for i in range(len(rows)):
         centre = box.row_centre(i)
         _line(frame, box.left, centre, labels[i], BODY_PT)
         _line(frame, box.left + label_in + bar_in + TEXT_GAP_IN, centre, shares[i], SMALL_PT)
@@ -188,8 +187,8 @@ def _pods(frame: Frame, data: ChartData, box: Box) -> None:
     axes = _bar_axes(frame, box, label_in, bar_in, len(pods))
     axes.set_xlim(0, max(max(c for _, c, _ in pods), 1.0) * 1.02)
     colour = data.styles[data.scope_name].colour
-    for i, (_, cores, _) in enumerate(pods):
-        axes.barh(i + 0.5, cores, height=BAR_IN / box.pitch, color=colour, linewidth=0)
+    _row_bars(axes, [cores for _, cores, _ in pods], BAR_IN / box.pitch, facecolors=colour)
+    for i in range(len(pods)):
         _line(frame, box.left, box.row_centre(i), labels[i], SMALL_PT)
         _line(
             frame, box.left + label_in + bar_in + TEXT_GAP_IN, box.row_centre(i), texts[i], SMALL_PT
@@ -337,6 +336,36 @@ def _stack(
                 ),
                 autolim=False,
             )
+
+
+def _row_bars(
+    axes: Any,
+    widths: Sequence[float],
+    height: float,
+    *,
+    facecolors: str | Sequence[str] = "none",
+    edgecolors: str = "none",
+    linewidths: float = 0.0,
+) -> None:
+    """A bar from 0 to each width, row ``i`` centred on ``i + 0.5``, as one collection (one
+    patch per bar cost more to add to the axes than to draw); rows of width 0 stay empty.
+    ``facecolors``: one colour, or one per row."""
+    from matplotlib.collections import PolyCollection
+
+    half = height / 2
+    shown = [(i, w) for i, w in enumerate(widths) if w > 0]
+    if not shown:
+        return
+    if not isinstance(facecolors, str):
+        facecolors = [facecolors[i] for i, _ in shown]
+    boxes = [
+        ((0.0, i + 0.5 - half), (0.0, i + 0.5 + half), (w, i + 0.5 + half), (w, i + 0.5 - half))
+        for i, w in shown
+    ]
+    axes.add_collection(
+        PolyCollection(boxes, facecolors=facecolors, edgecolors=edgecolors, linewidths=linewidths),
+        autolim=False,
+    )
 
 
 def _title(frame: Frame, box: Box, text: str) -> None:

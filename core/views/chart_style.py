@@ -8,6 +8,8 @@ size, 1,600 x 900 px).
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -23,6 +25,41 @@ TEXT_COLOUR: Final = "#222222"
 MUTED_COLOUR: Final = "#555555"
 WARN_COLOUR: Final = "#b35900"
 OVER_COLOUR: Final = "#c0001a"
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+def load_matplotlib() -> None:
+    """Import the matplotlib the charts draw with, without writing its artists' ``set`` help.
+
+    Every artist class matplotlib defines lists all its properties in the docstring of its
+    ``set`` method when the class is created (``matplotlib.artist.kwdoc``, over a hundred
+    classes): a fifth of the CPU time of importing matplotlib, for help text a chart never
+    shows. While the chart's first import runs, that list is left empty; a process that had
+    imported matplotlib already keeps it.
+    """
+    with _LOAD_LOCK:
+        if "matplotlib.figure" in sys.modules:
+            return
+        import matplotlib.artist
+
+        kwdoc = getattr(matplotlib.artist, "kwdoc", None)
+        if kwdoc is None:  # a matplotlib that writes the help otherwise: import it as it is
+            import matplotlib.backends.backend_agg
+            import matplotlib.figure
+
+            return
+        setattr(matplotlib.artist, "kwdoc", _no_property_list)  # noqa: B010 (a module's global)
+        try:
+            import matplotlib.backends.backend_agg
+            import matplotlib.figure
+        finally:
+            setattr(matplotlib.artist, "kwdoc", kwdoc)  # noqa: B010
+
+
+def _no_property_list(artist: object) -> str:
+    return ""
 
 
 def line_height_in(points: float) -> float:
@@ -75,6 +112,7 @@ class Frame:
 
 
 def new_figure(width_in: float = FIG_WIDTH_IN, height_in: float = FIG_HEIGHT_IN) -> Frame:
+    load_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

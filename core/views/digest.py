@@ -16,7 +16,7 @@ more and where they are), so the page stays one screen from 6 to 8,000 GPUs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.model import ModelSummary, NamespaceSummary, Summary
 from core.summary.build import ALLOCATION_ONLY_NOTE
@@ -45,8 +45,7 @@ TOP_RUNTIME_ROWS_MEASURED = 3
 _USAGE_RANK = {"idle": 0, "low / over-allocated": 1, "normal": 2, "high": 3}
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(NamedTuple):
     key: str
     title: str
     note: str = ""
@@ -56,8 +55,7 @@ class Section:
     lines_title: str = ""  # said before the lines
 
 
-@dataclass(frozen=True, slots=True)
-class Digest:
+class Digest(NamedTuple):
     title: str
     warnings: tuple[str, ...]  # what the reader must see first (runtime only, incomplete input)
     basis: str | None  # "allocation, not utilisation", when the answer rests on allocation only

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 from core.views import numbers
 from core.views.text_fit import shorten_middle, wrap_words
@@ -73,8 +73,7 @@ def _nothing(_row: object) -> str:
     return ""
 
 
-@dataclass(frozen=True, slots=True)
-class Column(Generic[R]):
+class Column(NamedTuple, Generic[R]):
     # Shown under this header in text, Markdown and Slack; "" keeps it out of them.
     header: str
     # The CSV header and JSON key, with its unit; "" keeps it out of the files.
@@ -92,9 +91,11 @@ class Column(Generic[R]):
     in_json: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class TableSpec(Generic[R]):
-    """A table's columns, defined once for every view."""
+class TableSpec(NamedTuple, Generic[R]):
+    """A table's columns, defined once for every view.
+
+    ``Column`` and ``TableSpec`` are NamedTuples (changed with ``_replace``): every command
+    defines them at start-up, where a frozen dataclass costs several times as much."""
 
     columns: tuple[Column[R], ...]
     empty_reason: str = ""
@@ -139,8 +140,8 @@ class TableSpec(Generic[R]):
         unknown = set(headers) - set(self.headers)
         if unknown:
             raise ValueError(f"no column {', '.join(sorted(unknown))} in this table")
-        chosen = tuple(replace(c, key="", optional=0) for c in self.shown if c.header in headers)
-        return replace(self, columns=chosen)
+        chosen = tuple(c._replace(key="", optional=0) for c in self.shown if c.header in headers)
+        return self._replace(columns=chosen)
 
     def csv_header(self) -> tuple[str, ...]:
         return tuple(c.key for c in self.columns if c.key and c.in_csv)

@@ -70,6 +70,12 @@ def test_light_commands_import_no_heavy_package(args: list[str]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("args", [["--help"], ["summarize", SCHEDULER, "--format", "json"]])
+def test_commands_that_never_log_do_not_import_logging(args: list[str]) -> None:
+    assert "logging" not in imported_packages(*args)
+
+
+@pytest.mark.slow
 def test_chart_loads_matplotlib_only_when_asked(tmp_path: Path) -> None:
     chart = tmp_path / "chart.png"
     packages = imported_packages("summarize", SCHEDULER, "--chart", str(chart))

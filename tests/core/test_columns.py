@@ -10,12 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import pytest
 
-from bot.conversation.formatting import gpu_table
+from bot.conversation.formatting import WIDE, gpu_sections, table_text
 from core.api import summarize_text
 from core.model import GpuSummary, SourceInfo, Summary
 from core.views import columns, render
@@ -40,7 +40,7 @@ def _free_share(g: GpuSummary) -> float:
 def with_free_share(monkeypatch: pytest.MonkeyPatch) -> None:
     """The GPU table with one more column, shown as "free %" and written as free_percent."""
     added = col.percent("free %", "free_percent", _free_share)
-    spec: TableSpec[GpuSummary] = replace(columns.GPUS, columns=(*columns.GPUS.columns, added))
+    spec: TableSpec[GpuSummary] = columns.GPUS._replace(columns=(*columns.GPUS.columns, added))
     monkeypatch.setattr(columns, "GPUS", spec)
 
 
@@ -64,7 +64,7 @@ def test_a_new_column_reaches_every_output(summary: Summary) -> None:
     document = json.loads(render(summary, "json"))
     assert document["gpus"][0]["free_percent"] == exact
 
-    slack = gpu_table(summary)
+    slack = table_text(gpu_sections(summary), WIDE)
     assert "free %" in slack.splitlines()[0]
     assert shown in slack
 

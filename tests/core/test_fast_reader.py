@@ -79,6 +79,15 @@ SAMPLE_LINE = next(line for line in SCHEDULER.splitlines() if line.startswith("h
             ),
         ),
         ("a truncated last line", SCHEDULER[: SCHEDULER.rfind('pod="')]),
+        (
+            "a label value broken across lines",
+            SCHEDULER.replace('pod="notebook-0"', 'pod="note\nbook-0"'),
+        ),
+        (
+            "a line cut after its labels",
+            SCHEDULER.replace(SAMPLE_LINE, SAMPLE_LINE.rsplit(" ", 1)[0]),
+        ),
+        ("two lines joined", SCHEDULER.replace(SAMPLE_LINE + "\n", SAMPLE_LINE + " ", 1)),
     ],
 )
 def test_bulk_route_declines_what_it_cannot_vouch_for(what: str, text: str) -> None:
@@ -154,6 +163,8 @@ LIMIT_LINE = _second_family_line(SIMULATED, "hami_gpu_core_limit_ratio", 3)
         ("a label added on one line", LIMIT_LINE.replace("{", '{a="1",', 1)),
         ("a line without its value", LIMIT_LINE.rsplit(" ", 1)[0]),
         ("a line without its closing brace", LIMIT_LINE.replace("}", "", 1)),
+        ("a label value broken across lines", LIMIT_LINE.replace('node="', 'node="\n', 1)),
+        ("two lines joined", LIMIT_LINE + " " + LIMIT_LINE),
     ],
 )
 def test_a_family_like_one_read_before_is_read_as_the_general_parser_reads_it(

@@ -14,7 +14,7 @@ from slack_sdk.models.blocks import Block
 
 from bot.clusters.registry import ClusterEntry, ClusterRegistry
 from bot.conversation.admin import AdminAccess, AdminReport
-from bot.conversation.formatting import gpu_table, workload_table
+from bot.conversation.formatting import WIDE, gpu_sections, workload_sections
 from bot.conversation.help import follow_up_help_reply, help_reply, no_metrics_reply
 from bot.conversation.replies import (
     SUMMARY_ACTIONS,
@@ -233,9 +233,11 @@ def all_replies(summaries: dict[str, Summary], admin_report: AdminReport) -> lis
                 summary, ref, 42.0, notes=("a note",), usage_available=ref.cluster is not None
             )
         )
-        replies.append(TableReply("GPUs", gpu_table(summary), "g.txt", len(summary.gpus)))
+        replies.append(TableReply("GPUs", gpu_sections(summary), "g.txt", len(summary.gpus), WIDE))
         replies.append(
-            TableReply("Workloads", workload_table(summary), "w.txt", len(summary.workloads))
+            TableReply(
+                "Workloads", workload_sections(summary), "w.txt", len(summary.workloads), WIDE
+            )
         )
     return replies
 

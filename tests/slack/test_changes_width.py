@@ -8,6 +8,9 @@ import dataclasses
 import pytest
 
 from bot.conversation.changes import paste_changes
+from bot.conversation.formatting import table_text
+from bot.conversation.replies import ChangesSection, TableReply
+from bot.slack.messages import slack_message
 from core.api import summarize_text
 from core.history.changes import compare
 from core.history.snapshot import snapshot_of
@@ -58,8 +61,9 @@ def test_changes_lay_out_in_72_columns(nodes: int, suffix: str) -> None:
     wide = render_text(changes).splitlines()
     assert max(map(len, wide)) <= 100
     reply = paste_changes(snapshot_of(before, 1.0), snapshot_of(after, 3601.0))
-    assert reply.screen is not None
-    assert max(map(len, reply.screen.splitlines())) <= CODE_BLOCK_WIDTH
+    assert reply.screen_width is not None
+    screen = table_text(reply.sections, reply.screen_width)
+    assert max(map(len, screen.splitlines())) <= CODE_BLOCK_WIDTH
 
 
 def test_the_changes_reply_in_slack_is_72_characters_wide(bot: RunningBot) -> None:
@@ -82,3 +86,22 @@ def test_the_changes_reply_in_slack_is_72_characters_wide(bot: RunningBot) -> No
     lines = [line for block in code_blocks(message.blocks) for line in block]
     assert lines and max(map(len, lines)) <= CODE_BLOCK_WIDTH
     assert any(line.startswith("Namespaces that grew or shrank") for line in lines)
+
+
+def test_changes_too_long_for_a_message_are_sent_whole_as_a_file() -> None:
+    """A digest's changes have no row count and no code-block width: when the 100-column text
+    does not fit a message, the file holds that text and the message counts its lines."""
+    suffix = "-&lt;team&gt;" * 9  # every ``&`` takes five characters once escaped for Slack
+    cluster = simulate_cluster(60, 8, seed=2)
+    before = _summary(_renamed(cluster, suffix))
+    after = _summary(_renamed(drift_cluster(cluster, steps=40), suffix))
+    changes = compare(snapshot_of(before, 1_700_000_000.0), snapshot_of(after, 1_700_003_600.0))
+    reply = TableReply("Changes", (ChangesSection(changes),), "changes.txt", None, 100)
+    message = slack_message(reply)
+    text = render_text(changes)
+    assert [a.filename for a in message.attachments] == ["changes.txt"]
+    assert message.attachments[0].render().decode() == text
+    # Counted as the text splits into lines, its final newline included.
+    lines = len(text.split("\n"))
+    assert f"{lines:,} rows are too many for a message" in message.blocks[0]["text"]["text"]
+    assert code_blocks(message.blocks) == []

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-from bot.conversation.formatting import all_tables, gpu_table, workload_table
+from bot.conversation.formatting import (
+    WIDE,
+    all_tables,
+    gpu_sections,
+    table_text,
+    workload_sections,
+)
 from bot.conversation.replies import SummaryRef, SummaryReply
 from bot.conversation.service import full_table_attachments
 from bot.slack.messages import slack_message
@@ -43,8 +49,8 @@ def reachable(summary: Summary) -> str:
         [
             visible_text(reply.blocks),
             reply.text,
-            gpu_table(summary),
-            workload_table(summary),
+            table_text(gpu_sections(summary), WIDE),
+            table_text(workload_sections(summary), WIDE),
             *files,
         ]
     )
@@ -100,7 +106,7 @@ def test_every_node_with_its_figures(summary: Summary) -> None:
 
 
 def test_every_gpu_with_its_figures(summary: Summary) -> None:
-    table = gpu_table(summary)
+    table = table_text(gpu_sections(summary), WIDE)
     for g in summary.gpus:
         row = line_with(
             table,

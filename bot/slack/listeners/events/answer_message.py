@@ -19,7 +19,7 @@ from bot.conversation.intents import MessageIntent
 from bot.conversation.parsing import looks_like_metrics
 from bot.conversation.replies import Reply
 from bot.slack.answer import answer_in_thread, answer_now_or_run, run_guarded
-from bot.slack.files import fetch_metrics_file, is_candidate
+from bot.slack.files import fetch_metrics_files, is_candidate
 from bot.slack.incoming import typed_text
 from bot.slack.services import SlackServices, services_from
 
@@ -65,12 +65,7 @@ def answer_conversation_message(
     what = "reading your metrics" if brings_metrics(event) else "looking at this thread"
 
     def compute(shown_in: str | None) -> Reply | None:
-        given = tuple(
-            fetch_metrics_file(
-                client, f, max_bytes=services.max_file_bytes, api_base_url=services.api_base_url
-            )
-            for f in files
-        )
+        given = fetch_metrics_files(client, files, services)
         intent = MessageIntent(
             text, user, channel, state_thread, given, from_bot=from_bot, shown_in=shown_in
         )

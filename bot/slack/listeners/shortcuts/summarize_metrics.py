@@ -15,7 +15,7 @@ from slack_sdk import WebClient
 from bot.conversation.intents import ShortcutIntent
 from bot.conversation.replies import Reply
 from bot.slack.answer import answer_in_thread, answer_now_or_run, respond_ephemeral, run_guarded
-from bot.slack.files import fetch_metrics_file
+from bot.slack.files import fetch_metrics_files
 from bot.slack.incoming import typed_text
 from bot.slack.listeners.events.answer_message import brings_metrics
 from bot.slack.markup import mention_user
@@ -47,12 +47,7 @@ def summarize_message(
     files = [f for f in message.get("files") or [] if isinstance(f, dict)]
 
     def compute(_shown_in: str | None = None) -> Reply | None:
-        given = tuple(
-            fetch_metrics_file(
-                client, f, max_bytes=services.max_file_bytes, api_base_url=services.api_base_url
-            )
-            for f in files
-        )
+        given = fetch_metrics_files(client, files, services)
         intent = ShortcutIntent(text, user, channel, thread_ts, given)
         return answer_now_or_run(conversation, intent)
 
