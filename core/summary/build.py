@@ -90,6 +90,7 @@ R = TypeVar("R")
 _NODE_AND_UUID = attrgetter("node", "device_uuid")
 _NAMESPACE = attrgetter("namespace")
 _POD = attrgetter("pod")
+_CORE_LIMIT = attrgetter("core_limit")
 
 NO_DEVICES_ANSWER = (
     "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
@@ -550,7 +551,7 @@ def _workload_rows(
         device_ids = list(map(device_number.__getitem__, device_keys))  # the usual case, in C
     except KeyError:
         device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
-    core_limits = [g.core_limit for g in gpus]
+    core_limits = list(map(_CORE_LIMIT, gpus))
     return build_workloads(allocations, device_keys, device_ids, core_limits)
 
 

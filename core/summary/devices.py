@@ -202,28 +202,31 @@ def build_nodes(
             zip(cols.free_cores[start:end], cols.free_mem_mib[start:end], strict=True)
         )
         nodes.append(
-            NodeSummary(
-                name,
-                end - start,
-                tuple(sorted(set(cols.device_type[start:end]))),
-                float(core_limit),
-                float(cores),
-                percent(cores, core_limit),
-                float(mem_limit),
-                float(mem),
-                percent(mem, mem_limit),
-                idle,
-                node_states.count("partial"),
-                node_states.count("full"),
-                node_states.count("inconsistent"),
-                sum(1 for count in cols.shared_count[start:end] if count > 1),
-                free_whole,
-                float(free_cores),
-                float(free_mem),
-                float(best_cores),
-                float(best_mem),
-                node_verdict(free_whole, free_cores, free_mem),
-                pods_per_node.get(name, 0),
+            new_row(
+                NodeSummary,
+                (
+                    name,
+                    end - start,
+                    tuple(sorted(set(cols.device_type[start:end]))),
+                    float(core_limit),
+                    float(cores),
+                    percent(cores, core_limit),
+                    float(mem_limit),
+                    float(mem),
+                    percent(mem, mem_limit),
+                    idle,
+                    node_states.count("partial"),
+                    node_states.count("full"),
+                    node_states.count("inconsistent"),
+                    sum(1 for count in cols.shared_count[start:end] if count > 1),
+                    free_whole,
+                    float(free_cores),
+                    float(free_mem),
+                    float(best_cores),
+                    float(best_mem),
+                    node_verdict(free_whole, free_cores, free_mem),
+                    pods_per_node.get(name, 0),
+                ),
             )
         )
     return nodes

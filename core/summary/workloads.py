@@ -44,6 +44,7 @@ def build_workloads(
     # more than one pod is shared. (Counted in C: a large cluster has tens of thousands.)
     pairs = set(zip(pods, device_ids, strict=True))
     multi_gpu_pods = {pod for pod, count in Counter(map(itemgetter(0), pairs)).items() if count > 1}
+    on_many_gpus = list(map(multi_gpu_pods.__contains__, pods))  # looked up in C
     shared_devices = {
         device for device, count in Counter(map(itemgetter(1), pairs)).items() if count > 1
     }
@@ -70,7 +71,7 @@ def build_workloads(
                     cores,
                     mem,
                     core_limit > 0 and cores >= core_limit,
-                    pods[i] in multi_gpu_pods,
+                    on_many_gpus[i],
                     device in shared_devices,
                 ),
             )
