@@ -108,7 +108,7 @@ class GpuColumns:
         return [sum(values[start:end]) for start, end in self.node_bounds]
 
     def is_state(self, state: GpuState) -> list[bool]:
-        return list(map(state.__eq__, self.state))  # compared in C, 8,000 GPUs at a time
+        return [s == state for s in self.state]
 
 
 def where(mask: Sequence[bool]) -> list[int]:
