@@ -7,7 +7,6 @@ Each check passes, warns with the numbers on both sides, or is skipped when its 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import attrgetter
 
 from core.model import Check, GpuSummary, NamespaceSummary, Workload
 from core.settings import Thresholds
@@ -20,8 +19,6 @@ LIKELY_CAUSES = (
     "completed but not yet reconciled"
 )
 _MAX_LISTED = 5
-_CORES = attrgetter("cores")
-_MEM = attrgetter("mem_mib")
 
 
 def _fmt(value: float) -> str:
@@ -83,15 +80,14 @@ def check_device_sums(
     sum_cores = [0.0] * known
     sum_mem = [0.0] * known
     unknown: dict[str, list[float]] = {}
-    cores, mems = map(_CORES, workloads), map(_MEM, workloads)
-    for w, device, w_cores, w_mem in zip(workloads, device_ids, cores, mems, strict=True):
+    for w, device in zip(workloads, device_ids, strict=True):
         if device < known:
-            sum_cores[device] += w_cores
-            sum_mem[device] += w_mem
+            sum_cores[device] += w.cores
+            sum_mem[device] += w.mem_mib
         else:
             totals = unknown.setdefault(w.device_uuid, [0.0, 0.0])
-            totals[0] += w_cores
-            totals[1] += w_mem
+            totals[0] += w.cores
+            totals[1] += w.mem_mib
     off = [
         i
         for i, (ours, theirs, ours_mem, theirs_mem) in enumerate(
