@@ -42,7 +42,7 @@ from core.readings import (
 )
 from core.sample_screen import REPEAT_REASON
 from core.settings import DEFAULT_SETTINGS, Settings, Thresholds
-from core.summary.capacity import build_capacity, capacity_answer
+from core.summary.capacity import FractionSlices, build_capacity, capacity_answer, fraction_slices
 from core.summary.checks import build_checks
 from core.summary.columns import GpuColumns
 from core.summary.devices import build_gpus, build_nodes, percent
@@ -88,9 +88,9 @@ DEVICE_FIGURE_ROLES = frozenset(
 P = ParamSpec("P")
 R = TypeVar("R")
 _NODE_AND_UUID = attrgetter("node", "device_uuid")
-_NAMESPACE_AND_POD = attrgetter("namespace", "pod")
 _NAMESPACE = attrgetter("namespace")
 _POD = attrgetter("pod")
+_CORE_LIMIT = attrgetter("core_limit")
 
 NO_DEVICES_ANSWER = (
     "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
@@ -168,21 +168,33 @@ def _no_hami_error(text: str, samples: int, readings: MetricsReadings, rejected:
     return InputError(f"No HAMi scheduler or vGPU monitor metrics in that text. {verdict}")
 
 
+def _total(nodes: Sequence[NodeSummary], field: str) -> float:
+    """The sum of one figure over the node rows, taken in C."""
+    total: float = sum(map(attrgetter(field), nodes))
+    return total
+
+
+def _count(nodes: Sequence[NodeSummary], field: str) -> int:
+    """The sum of one count (of GPUs) over the node rows, taken in C."""
+    count: int = sum(map(attrgetter(field), nodes))
+    return count
+
+
 def _overview(
     cols: GpuColumns,
     nodes: Sequence[NodeSummary],
-    workloads: Sequence[Workload],
     namespaces: Sequence[NamespaceSummary],
     answer: str,
     settings: Settings,
 ) -> ClusterOverview:
     # Summed over nodes, not GPUs: the node totals already hold every GPU once.
-    core_limit = sum(n.core_limit for n in nodes)
-    cores = sum(n.core_allocated for n in nodes)
-    mem_limit = sum(n.mem_limit_mib for n in nodes)
-    mem = sum(n.mem_allocated_mib for n in nodes)
-    idle = sum(n.idle_gpus for n in nodes)
-    pods = set(map(_NAMESPACE_AND_POD, workloads))
+    core_limit = _total(nodes, "core_limit")
+    cores = _total(nodes, "core_allocated")
+    mem_limit = _total(nodes, "mem_limit_mib")
+    mem = _total(nodes, "mem_allocated_mib")
+    idle = _count(nodes, "idle_gpus")
+    # Each namespace row lists its workloads' distinct pods: together, every pod once.
+    pods = sum(len(ns.pods) for ns in namespaces)
     return ClusterOverview(
         nodes=len(nodes),
         gpus=len(cols),
@@ -193,15 +205,15 @@ def _overview(
         mem_allocated_mib=mem,
         mem_allocated_percent=percent(mem, mem_limit),
         idle_gpus=idle,
-        partial_gpus=sum(n.partial_gpus for n in nodes),
-        full_gpus=sum(n.full_gpus for n in nodes),
-        inconsistent_gpus=sum(n.inconsistent_gpus for n in nodes),
-        shared_gpus=sum(n.shared_gpus for n in nodes),
-        exclusive_gpus=sum(1 for count in cols.shared_count if count == 1),
-        free_whole_gpus=sum(n.free_whole_gpus for n in nodes),
-        free_cores=sum(n.free_cores for n in nodes),
-        free_mem_mib=sum(n.free_mem_mib for n in nodes),
-        pods=len(pods),
+        partial_gpus=_count(nodes, "partial_gpus"),
+        full_gpus=_count(nodes, "full_gpus"),
+        inconsistent_gpus=_count(nodes, "inconsistent_gpus"),
+        shared_gpus=_count(nodes, "shared_gpus"),
+        exclusive_gpus=cols.shared_count.count(1),
+        free_whole_gpus=_count(nodes, "free_whole_gpus"),
+        free_cores=_total(nodes, "free_cores"),
+        free_mem_mib=_total(nodes, "free_mem_mib"),
+        pods=pods,
         namespaces=sum(1 for ns in namespaces if ns.cores > 0 or ns.mem_mib > 0),
         distribution=distribution(cols, namespaces, settings.thresholds),
         capacity_answer=answer,
@@ -444,8 +456,9 @@ def pods_per_node(
     """How many distinct pods have allocations on each node (the device's node for an
     allocation without a node label)."""
     nodes = [a.node or key[0] for a, key in zip(allocations, device_keys, strict=True)]
-    pods = zip(map(_NAMESPACE, allocations), map(_POD, allocations), strict=True)
-    return Counter(map(itemgetter(0), set(zip(nodes, pods, strict=True))))
+    # Flat (node, namespace, pod) triples: a nested pair would be hashed again in every one.
+    triples = zip(nodes, map(_NAMESPACE, allocations), map(_POD, allocations), strict=True)
+    return Counter(map(itemgetter(0), set(triples)))
 
 
 def summarize_readings(
@@ -469,7 +482,8 @@ def summarize_readings(
     cols = GpuColumns.of(gpus)
     nodes = build_nodes(gpus, cols, pods_per_node(allocations, device_keys))
     namespaces = _namespace_rows(readings, workloads, workload_devices, cols, t)
-    capacity, answer = _capacity_and_answer(cols, nodes, missing_series)
+    slices = fraction_slices(cols)
+    capacity, answer = _capacity_and_answer(cols, slices, nodes, missing_series)
     device_values_left_out = _device_values_left_out(readings)
     checks = build_checks(
         gpus, cols, workloads, workload_devices, namespaces, missing_series, t,
@@ -487,7 +501,7 @@ def summarize_readings(
     whole = Summary(
         source=source,
         input=report,
-        cluster=_overview(cols, nodes, workloads, namespaces, answer, settings),
+        cluster=_overview(cols, nodes, namespaces, answer, settings),
         nodes=tuple(nodes),
         gpus=tuple(gpus),
         workloads=tuple(workloads),
@@ -499,7 +513,7 @@ def summarize_readings(
         real_usage=usage,
         notes=tuple(notes),
         headline=tuple(headline),
-        models=tuple(build_models(gpus, cols)),
+        models=tuple(build_models(gpus, cols, slices)),
         largest_whole_job=largest_whole_job(nodes),
         idle_allocations=idle_allocations(runtime, usage, t),
     )
@@ -532,9 +546,12 @@ def _workload_rows(
     """The workload rows and the device number of each (``build_workloads``)."""
     # Devices by number: a GPU's position in ``gpus``; devices only allocations name get numbers
     # past the end. Integers keep the per-workload bookkeeping cheap.
-    device_number = {(g.node, g.device_uuid): i for i, g in enumerate(gpus)}
-    device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
-    core_limits = [g.core_limit for g in gpus]
+    device_number = dict(zip(map(_NODE_AND_UUID, gpus), range(len(gpus)), strict=True))
+    try:
+        device_ids = list(map(device_number.__getitem__, device_keys))  # the usual case, in C
+    except KeyError:
+        device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
+    core_limits = list(map(_CORE_LIMIT, gpus))
     return build_workloads(allocations, device_keys, device_ids, core_limits)
 
 
@@ -563,17 +580,20 @@ def _device_values_left_out(readings: MetricsReadings) -> bool:
 
 
 def _capacity_and_answer(
-    cols: GpuColumns, nodes: Sequence[NodeSummary], missing_series: Mapping[str, int]
+    cols: GpuColumns,
+    slices: FractionSlices,
+    nodes: Sequence[NodeSummary],
+    missing_series: Mapping[str, int],
 ) -> tuple[list[ShapeFit], str]:
     """The capacity outlook and its one-line answer; without device series there is nothing
     to judge capacity by (e.g. monitor metrics only)."""
     if not len(cols):
         return [], NO_DEVICES_ANSWER
-    capacity = build_capacity(cols)
+    capacity = build_capacity(cols, slices)
     answer = capacity_answer(
         capacity,
-        sum(n.free_cores for n in nodes),
-        sum(n.free_mem_mib for n in nodes),
+        _total(nodes, "free_cores"),
+        _total(nodes, "free_mem_mib"),
         gpus=len(cols),
         incomplete_gpus=sum(cols.incomplete),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import itemgetter
 
 from core.model import ShapeFit
 from core.summary.columns import GpuColumns
@@ -19,10 +20,11 @@ _TOP_NODES = 5
 
 def _ranked(names: Sequence[str], counts: Sequence[float]) -> tuple[tuple[str, int], ...]:
     """The top nodes by placements (most first, then by name); nodes with none are left out."""
-    ranked = sorted(
-        ((name, int(count)) for name, count in zip(names, counts, strict=True) if count),
-        key=lambda kv: (-kv[1], kv[0]),
-    )
+    ranked = [(name, int(count)) for name, count in zip(names, counts, strict=True) if count]
+    # By name, then (stably) by placements: two sorts on C-compared keys, no key function per
+    # node. The names come sorted, so the first sort only checks that.
+    ranked.sort()
+    ranked.sort(key=itemgetter(1), reverse=True)
     return tuple(ranked[:_TOP_NODES])
 
 
@@ -54,11 +56,26 @@ def _gpu_slices(figures: _Figures, fractions: Sequence[float]) -> tuple[float, .
     return tuple(counts)
 
 
-def _slices(figures: Sequence[_Figures], fractions: Sequence[float]) -> list[tuple[float, ...]]:
-    """Per fraction, how many slices fit on each GPU; worked out once per distinct set of
-    figures (a cluster has a few models, and many GPUs idle or full)."""
+# The fractions of a GPU the outlook offers as slices, by shape name.
+FRACTIONS = {"half GPU": 0.5, "quarter GPU": 0.25}
+# Per fraction of ``FRACTIONS``, how many slices fit on each GPU of a GPU table.
+FractionSlices = tuple[Sequence[float], ...]
+
+
+def fraction_slices(cols: GpuColumns) -> FractionSlices:
+    """Per fraction of ``FRACTIONS``, how many slices fit on each GPU of ``cols``; worked out
+    once per distinct set of figures (a cluster has a few models, and many GPUs idle or full).
+
+    Computed once for the whole table: a subset of its GPUs (one model's) picks its rows.
+    """
+    figures = list(
+        zip(cols.core_limit, cols.mem_limit_mib, cols.free_cores, cols.free_mem_mib, strict=True)
+    )
+    if not figures:
+        return tuple(() for _ in FRACTIONS)
+    fractions = list(FRACTIONS.values())
     counts = {one: _gpu_slices(one, fractions) for one in set(figures)}
-    return list(zip(*map(counts.__getitem__, figures), strict=True))
+    return tuple(zip(*map(counts.__getitem__, figures), strict=True))
 
 
 def _shape(
@@ -76,14 +93,16 @@ def _shape(
         mem_per_gpu_mib=mem_per_gpu_mib,
         placements=int(sum(per_node)),
         nodes=_ranked(names, per_node),
-        node_count=sum(1 for count in per_node if count),
+        node_count=len(per_node) - per_node.count(0),
     )
 
 
-def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
+def build_capacity(cols: GpuColumns, slices: FractionSlices) -> list[ShapeFit]:
+    """The outlook's shapes on the GPUs of ``cols``; ``slices`` are their
+    ``fraction_slices``."""
     names = cols.node_names
-    figures = list(
-        zip(cols.core_limit, cols.mem_limit_mib, cols.free_cores, cols.free_mem_mib, strict=True)
+    figures = zip(
+        cols.core_limit, cols.mem_limit_mib, cols.free_cores, cols.free_mem_mib, strict=True
     )
     # A whole GPU means all of its cores and all of its memory are free.
     whole = [
@@ -103,10 +122,8 @@ def build_capacity(cols: GpuColumns) -> list[ShapeFit]:
                 [whole // count for whole in whole_per_node],
             )
         )
-    fractions = {"half GPU": 0.5, "quarter GPU": 0.25}
-    per_gpu = _slices(figures, list(fractions.values())) if figures else [(), ()]
-    for (name, fraction), slices in zip(fractions.items(), per_gpu, strict=True):
-        shapes.append(_shape(name, 1, 100.0 * fraction, None, names, cols.per_node(slices)))
+    for (name, fraction), fitting in zip(FRACTIONS.items(), slices, strict=True):
+        shapes.append(_shape(name, 1, 100.0 * fraction, None, names, cols.per_node(fitting)))
     largest_mem = max(cols.free_mem_mib) if len(cols) else 0.0
     holding = [free >= largest_mem if largest_mem > 0 else False for free in cols.free_mem_mib]
     shapes.append(

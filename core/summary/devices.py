@@ -182,6 +182,11 @@ def build_nodes(
     """Per-node totals: sums over each node's run of GPUs (``gpus`` is sorted by node)."""
     nodes: list[NodeSummary] = []
     states = cols.state
+    # GPUs that look idle but lack a series: not whole free GPUs (see the "incomplete" flag).
+    idle_incomplete = [
+        incomplete and state == "idle"
+        for incomplete, state in zip(cols.incomplete, states, strict=True)
+    ]
     for name, (start, end) in zip(cols.node_names, cols.node_bounds, strict=True):
         core_limit = sum(cols.core_limit[start:end])
         cores = sum(cols.cores[start:end])
@@ -191,37 +196,37 @@ def build_nodes(
         free_mem = sum(cols.free_mem_mib[start:end])
         node_states = states[start:end]
         idle = node_states.count("idle")
-        # A whole GPU is free only when its limits are known (see the "incomplete" flag).
-        free_whole = idle - sum(
-            1 for i in range(start, end) if cols.incomplete[i] and states[i] == "idle"
-        )
+        free_whole = idle - sum(idle_incomplete[start:end])
         # The largest free slice on one GPU: the most free cores, then the most free memory.
         best_cores, best_mem = max(
             zip(cols.free_cores[start:end], cols.free_mem_mib[start:end], strict=True)
         )
         nodes.append(
-            NodeSummary(
-                name,
-                end - start,
-                tuple(sorted(set(cols.device_type[start:end]))),
-                float(core_limit),
-                float(cores),
-                percent(cores, core_limit),
-                float(mem_limit),
-                float(mem),
-                percent(mem, mem_limit),
-                idle,
-                node_states.count("partial"),
-                node_states.count("full"),
-                node_states.count("inconsistent"),
-                sum(1 for count in cols.shared_count[start:end] if count > 1),
-                free_whole,
-                float(free_cores),
-                float(free_mem),
-                float(best_cores),
-                float(best_mem),
-                node_verdict(free_whole, free_cores, free_mem),
-                pods_per_node.get(name, 0),
+            new_row(
+                NodeSummary,
+                (
+                    name,
+                    end - start,
+                    tuple(sorted(set(cols.device_type[start:end]))),
+                    float(core_limit),
+                    float(cores),
+                    percent(cores, core_limit),
+                    float(mem_limit),
+                    float(mem),
+                    percent(mem, mem_limit),
+                    idle,
+                    node_states.count("partial"),
+                    node_states.count("full"),
+                    node_states.count("inconsistent"),
+                    sum(1 for count in cols.shared_count[start:end] if count > 1),
+                    free_whole,
+                    float(free_cores),
+                    float(free_mem),
+                    float(best_cores),
+                    float(best_mem),
+                    node_verdict(free_whole, free_cores, free_mem),
+                    pods_per_node.get(name, 0),
+                ),
             )
         )
     return nodes

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import itemgetter
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from core.model import GpuSummary, ModelSummary, NodeSummary, WholeJob
-from core.summary.capacity import build_capacity
+from core.summary.capacity import FractionSlices, build_capacity
 from core.summary.columns import GpuColumns
 from core.summary.devices import percent
 
@@ -28,13 +28,30 @@ def _node_of(cols: GpuColumns) -> list[int]:
     return node_of
 
 
-def _subset(cols: GpuColumns, rows: Sequence[int], node_of: Sequence[int]) -> GpuColumns:
-    """The columns of the GPUs at ``rows`` (in order); still sorted by node, so runs stay runs."""
+class _Pick(Protocol):
+    """Picks the values of some rows (in order) out of any column of a GPU table."""
+
+    def __call__(self, column: Sequence[T]) -> tuple[T, ...]: ...
+
+
+def _picker(rows: Sequence[int]) -> _Pick:
+    """Picks the values at ``rows`` (in order) out of a column."""
     pick = itemgetter(*rows) if len(rows) > 1 else (lambda column: (column[rows[0]],))
 
     def take(column: Sequence[T]) -> tuple[T, ...]:
         return tuple(pick(column))
 
+    return take
+
+
+def _subset(
+    cols: GpuColumns,
+    rows: Sequence[int],
+    take: _Pick,
+    node_of: Sequence[int],
+) -> GpuColumns:
+    """The columns of the GPUs at ``rows`` (``take`` picks them, in order); still sorted by
+    node, so runs stay runs."""
     names: list[str] = []
     bounds: list[tuple[int, int]] = []
     previous = None
@@ -66,7 +83,7 @@ def _subset(cols: GpuColumns, rows: Sequence[int], node_of: Sequence[int]) -> Gp
     )
 
 
-def _model(name: str, cols: GpuColumns) -> ModelSummary:
+def _model(name: str, cols: GpuColumns, slices: FractionSlices) -> ModelSummary:
     free_whole = [
         s == "idle" and not gone for s, gone in zip(cols.state, cols.incomplete, strict=True)
     ]
@@ -96,17 +113,24 @@ def _model(name: str, cols: GpuColumns) -> ModelSummary:
         free_whole_gpus=sum(free_whole),
         largest_whole_job=largest,
         largest_whole_job_nodes=sum(1 for n in per_node if n == largest) if largest else 0,
-        capacity=tuple(build_capacity(cols)),
+        capacity=tuple(build_capacity(cols, slices)),
     )
 
 
-def build_models(gpus: Sequence[GpuSummary], cols: GpuColumns) -> list[ModelSummary]:
-    """One row per GPU model, the most GPUs first (then by name)."""
+def build_models(
+    gpus: Sequence[GpuSummary], cols: GpuColumns, slices: FractionSlices
+) -> list[ModelSummary]:
+    """One row per GPU model, the most GPUs first (then by name); ``slices`` are the
+    ``fraction_slices`` of ``cols``."""
     rows_of: dict[str, list[int]] = {}
     for row, device_type in enumerate(cols.device_type):
         rows_of.setdefault(device_type, []).append(row)
     node_of = _node_of(cols)
-    models = [_model(name, _subset(cols, rows, node_of)) for name, rows in rows_of.items()]
+    models = []
+    for name, rows in rows_of.items():
+        take = _picker(rows)
+        model_slices = tuple(map(take, slices))
+        models.append(_model(name, _subset(cols, rows, take, node_of), model_slices))
     return sorted(models, key=lambda m: (-m.gpus, m.model))
 
 
