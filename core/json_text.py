@@ -50,10 +50,11 @@ def dumps_utf8(document: object, *, pretty: bool = False) -> bytes | str:
 def _spelled_differently(data: bytes) -> bool:
     """Whether orjson's ``data`` may hold a float the standard library spells otherwise.
 
-    Substring searches rule both spellings out first: they run at memory speed, where each
-    pattern's search costs several times as much over the megabytes of a large document.
+    Substring searches rule both spellings out first, several times faster than each pattern's
+    search over the megabytes of a large document (``rfind`` for ".0000": it tests the first
+    byte, and "." is rarer in JSON than the "0" that ``in`` would test).
     """
-    if b".0000" in data and _FIXED_SMALL_FLOAT.search(data):
+    if data.rfind(b".0000") != -1 and _FIXED_SMALL_FLOAT.search(data):
         return True
     return any(exponent in data for exponent in _SHORT_EXPONENTS) and bool(
         _SHORT_NEGATIVE_EXPONENT.search(data)
