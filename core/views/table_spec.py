@@ -22,7 +22,6 @@ as a Markdown table; ``TableSpec.csv_rows`` / ``records`` give the exact values.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
@@ -40,31 +39,111 @@ NAME_MIN_WIDTH = 8
 WRAP_MIN_WIDTH = 16
 
 
-@dataclass(frozen=True, slots=True)
 class Table:
-    """A table's shown cells, ready for a view: title, headers, rows and what was left out."""
+    """A table's shown cells, ready for a view: title, headers, rows and what was left out.
+
+    Immutable; a changed copy comes from ``_replace``. (A plain class: a dataclass would import
+    ``dataclasses`` and ``inspect`` into every command that prints a report.)
+    """
+
+    __slots__ = (
+        "align",
+        "droppable",
+        "elastic",
+        "empty_reason",
+        "headers",
+        "name_floor",
+        "omitted",
+        "omitted_hint",
+        "rows",
+        "tight_gaps",
+        "title",
+        "wrap_last",
+    )
+    _FIELDS = (
+        "title",
+        "headers",
+        "rows",
+        "omitted",
+        "omitted_hint",
+        "empty_reason",
+        "elastic",
+        "align",
+        "wrap_last",
+        "droppable",
+        "name_floor",
+        "tight_gaps",
+    )
 
     title: str
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
-    omitted: int = 0
-    omitted_hint: str = ""
-    empty_reason: str = ""
+    omitted: int
+    omitted_hint: str
+    empty_reason: str
     # Column indexes shortened first when a row is too wide (long names).
-    elastic: tuple[int, ...] = ()
-    align: tuple[Align, ...] = ()
+    elastic: tuple[int, ...]
+    align: tuple[Align, ...]
     # The last column wraps onto continuation lines rather than being shortened.
-    wrap_last: bool = True
+    wrap_last: bool
     # Column indexes a narrow layout leaves out, in this order, before cutting any name.
-    droppable: tuple[int, ...] = ()
+    droppable: tuple[int, ...]
     # A name is never cut below this many characters.
-    name_floor: int = NAME_MIN_WIDTH
+    name_floor: int
     # A tight line puts one space, not two, between two right-aligned numbers.
-    tight_gaps: bool = True
+    tight_gaps: bool
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        title: str,
+        headers: tuple[str, ...],
+        rows: tuple[tuple[str, ...], ...],
+        omitted: int = 0,
+        omitted_hint: str = "",
+        empty_reason: str = "",
+        elastic: tuple[int, ...] = (),
+        align: tuple[Align, ...] = (),
+        wrap_last: bool = True,
+        droppable: tuple[int, ...] = (),
+        name_floor: int = NAME_MIN_WIDTH,
+        tight_gaps: bool = True,
+    ) -> None:
         # Cells hold label values: a newline in one must not end its row in any view.
-        object.__setattr__(self, "rows", tuple(tuple(map(visible, row)) for row in self.rows))
+        shown_rows = tuple(tuple(map(visible, row)) for row in rows)
+        values = (
+            title, headers, shown_rows, omitted, omitted_hint, empty_reason, elastic, align,
+            wrap_last, droppable, name_floor, tight_gaps,
+        )  # fmt: skip
+        for field, value in zip(self._FIELDS, values, strict=True):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Table is immutable: use _replace({name}=...)")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, field) for field in self._FIELDS)
+
+    def _replace(self, **changes: Any) -> Table:
+        values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
+        values.update(changes)
+        return Table(**values)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Table:
+            return NotImplemented
+        assert isinstance(other, Table)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __reduce__(self) -> tuple[type[Table], tuple[object, ...]]:
+        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
+        return (Table, self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
+        return f"Table({shown})"
 
     def aligned(self, column: int) -> Align:
         return self.align[column] if column < len(self.align) else "left"
@@ -507,8 +586,7 @@ def _without(table: Table, column: int) -> Table:
     def shift(indexes: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i - (i > column) for i in indexes if i != column)
 
-    return replace(
-        table,
+    return table._replace(
         headers=cut(table.headers),
         rows=tuple(cut(row) for row in table.rows),
         elastic=shift(table.elastic),
