@@ -87,12 +87,16 @@ VALUE_RANGES: dict[str, ValueRange] = {
 # second sample with the same identity would silently replace the first.
 # Node, device UUID and index: devices of one node with a masked (repeated) UUID stay apart.
 _DEVICE_IDENTITY = itemgetter(0, 1, 2)
+# One object per identity, shared by the roles it serves: a column proven free of repeats for
+# one family is then known to be so for the next family with that column (``UniqueColumns``).
+_QUOTA_IDENTITY = itemgetter(0, 1)  # namespace, resource
+_POD_IDENTITY = itemgetter(0, 1, 2, 3)  # namespace, pod, container index, UUID
 _IDENTITIES: dict[str, Callable[[tuple[str, ...]], Hashable]] = {
-    "quota_used": itemgetter(0, 1),  # namespace, resource
-    "quota_limit": itemgetter(0, 1),
+    "quota_used": _QUOTA_IDENTITY,
+    "quota_limit": _QUOTA_IDENTITY,
     "host_memctl_utilization": itemgetter(1),  # no node label: the UUID alone
-    "pod_mem_allocated_bytes": itemgetter(0, 1, 2, 3),  # namespace, pod, container index, UUID
-    "pod_core_allocated": itemgetter(0, 1, 2, 3),
+    "pod_mem_allocated_bytes": _POD_IDENTITY,
+    "pod_core_allocated": _POD_IDENTITY,
 }
 _CONTAINER_INDEX = itemgetter(2)
 
@@ -221,10 +225,11 @@ class _Screen:
         return out
 
     def duplicates(self, skip: set[int], unique: UniqueColumns) -> set[int]:
-        identity = _identity(self.spec.role)
-        if identity is _IDENTITIES["pod_core_allocated"] and "" in set(
-            map(_CONTAINER_INDEX, self.fields)
-        ):
+        role = self.spec.role
+        identity = _identity(role)
+        # A missing container index reads as "0" for the core family only; the memory
+        # family's identity keeps "" apart from "0".
+        if role == "pod_core_allocated" and "" in map(_CONTAINER_INDEX, self.fields):
             identity = _pod_identity
         # Families with one label set list the same series in the same order (the Go client
         # sorts them): a column already found unique needs no second look.
