@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import starmap
 from operator import attrgetter, itemgetter
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, cast
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
 from core.model import InputProblem
@@ -397,6 +397,8 @@ def _label_number(text: str) -> float | None:
         return None
 
 
+# Identity keys of a family's rows, or None (see ``ScreenedFamily.keys``).
+_Keys = list[tuple[str, ...]] | None
 _NODE_UUID = itemgetter(0, 1)
 _DEVICE_NAMING = itemgetter(0, 1, 2, 3)  # node, UUID, index, type: DeviceReading's arguments
 _INDEX = itemgetter(2)
@@ -405,7 +407,11 @@ _TYPE_OF = attrgetter("device_type")
 
 
 def _devices(
-    surface: SurfaceReadings, rows: Columns, set_values: _DeviceSetter, labelled: bool
+    surface: SurfaceReadings,
+    rows: Columns,
+    set_values: _DeviceSetter,
+    labelled: bool,
+    pairs: _Keys = None,
 ) -> None:
     """Set the family's value of the devices of the rows; ``labelled`` when the family has
     the overview's memory-limit and shared-count labels."""
@@ -416,7 +422,7 @@ def _devices(
     if fields is last_fields or fields == last_fields:
         set_values(last_devices, values)
         return
-    in_order = _device_column(surface.devices, fields)
+    in_order = _device_column(surface.devices, fields, pairs)
     if in_order is None:
         in_order = _devices_one_by_one(surface, fields)
     set_values(in_order, values)
@@ -426,7 +432,7 @@ def _devices(
 
 
 def _device_column(
-    devices: dict[DeviceKey, DeviceReading], fields: list[tuple[str, ...]]
+    devices: dict[DeviceKey, DeviceReading], fields: list[tuple[str, ...]], pairs: _Keys
 ) -> list[DeviceReading] | None:
     """The devices of the rows, in order, found or added by whole-column operations; None
     (nothing changed) when a row needs ``_devices_one_by_one``'s care.
@@ -435,7 +441,9 @@ def _device_column(
     names a known device with the index already recorded (a family in another order, such as
     the overview): then no row can add a device, fill an index or reveal a repeated UUID.
     """
-    keys = list(map(_NODE_UUID, fields))
+    keys: list[DeviceKey] = (
+        list(map(_NODE_UUID, fields)) if pairs is None else cast(list[DeviceKey], pairs)
+    )
     if not devices:
         created = list(starmap(DeviceReading, map(_DEVICE_NAMING, fields)))
         new = dict(zip(keys, created, strict=True))
@@ -505,32 +513,52 @@ _CONTAINER_INDEX = itemgetter(2)
 _ALLOCATION_KEY = itemgetter(0, 1, 2, 3)
 
 
-def _allocations(surface: SurfaceReadings, rows: Columns, set_values: _AllocationSetter) -> None:
+def _allocations(
+    surface: SurfaceReadings, rows: Columns, set_values: _AllocationSetter, keys: _Keys = None
+) -> None:
     fields, values = rows
     last_fields, last_allocations = surface.last_allocation_rows
     if fields is last_fields or fields == last_fields:  # as for devices
         set_values(last_allocations, values)
         return
-    allocations = surface.allocations
-    in_order: list[AllocationReading] | None = None
-    # The first family read, every pod with its container index: the rows are exactly
-    # AllocationReading's arguments, and each names a new allocation unless one repeats.
-    if not allocations and "" not in map(_CONTAINER_INDEX, fields):
-        created = list(starmap(AllocationReading, fields))
-        new = dict(zip(map(_ALLOCATION_KEY, fields), created, strict=True))
-        if len(new) == len(created):
-            allocations.update(new)
-            in_order = created
+    in_order = _allocation_column(surface.allocations, fields, keys)
     if in_order is None:
-        in_order = []
-        for namespace, pod, index, uuid, node in fields:
-            key = (namespace, pod, index or "0", uuid)
-            alloc = allocations.get(key)
-            if alloc is None:
-                alloc = allocations[key] = AllocationReading(namespace, pod, key[2], uuid, node)
-            in_order.append(alloc)
+        in_order = _allocations_one_by_one(surface.allocations, fields)
     set_values(in_order, values)
     surface.last_allocation_rows = (fields, in_order)
+
+
+def _allocation_column(
+    allocations: dict[AllocationKey, AllocationReading],
+    fields: list[tuple[str, ...]],
+    keys: _Keys,
+) -> list[AllocationReading] | None:
+    """The allocations of the first family read, every pod with its container index, added
+    by whole-column operations; None (nothing changed) otherwise, or when a row repeats."""
+    if allocations or "" in map(_CONTAINER_INDEX, fields):
+        return None
+    # The rows are exactly AllocationReading's arguments, and with no index missing the
+    # screen's pod identities are the allocations' keys.
+    created = list(starmap(AllocationReading, fields))
+    column = map(_ALLOCATION_KEY, fields) if keys is None else keys
+    new = dict(zip(column, created, strict=True))
+    if len(new) != len(created):
+        return None
+    allocations.update(new)
+    return created
+
+
+def _allocations_one_by_one(
+    allocations: dict[AllocationKey, AllocationReading], fields: list[tuple[str, ...]]
+) -> list[AllocationReading]:
+    in_order = []
+    for namespace, pod, index, uuid, node in fields:
+        key = (namespace, pod, index or "0", uuid)
+        alloc = allocations.get(key)
+        if alloc is None:
+            alloc = allocations[key] = AllocationReading(namespace, pod, key[2], uuid, node)
+        in_order.append(alloc)
+    return in_order
 
 
 def _quotas(surface: SurfaceReadings, rows: Columns, role: str) -> None:
@@ -590,7 +618,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     # Legacy first, current last: nothing depends on the order, the merge below decides.
     for name, (all_fields, all_values) in family_rows.rows.items():
         spec = FAMILIES[name]
-        fields, values, found = screen_family(name, all_fields, all_values, unique_columns)
+        fields, values, found, keys = screen_family(name, all_fields, all_values, unique_columns)
         problems.extend(found)
         if not values:
             continue
@@ -604,7 +632,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         if spec.role == "mig_instance":
             seen.mig_instances += len(values)
         else:
-            _read_role(surfaces[spec.surface], name, spec.role, (fields, values))
+            _read_role(surfaces[spec.surface], name, spec.role, (fields, values), keys)
     cur, leg = surfaces["current"], surfaces["legacy"]
     for surface in (cur, leg):
         for host in surface.host_gpus.values():
@@ -644,13 +672,16 @@ class _Seen:
         self.mig_instances = 0
 
 
-def _read_role(surface: SurfaceReadings, name: str, role: str, rows: Columns) -> None:
-    """Put the usable rows of the family ``name`` into the readings its role fills."""
+def _read_role(
+    surface: SurfaceReadings, name: str, role: str, rows: Columns, keys: _Keys = None
+) -> None:
+    """Put the usable rows of the family ``name`` into the readings its role fills; ``keys``
+    are the rows' identity keys if the sample screen built them (``ScreenedFamily.keys``)."""
     if role in _DEVICE_SETTERS:
         labelled = role == "overview_mem_allocated_bytes"
-        _devices(surface, rows, _DEVICE_SETTERS[role], labelled)
+        _devices(surface, rows, _DEVICE_SETTERS[role], labelled, keys)
     elif role in _ALLOCATION_SETTERS:
-        _allocations(surface, rows, _ALLOCATION_SETTERS[role])
+        _allocations(surface, rows, _ALLOCATION_SETTERS[role], keys)
     elif role in ("quota_used", "quota_limit"):
         if role == "quota_limit":
             surface.quota_limit_family_seen = True

@@ -20,7 +20,7 @@ from array import array
 from collections.abc import Callable, Hashable
 from functools import lru_cache
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from core.families import FAMILIES, FamilySpec
 from core.model import InputProblem
@@ -101,6 +101,7 @@ _IDENTITIES: dict[str, Callable[[tuple[str, ...]], Hashable]] = {
     "pod_core_allocated": _POD_IDENTITY,
 }
 _CONTAINER_INDEX = itemgetter(2)
+_NODE_UUID = itemgetter(0, 1)
 
 
 def _pod_identity(fields: tuple[str, ...]) -> Hashable:
@@ -225,7 +226,7 @@ UniqueColumns = dict[Callable[[tuple[str, ...]], Hashable], list[tuple[str, ...]
 
 
 class _Screen:
-    __slots__ = ("fields", "problems", "spec", "values")
+    __slots__ = ("fields", "keys", "problems", "spec", "values")
 
     def __init__(
         self,
@@ -238,6 +239,7 @@ class _Screen:
         self.fields = fields
         self.values = values
         self.problems = problems
+        self.keys: list[tuple[str, ...]] | None = None
 
     def problem(self, i: int, value: str, reason: str) -> None:
         series = series_name(self.spec, self.fields[i])
@@ -266,9 +268,19 @@ class _Screen:
         proven = unique.get(identity)
         if proven is not None and proven == self.fields:
             return set()
+        if identity is _DEVICE_IDENTITY:
+            # Distinct (node, UUID) pairs make distinct identities, and they are the keys the
+            # readings look devices up by: a second tuple per row is then never built.
+            pairs = list(map(_NODE_UUID, self.fields))
+            if len(set(pairs)) == len(pairs):
+                unique[identity] = self.fields
+                self.keys = pairs
+                return set()
         keys = list(map(identity, self.fields))
         if len(set(keys)) == len(keys):
             unique[identity] = self.fields
+            if identity is _POD_IDENTITY or identity is _pod_identity:
+                self.keys = cast(list[tuple[str, ...]], keys)
             return set()
         first: dict[Hashable, int] = {}
         out = set()
@@ -303,12 +315,24 @@ class _Screen:
                 self.fields[i] = (*fields[:position], "", *fields[position + 1 :])
 
 
+class ScreenedFamily(NamedTuple):
+    """The usable samples of one family, the problems of those left out, and the identity
+    keys of the usable rows when the screen built them (None when it did not): (node, UUID)
+    of a device family whose pairs are all distinct, and the identity of a pod family (its
+    container index as written, or read as "0" where the core family has one missing)."""
+
+    fields: list[tuple[str, ...]]
+    values: list[float]
+    problems: list[InputProblem]
+    keys: list[tuple[str, ...]] | None = None
+
+
 def screen_family(
     name: str,
     fields: list[tuple[str, ...]],
     values: list[float],
     unique: UniqueColumns | None = None,
-) -> tuple[list[tuple[str, ...]], list[float], list[InputProblem]]:
+) -> ScreenedFamily:
     """The samples of one family that can be used, and the problems of those left out.
 
     ``unique`` remembers field columns already found free of repeated series, across the
@@ -317,7 +341,7 @@ def screen_family(
     spec = FAMILIES[name]
     bounds = VALUE_RANGES.get(spec.role)
     if bounds is None or not values:
-        return fields, values, []  # descriptive families: their values are never read
+        return ScreenedFamily(fields, values, [])  # descriptive families: never read
     screen = _Screen(spec, fields, values, [])
     left_out = screen.values_out_of_range(bounds)
     left_out |= screen.duplicates(left_out, {} if unique is None else unique)
@@ -326,5 +350,7 @@ def screen_family(
         screen.numeric_label(left_out, *label)
     if left_out:
         kept = [i for i in range(len(values)) if i not in left_out]
-        return [screen.fields[i] for i in kept], [values[i] for i in kept], screen.problems
-    return screen.fields, values, screen.problems
+        return ScreenedFamily(
+            [screen.fields[i] for i in kept], [values[i] for i in kept], screen.problems
+        )
+    return ScreenedFamily(screen.fields, values, screen.problems, screen.keys)
