@@ -402,6 +402,8 @@ _Keys = list[tuple[str, ...]] | None
 _NODE_UUID = itemgetter(0, 1)
 _DEVICE_NAMING = itemgetter(0, 1, 2, 3)  # node, UUID, index, type: DeviceReading's arguments
 _INDEX = itemgetter(2)
+_MEMORY_LIMIT = itemgetter(4)
+_SHARED = itemgetter(5)
 _INDEX_OF = attrgetter("device_index")
 _TYPE_OF = attrgetter("device_type")
 
@@ -457,7 +459,7 @@ def _device_column(
     if not all(known) or list(map(_INDEX_OF, known)) != list(map(_INDEX, fields)):
         return None
     found: list[DeviceReading] = known  # type: ignore[assignment]
-    if "" in map(_TYPE_OF, found):
+    if not all(map(_TYPE_OF, found)):  # a device with no type yet
         for dev, row in zip(found, fields, strict=True):
             if not dev.device_type:
                 dev.device_type = row[3]
@@ -492,12 +494,15 @@ def _devices_one_by_one(
 
 def _overview_labels(in_order: list[DeviceReading], fields: list[tuple[str, ...]]) -> None:
     """The overview's memory-limit and shared-count labels; the first one of a device wins."""
-    for dev, (_, _, _, _, memlimit, shared) in zip(in_order, fields, strict=True):
-        if memlimit and dev.overview_mem_limit_mib is None:
+    # One loop per label, over its column alone: HAMi v2.10 no longer writes the shared count.
+    for dev, limit in zip(in_order, map(_MEMORY_LIMIT, fields), strict=True):
+        if limit and dev.overview_mem_limit_mib is None:
             # The overview's device_memory_limit label is MiB as a decimal string.
-            dev.overview_mem_limit_mib = _label_number(memlimit)
-        if shared and dev.overview_shared_count is None:
-            dev.overview_shared_count = _label_number(shared)
+            dev.overview_mem_limit_mib = _label_number(limit)
+    if any(map(_SHARED, fields)):
+        for dev, shared in zip(in_order, map(_SHARED, fields), strict=True):
+            if shared and dev.overview_shared_count is None:
+                dev.overview_shared_count = _label_number(shared)
 
 
 def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:

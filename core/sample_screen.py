@@ -267,6 +267,9 @@ class _Screen:
         # sorts them): a column already found unique needs no second look.
         proven = unique.get(identity)
         if proven is not None and proven == self.fields:
+            # The equal column read before stands in for this one: a reader that compares
+            # columns then finds the very same list, with no tuple to compare again.
+            self.fields = proven
             return set()
         if identity is _DEVICE_IDENTITY:
             # Distinct (node, UUID) pairs make distinct identities, and they are the keys the
