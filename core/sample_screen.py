@@ -259,9 +259,9 @@ class _Screen:
     def duplicates(self, skip: set[int], unique: UniqueColumns) -> set[int]:
         role = self.spec.role
         identity = _identity(role)
-        # A missing container index reads as "0" for the core family only; the memory
-        # family's identity keeps "" apart from "0".
-        if role == "pod_core_allocated" and "" in map(_CONTAINER_INDEX, self.fields):
+        # A missing container index reads as "0" (as the readings key allocations), in both
+        # pod families: a series without it repeats the one with index "0".
+        if identity is _POD_IDENTITY and "" in map(_CONTAINER_INDEX, self.fields):
             identity = _pod_identity
         # Families with one label set list the same series in the same order (the Go client
         # sorts them): a column already found unique needs no second look.
