@@ -550,7 +550,15 @@ def _workload_rows(
     try:
         device_ids = list(map(device_number.__getitem__, device_keys))  # the usual case, in C
     except KeyError:
-        device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
+        # Numbered from the end of ``gpus``, not from the count of distinct keys: GPUs that
+        # repeat a (node, UUID) have fewer keys than rows.
+        unlisted: dict[DeviceKey, int] = {}
+        device_ids = [
+            device_number[key]
+            if key in device_number
+            else unlisted.setdefault(key, len(gpus) + len(unlisted))
+            for key in device_keys
+        ]
     core_limits = list(map(_CORE_LIMIT, gpus))
     return build_workloads(allocations, device_keys, device_ids, core_limits)
 

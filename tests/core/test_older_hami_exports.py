@@ -89,6 +89,24 @@ def test_devices_of_one_node_with_one_masked_uuid_stay_apart_and_are_noted() -> 
     ) in summary.notes
 
 
+def test_a_pod_on_an_unlisted_device_is_not_joined_to_a_gpu_when_uuids_repeat() -> None:
+    # Two GPUs with one masked UUID give the GPU rows one (node, UUID) key fewer than rows: a
+    # device that only an allocation names is still numbered past every GPU.
+    s = Scheduler()
+    s.device("gpu-node-1", 0, cores=30, mem_mib=10240, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-1", 1, cores=100, mem_mib=40960, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-2", 0, cores=0, mem_mib=0, shared=1, uuid="GPU-b")
+    s.pod("ns1", "p1", "gpu-node-2", "GPU-zzzz", cores=100, mem_mib=100)
+    s.pod("ns1", "p2", "gpu-node-2", "GPU-b", cores=0, mem_mib=0)
+    summary = summarize_text(s.text(), PASTE)
+    shares = {w.device_uuid: w.shares_gpu for w in summary.workloads}
+    assert shares == {"GPU-zzzz": False, "GPU-b": False}
+    assert summary.namespaces[0].gpus_touched == 2
+    sums = next(c for c in summary.checks if c.name == "device vs container sums")
+    assert "gpu-node-2/GPU 0" not in sums.message
+    assert "GPU-zzzz: containers hold 100 cores / 100.00 MiB on a device" in sums.message
+
+
 def test_a_scheduler_fragment_without_allocation_is_not_called_a_monitor_export() -> None:
     text = (
         "# TYPE hami_node_gpu_mig_instance_info gauge\n"
