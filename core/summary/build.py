@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import functools
 import gc
-from bisect import bisect_right
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
-from operator import add, attrgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from core.errors import InputError
@@ -470,26 +469,6 @@ def allocation_device_keys(
     return keys
 
 
-def namespaces_per_device(
-    device_ids: Sequence[int], namespaces: Sequence[str]
-) -> dict[int, tuple[str, ...]]:
-    """The namespaces of each device's allocations, sorted: ``namespaces[i]`` is that of the
-    allocation on device ``device_ids[i]``, and ``namespaces`` is sorted.
-
-    A cluster has a few namespaces and thousands of devices: each namespace's devices are one
-    slice, and every device of it gets the namespace appended in C.
-    """
-    names: dict[int, tuple[str, ...]] = {}
-    start = 0
-    for namespace in dict.fromkeys(namespaces):
-        end = bisect_right(namespaces, namespace, start)
-        devices = set(device_ids[start:end])
-        extended = map(add, map(names.get, devices, repeat(())), repeat((namespace,)))
-        names.update(zip(devices, extended, strict=False))
-        start = end
-    return names
-
-
 def summarize_readings(
     readings: MetricsReadings,
     source: SourceInfo,
@@ -512,7 +491,7 @@ def summarize_readings(
     gpus, missing_series = _gpu_rows(devices, indexes, gpu_number, allocations, t)
     cols = GpuColumns.of(gpus)
     workloads, workload_devices = _workload_rows(allocations, cols)
-    nodes = build_nodes(gpus, cols, allocations.pods_per_node())
+    nodes = build_nodes(gpus, cols, allocations.pods_per_node)
     namespaces = _namespace_rows(readings, workloads, workload_devices, cols, t)
     slices = fraction_slices(cols)
     capacity, answer = _capacity_and_answer(cols, slices, nodes, missing_series)
@@ -561,10 +540,6 @@ def _gpu_rows(
 ) -> tuple[list[GpuSummary], dict[str, int]]:
     """The GPU rows (``build_gpus``) and how many GPUs lack each figure's series; ``devices``
     are in row order (``gpu_order``)."""
-    # Allocation keys are unique per (namespace, pod, container index, device): the number of
-    # allocations on a device is its number of distinct containers.
-    containers_per_device = Counter(allocations.device_ids)
-    names = namespaces_per_device(allocations.device_ids, allocations.namespaces)
     # Rows that repeat a (node, UUID) each show the allocations on it, which carry the number
     # of the last of them.
     holders: Sequence[int] = range(len(devices))
@@ -573,8 +548,8 @@ def _gpu_rows(
     return build_gpus(
         devices,
         indexes,
-        list(map(containers_per_device.get, holders, repeat(0))),
-        list(map(names.get, holders, repeat(()))),
+        list(map(allocations.containers.get, holders, repeat(0))),
+        list(map(allocations.namespaces.get, holders, repeat(()))),
         t,
     )
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from itertools import accumulate, repeat
-from operator import attrgetter, ge, itemgetter, le, lt, ne, or_, truediv
+from operator import attrgetter, itemgetter, le
 
 from core.model import NamespaceSummary, QuotaFigure, Workload, new_row
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
@@ -25,30 +24,32 @@ _CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
 
 
 _SORT_KEY = attrgetter("namespace", "pod", "device_uuid", "container_index")
-_NODE = attrgetter("node")
-_CORES = attrgetter("cores")
-_MEM_BYTES = attrgetter("mem_allocated_bytes")
 
 
 class AllocationsInOrder:
     """The allocations in the order of the workload rows (namespace, pod, device, container),
-    as columns.
+    and the tallies that need them in that order.
 
-    ``device_keys[i]`` / ``device_ids[i]`` (given in the allocations' own order) are the
-    (node, UUID) and the device number of ``allocations[i]``: the position of its GPU in the
-    GPU rows, or a number past the end for a device the device series do not list. The
-    columns hold them in row order; ``pod_numbers`` numbers each (namespace, pod) by its run.
+    ``device_keys[i]`` / ``device_ids[i]`` are the (node, UUID) and the device number of
+    ``allocations[i]``: the position of its GPU in the GPU rows, or a number past the end for a
+    device the device series do not list. In row order: ``rows``, ``device_ids``, ``nodes``
+    (the device's node for an allocation without a node label) and ``pod_numbers`` (each
+    (namespace, pod) numbered by its run). Per device number: ``containers`` (distinct
+    allocations), ``namespaces`` (sorted) and whether it is ``shared`` by more than one pod;
+    ``multi_gpu`` holds the pods on more than one device; ``pods_per_node`` counts the
+    distinct pods on each node.
     """
 
     __slots__ = (
-        "container_indexes",
+        "containers",
         "device_ids",
-        "device_uuids",
+        "multi_gpu",
         "namespaces",
         "nodes",
         "pod_numbers",
-        "pods",
+        "pods_per_node",
         "rows",
+        "shared",
     )
 
     def __init__(
@@ -57,96 +58,134 @@ class AllocationsInOrder:
         device_keys: Sequence[DeviceKey],
         device_ids: Sequence[int],
     ) -> None:
-        keys = list(map(_SORT_KEY, allocations))
-        order = sorted_order(keys)
-        self.rows = list(map(allocations.__getitem__, order))
-        self.device_ids = list(map(device_ids.__getitem__, order))
-        columns = tuple(zip(*map(keys.__getitem__, order), strict=True)) or ((), (), (), ())
-        self.namespaces: Sequence[str] = columns[0]
-        self.pods: Sequence[str] = columns[1]
-        self.device_uuids: Sequence[str] = columns[2]
-        self.container_indexes: Sequence[str] = columns[3]
-        nodes = list(map(_NODE, self.rows))
-        if not all(nodes):  # an allocation without a node label is on its device's node
-            nodes = [node or device_keys[i][0] for node, i in zip(nodes, order, strict=True)]
-        self.nodes = nodes
-        # Rows sorted by namespace and pod hold each pod in one run: a new number where the
-        # namespace or the pod changes (compared in C). Numbers hash faster than name pairs.
-        namespaces, pods = self.namespaces, self.pods
-        changed = map(or_, map(ne, namespaces[1:], namespaces), map(ne, pods[1:], pods))
-        self.pod_numbers = list(accumulate(changed, initial=0)) if keys else []
+        order = sorted_order(allocations)
+        self.rows = rows = list(map(allocations.__getitem__, order))
+        self.device_ids = ids = list(map(device_ids.__getitem__, order))
+        self.nodes: list[str] = []
+        self.pod_numbers: list[int] = []
+        # Allocation keys are unique per (namespace, pod, container index, device): the number
+        # of allocations on a device is its number of distinct containers.
+        self.containers: dict[int, int] = {}
+        self.namespaces: dict[int, tuple[str, ...]] = {}
+        self.shared: set[int] = set()
+        self.multi_gpu: set[int] = set()
+        self.pods_per_node: dict[str, int] = {}
+        self._tally(rows, ids, allocations, device_keys)
 
-    def pods_per_node(self) -> Counter[str]:
-        """How many distinct pods have allocations on each node (the device's node for an
-        allocation without a node label)."""
-        return Counter(map(itemgetter(0), set(zip(self.nodes, self.pod_numbers, strict=True))))
+    def _tally(
+        self,
+        rows: Sequence[AllocationReading],
+        ids: Sequence[int],
+        allocations: Sequence[AllocationReading],
+        device_keys: Sequence[DeviceKey],
+    ) -> None:
+        """One pass over the rows for every tally (a large cluster has tens of thousands: one
+        Python pass costs less than the several passes in C it replaces).
+
+        Rows sorted by namespace and pod hold each pod in one run and each namespace in one
+        run: a pod is on more than one device when a device in its run differs from the
+        run's first, and a device's namespaces arrive in order.
+        """
+        append_node, append_pod = self.nodes.append, self.pod_numbers.append
+        containers, names, shared = self.containers, self.namespaces, self.shared
+        multi_gpu, per_node = self.multi_gpu, self.pods_per_node
+        first_pod: dict[int, int] = {}
+        key_of: dict[int, DeviceKey] | None = None  # by id(allocation), once one lacks a node
+        pod = -1
+        run_namespace: str | None = None
+        run_pod: str | None = None
+        run_node = ""
+        run_device = -1
+        run_nodes: set[str] | None = None  # the nodes of a pod on more than one node
+        only: tuple[str, ...] = ()  # the namespace of the run, alone
+        for a, device in zip(rows, ids, strict=True):
+            namespace = a.namespace
+            node = a.node
+            if not node:
+                if key_of is None:
+                    key_of = dict(zip(map(id, allocations), device_keys, strict=True))
+                node = key_of[id(a)][0]
+            if a.pod != run_pod or namespace != run_namespace:
+                pod += 1
+                if namespace != run_namespace:
+                    only = (namespace,)
+                run_namespace, run_pod, run_node, run_device = namespace, a.pod, node, device
+                run_nodes = None
+                per_node[node] = per_node.get(node, 0) + 1
+            else:
+                if device != run_device:
+                    multi_gpu.add(pod)
+                if node != run_node:
+                    if run_nodes is None:
+                        run_nodes = {run_node}
+                    if node not in run_nodes:
+                        run_nodes.add(node)
+                        per_node[node] = per_node.get(node, 0) + 1
+            if first_pod.setdefault(device, pod) != pod:
+                shared.add(device)
+            containers[device] = containers.get(device, 0) + 1
+            held = names.get(device)
+            if held is None:
+                names[device] = only
+            elif held[-1] != namespace:
+                names[device] = held + only
+            append_node(node)
+            append_pod(pod)
 
 
 def build_workloads(
     allocations: AllocationsInOrder, core_limits: Sequence[float]
 ) -> list[Workload]:
-    """One row per allocation, in the order of ``allocations``; ``core_limits`` are the GPUs'.
-
-    Built column by column in C (a large cluster has tens of thousands of allocations).
-    """
-    rows = allocations.rows
-    if not rows:
-        return []
-    devices = allocations.device_ids
-    cores = list(map(_CORES, rows))
-    if None in cores:
-        cores = [0.0 if c is None else c for c in cores]
-    mems = list(map(_MEM_BYTES, rows))
-    if None in mems:
-        mems = [m / BYTES_PER_MIB if m is not None else 0.0 for m in mems]
-    else:
-        mems = list(map(truediv, mems, repeat(BYTES_PER_MIB)))
+    """One row per allocation, in the order of ``allocations``; ``core_limits`` are the GPUs'."""
     known = len(core_limits)
-    # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
-    limits = [*core_limits, *repeat(100.0, max(devices) + 1 - known)]
-    on_device = list(map(limits.__getitem__, devices))
-    # Whole GPU: a core limit above 0 and cores at it. ``min`` over the limits is above 0 only
-    # if every limit other than NaN is (and ``c >= NaN`` is false, as the full test is).
-    if min(limits) > 0:
-        whole = list(map(ge, cores, on_device))
-    else:
-        whole = [limit > 0 and c >= limit for c, limit in zip(cores, on_device, strict=True)]
-    # Each (pod, device) pair once: a pod on more than one device is multi-GPU, a device with
-    # more than one pod is shared.
-    pod_numbers = allocations.pod_numbers
-    pairs = set(zip(pod_numbers, devices, strict=True))
-    devices_of_pod = Counter(map(itemgetter(0), pairs))
-    pods_of_device = Counter(map(itemgetter(1), pairs))
-    multi_gpu = list(map(lt, repeat(1), map(devices_of_pod.__getitem__, pod_numbers)))
-    shared = list(map(lt, repeat(1), map(pods_of_device.__getitem__, devices)))
-    columns = zip(
-        allocations.namespaces,
-        allocations.pods,
-        allocations.container_indexes,
+    multi_gpu, shared = allocations.multi_gpu, allocations.shared
+    workloads: list[Workload] = []
+    append = workloads.append
+    rows = zip(
+        allocations.rows,
+        allocations.device_ids,
         allocations.nodes,
-        allocations.device_uuids,
-        cores,
-        mems,
-        whole,
-        multi_gpu,
-        shared,
+        allocations.pod_numbers,
         strict=True,
     )
-    return list(map(new_row, repeat(Workload), columns))
+    for a, device, node, pod in rows:
+        cores = a.cores
+        if cores is None:
+            cores = 0.0
+        mem = a.mem_allocated_bytes
+        mem = mem / BYTES_PER_MIB if mem is not None else 0.0
+        # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
+        core_limit = core_limits[device] if device < known else 100.0
+        row = (
+            a.namespace,
+            a.pod,
+            a.container_index,
+            node,
+            a.device_uuid,
+            cores,
+            mem,
+            core_limit > 0 and cores >= core_limit,
+            pod in multi_gpu,
+            device in shared,
+        )
+        append(new_row(Workload, row))
+    return workloads
 
 
-def sorted_order(keys: Sequence[tuple[str, ...]]) -> list[int]:
-    """The positions of ``keys`` in ascending order (a stable sort).
+def sorted_order(allocations: Sequence[AllocationReading]) -> list[int]:
+    """The positions of ``allocations`` by namespace, pod, device UUID and container index (a
+    stable sort).
 
     Joined with NUL, which sorts below every other character, string keys compare as their
     tuples do, and plain strings sort several times faster than tuples (10,000 workloads: 5 ms
     instead of 18). Keys with a NUL of their own are sorted as tuples: their joined form holds
     more NULs than the joins put in.
     """
-    joined = list(map("\0".join, keys))
-    if "".join(joined).count("\0") != sum(map(len, keys)) - len(keys):
+    joined = [f"{a.namespace}\0{a.pod}\0{a.device_uuid}\0{a.container_index}" for a in allocations]
+    if "".join(joined).count("\0") != 3 * len(joined):
+        keys = list(map(_SORT_KEY, allocations))
         return sorted(range(len(keys)), key=keys.__getitem__)
-    return sorted(range(len(keys)), key=joined.__getitem__)
+    return sorted(range(len(joined)), key=joined.__getitem__)
 
 
 def is_memory_resource(resource: str) -> bool:
