@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from operator import attrgetter, itemgetter
+from itertools import repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from core.errors import InputError
@@ -35,6 +36,7 @@ from core.model import (
 from core.readings import (
     AllocationReading,
     DeviceKey,
+    DeviceReading,
     FamilyRows,
     MetricsReadings,
     read_family_rows,
@@ -45,14 +47,14 @@ from core.settings import DEFAULT_SETTINGS, Settings, Thresholds
 from core.summary.capacity import FractionSlices, build_capacity, capacity_answer, fraction_slices
 from core.summary.checks import build_checks
 from core.summary.columns import GpuColumns
-from core.summary.devices import build_gpus, build_nodes, percent
+from core.summary.devices import build_gpus, build_nodes, gpu_order, percent
 from core.summary.filtered import filter_summary
 from core.summary.idle import idle_allocations
 from core.summary.models import build_models, largest_whole_job
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
 from core.summary.tenants import Fleet
-from core.summary.workloads import build_namespaces, build_workloads
+from core.summary.workloads import AllocationsInOrder, build_namespaces, build_workloads
 from core.text_decoding import looks_like_utf16_read_as_utf8
 
 if TYPE_CHECKING:
@@ -88,9 +90,6 @@ DEVICE_FIGURE_ROLES = frozenset(
 P = ParamSpec("P")
 R = TypeVar("R")
 _NODE_AND_UUID = attrgetter("node", "device_uuid")
-_NAMESPACE = attrgetter("namespace")
-_POD = attrgetter("pod")
-_CORE_LIMIT = attrgetter("core_limit")
 
 NO_DEVICES_ANSWER = (
     "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
@@ -416,6 +415,37 @@ def _cleaning_notes(
     return tuple(notes)
 
 
+def allocation_devices(
+    allocations: Sequence[AllocationReading],
+    devices: Mapping[DeviceKey, object],
+    gpu_number: Mapping[DeviceKey, int],
+    gpus: int,
+) -> tuple[list[DeviceKey], list[int]]:
+    """The (node, UUID) of the device each allocation sits on, and that device's number.
+
+    ``gpu_number`` numbers the (node, UUID) of the ``gpus`` GPU rows (``_gpu_numbers``); a
+    device the device series do not list is numbered past every row.
+    """
+    keys = list(map(_NODE_AND_UUID, allocations))
+    try:
+        return keys, list(map(gpu_number.__getitem__, keys))  # the usual case, in C
+    except KeyError:
+        pass
+    keys = allocation_device_keys(allocations, devices)
+    unlisted: dict[DeviceKey, int] = {}
+    numbers = [
+        gpu_number[key] if key in gpu_number else unlisted.setdefault(key, gpus + len(unlisted))
+        for key in keys
+    ]
+    return keys, numbers
+
+
+def _gpu_numbers(devices: Sequence[DeviceReading]) -> dict[DeviceKey, int]:
+    """The number of each (node, UUID) of the GPU rows: its row's position in ``devices``, or
+    the last one's where rows repeat a masked UUID."""
+    return dict(zip(map(_NODE_AND_UUID, devices), range(len(devices)), strict=True))
+
+
 def allocation_device_keys(
     allocations: Sequence[AllocationReading], devices: Mapping[DeviceKey, object]
 ) -> list[DeviceKey]:
@@ -439,28 +469,6 @@ def allocation_device_keys(
     return keys
 
 
-def namespaces_per_device(
-    device_keys: Sequence[DeviceKey], namespaces: Sequence[str]
-) -> dict[DeviceKey, tuple[str, ...]]:
-    """The namespaces of each device's allocations, sorted: ``namespaces[i]`` is that of the
-    allocation on ``device_keys[i]``."""
-    listed: dict[DeviceKey, list[str]] = {}
-    for key, namespace in set(zip(device_keys, namespaces, strict=True)):
-        listed.setdefault(key, []).append(namespace)
-    return {key: tuple(sorted(names)) for key, names in listed.items()}
-
-
-def pods_per_node(
-    allocations: Sequence[AllocationReading], device_keys: Sequence[DeviceKey]
-) -> Counter[str]:
-    """How many distinct pods have allocations on each node (the device's node for an
-    allocation without a node label)."""
-    nodes = [a.node or key[0] for a, key in zip(allocations, device_keys, strict=True)]
-    # Flat (node, namespace, pod) triples: a nested pair would be hashed again in every one.
-    triples = zip(nodes, map(_NAMESPACE, allocations), map(_POD, allocations), strict=True)
-    return Counter(map(itemgetter(0), set(triples)))
-
-
 def summarize_readings(
     readings: MetricsReadings,
     source: SourceInfo,
@@ -475,12 +483,15 @@ def summarize_readings(
 ) -> Summary:
     """``input_warnings``: sentences about input set aside before reading, for the headline."""
     t = settings.thresholds
-    allocations = list(readings.allocations.values())
-    device_keys = allocation_device_keys(allocations, readings.devices)
-    gpus, missing_series = _gpu_rows(readings, allocations, device_keys, t)
-    workloads, workload_devices = _workload_rows(allocations, device_keys, gpus)
+    devices, indexes = gpu_order(readings.devices.values())
+    gpu_number = _gpu_numbers(devices)
+    listed = list(readings.allocations.values())
+    device_keys, device_ids = allocation_devices(listed, readings.devices, gpu_number, len(devices))
+    allocations = AllocationsInOrder(listed, device_keys, device_ids)
+    gpus, missing_series = _gpu_rows(devices, indexes, gpu_number, allocations, t)
     cols = GpuColumns.of(gpus)
-    nodes = build_nodes(gpus, cols, pods_per_node(allocations, device_keys))
+    workloads, workload_devices = _workload_rows(allocations, cols)
+    nodes = build_nodes(gpus, cols, allocations.pods_per_node)
     namespaces = _namespace_rows(readings, workloads, workload_devices, cols, t)
     slices = fraction_slices(cols)
     capacity, answer = _capacity_and_answer(cols, slices, nodes, missing_series)
@@ -521,38 +532,33 @@ def summarize_readings(
 
 
 def _gpu_rows(
-    readings: MetricsReadings,
-    allocations: Sequence[AllocationReading],
-    device_keys: Sequence[DeviceKey],
+    devices: Sequence[DeviceReading],
+    indexes: Sequence[int],
+    gpu_number: Mapping[DeviceKey, int],
+    allocations: AllocationsInOrder,
     t: Thresholds,
 ) -> tuple[list[GpuSummary], dict[str, int]]:
-    """The GPU rows (``build_gpus``) and how many GPUs lack each figure's series."""
-    # Allocation keys are unique per (namespace, pod, container index, device): the number of
-    # allocations on a device is its number of distinct containers.
-    containers_per_device = Counter(device_keys)
+    """The GPU rows (``build_gpus``) and how many GPUs lack each figure's series; ``devices``
+    are in row order (``gpu_order``)."""
+    # Rows that repeat a (node, UUID) each show the allocations on it, which carry the number
+    # of the last of them.
+    holders: Sequence[int] = range(len(devices))
+    if len(gpu_number) < len(devices):
+        holders = list(map(gpu_number.__getitem__, map(_NODE_AND_UUID, devices)))
     return build_gpus(
-        readings.devices.values(),
-        containers_per_device,
-        namespaces_per_device(device_keys, list(map(_NAMESPACE, allocations))),
+        devices,
+        indexes,
+        list(map(allocations.containers.get, holders, repeat(0))),
+        list(map(allocations.namespaces.get, holders, repeat(()))),
         t,
     )
 
 
 def _workload_rows(
-    allocations: Sequence[AllocationReading],
-    device_keys: Sequence[DeviceKey],
-    gpus: Sequence[GpuSummary],
-) -> tuple[list[Workload], list[int]]:
+    allocations: AllocationsInOrder, cols: GpuColumns
+) -> tuple[list[Workload], Sequence[int]]:
     """The workload rows and the device number of each (``build_workloads``)."""
-    # Devices by number: a GPU's position in ``gpus``; devices only allocations name get numbers
-    # past the end. Integers keep the per-workload bookkeeping cheap.
-    device_number = dict(zip(map(_NODE_AND_UUID, gpus), range(len(gpus)), strict=True))
-    try:
-        device_ids = list(map(device_number.__getitem__, device_keys))  # the usual case, in C
-    except KeyError:
-        device_ids = [device_number.setdefault(key, len(device_number)) for key in device_keys]
-    core_limits = list(map(_CORE_LIMIT, gpus))
-    return build_workloads(allocations, device_keys, device_ids, core_limits)
+    return build_workloads(allocations, cols.core_limit), allocations.device_ids
 
 
 def _namespace_rows(

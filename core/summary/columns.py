@@ -9,9 +9,11 @@ node, so a node's GPUs form one run: ``node_bounds`` gives each run's start and 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress
+from itertools import accumulate, compress, repeat
+from operator import contains
 
 from core.model import GpuState, GpuSummary
 
@@ -72,15 +74,12 @@ class GpuColumns:
             return cls((), (), (), (), (), (), (), (), (), (), (), (), (), (), ())
         columns = list(zip(*gpus, strict=True))
         flags = columns[_FLAGS]
-        names: list[str] = []
-        starts: list[int] = []
-        previous = None
-        for position, node in enumerate(columns[0]):
-            if node != previous:
-                names.append(node)
-                starts.append(position)
-                previous = node
-        ends = [*starts[1:], len(gpus)]
+        # A node's GPUs are one run: its names in order, and the runs' ends from their lengths
+        # (counted in C rather than comparing each GPU's node with the one before).
+        nodes = columns[0]
+        names = list(dict.fromkeys(nodes))
+        ends = list(accumulate(map(Counter(nodes).__getitem__, names)))
+        starts = [0, *ends[:-1]]
         return cls(
             device_type=columns[_DEVICE_TYPE],
             core_limit=columns[_CORE_LIMIT],
@@ -94,8 +93,8 @@ class GpuColumns:
             mem_ratio=columns[_MEM_RATIO],
             state=columns[_STATE],
             # build_gpus flags a GPU "overcommitted" or "incomplete" on exactly these terms.
-            overcommitted=[("overcommitted" in f) for f in flags],
-            incomplete=[("incomplete" in f) for f in flags],
+            overcommitted=list(map(contains, flags, repeat("overcommitted"))),
+            incomplete=list(map(contains, flags, repeat("incomplete"))),
             node_names=tuple(names),
             node_bounds=tuple(zip(starts, ends, strict=True)),
         )

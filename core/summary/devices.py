@@ -9,11 +9,11 @@ with a whole GPU free, fragmented with free slices only, full with nothing free.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 from operator import attrgetter
-from typing import Any
 
 from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict, new_row
-from core.readings import BYTES_PER_MIB, DeviceKey, DeviceReading
+from core.readings import BYTES_PER_MIB, DeviceReading
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns
 
@@ -49,62 +49,143 @@ def gpu_state(
     return "partial"
 
 
-def gpu_flags(
-    state: GpuState,
-    shared_count: int,
-    core_pct: float,
-    mem_pct: float,
-    cores: float,
-    core_limit: float,
-    mem_mib: float,
-    mem_limit_mib: float,
-    t: Thresholds,
-) -> tuple[str, ...]:
-    if state == "idle" and shared_count == 0:
-        return ()
-    flags: list[str] = []
-    if shared_count > 1:
-        flags.append("shared")
-    elif shared_count == 1:
-        flags.append("exclusive")
-    if core_limit > 0 and core_pct >= t.saturation_percent:
-        flags.append("core-saturated")
-    if mem_limit_mib > 0 and mem_pct >= t.saturation_percent:
-        flags.append("memory-saturated")
+# A GPU's flags, in the order a row lists them, as bits: ``_FLAG_SETS[bits]`` is the tuple.
+# (One shared tuple per combination: each GPU row costs a lookup instead of a list built flag
+# by flag.)
+_FLAG_NAMES = (
+    "shared",
+    "exclusive",
+    "core-saturated",
+    "memory-saturated",
+    "overcommitted",
+    "investigate",
+)
+_SHARED, _EXCLUSIVE, _CORE_SATURATED, _MEM_SATURATED, _OVERCOMMITTED, _INVESTIGATE = (
+    1 << bit for bit in range(len(_FLAG_NAMES))
+)
+_FLAG_SETS = tuple(
+    tuple(name for bit, name in enumerate(_FLAG_NAMES) if bits >> bit & 1)
+    for bits in range(1 << len(_FLAG_NAMES))
+)
+
+
+def _overcommitted(cores: float, core_limit: float, mem_mib: float, mem_limit_mib: float) -> bool:
     # A limit of 0 is unknown (series missing) or a dimension the device lacks: never "over" it.
-    if (core_limit > 0 and cores > core_limit) or (mem_limit_mib > 0 and mem_mib > mem_limit_mib):
-        flags.append("overcommitted")
-    if state == "inconsistent":
-        flags.append("investigate")
-    return tuple(flags)
+    cores_over = core_limit > 0 and cores > core_limit
+    return cores_over or (mem_limit_mib > 0 and mem_mib > mem_limit_mib)
+
+
+_NODE = attrgetter("node")
+_UUID = attrgetter("device_uuid")
+_DEVICE_INDEX = attrgetter("device_index")
+_MAX_CODE = 0x10FFFF  # chr's largest code point
+
+
+def gpu_order(devices: Iterable[DeviceReading]) -> tuple[list[DeviceReading], list[int]]:
+    """The devices in the order of the GPU rows (node, index, UUID), and their indexes.
+
+    A GPU's number is its position in this order: the rows, the allocations' device numbers and
+    the per-device tallies all use it. The sort key is one string per device where that sorts as
+    the (node, index, UUID) tuple does (``_string_keys``): strings compare several times faster
+    than tuples.
+    """
+    listed = list(devices)
+    written = list(map(_DEVICE_INDEX, listed))
+    number = {text: _index(text) for text in set(written)}  # a cluster has a few indexes
+    nodes = list(map(_NODE, listed))
+    uuids = list(map(_UUID, listed))
+    keys = _string_keys(nodes, written, number, uuids)
+    if keys is not None:
+        order = sorted(range(len(listed)), key=keys.__getitem__)
+    else:
+        tuples = list(zip(nodes, map(number.__getitem__, written), uuids, strict=True))
+        order = sorted(range(len(listed)), key=tuples.__getitem__)
+    indexes = map(number.__getitem__, map(written.__getitem__, order))
+    return list(map(listed.__getitem__, order)), list(indexes)
+
+
+def _string_keys(
+    nodes: list[str], written: list[str], number: Mapping[str, int], uuids: list[str]
+) -> list[str] | None:
+    """``node NUL chr(index + 1) UUID`` for each device, or None where that would not sort as
+    the tuple does: a node with a NUL of its own, or an index out of ``chr``'s range.
+
+    NUL sorts below every other character, so a node sorts before a longer one that begins
+    with it; one character per index compares as the numbers do; the UUID comes last.
+    """
+    if "\0" in "".join(nodes) or not all(-1 <= n < _MAX_CODE for n in number.values()):
+        return None
+    char = {text: chr(n + 1) for text, n in number.items()}
+    parts = zip(nodes, repeat("\0"), map(char.__getitem__, written), uuids, strict=False)
+    return list(map("".join, parts))
 
 
 def build_gpus(
-    devices: Iterable[DeviceReading],
-    containers_per_device: Mapping[DeviceKey, int],
-    namespaces_per_device: Mapping[DeviceKey, tuple[str, ...]],
+    devices: Sequence[DeviceReading],
+    indexes: Sequence[int],
+    containers: Sequence[int],
+    namespaces: Sequence[tuple[str, ...]],
     t: Thresholds,
 ) -> tuple[list[GpuSummary], dict[str, int]]:
-    """The GPU rows, sorted by node and index, and how many GPUs lack each figure's series."""
+    """The GPU rows and how many GPUs lack each figure's series.
+
+    ``devices`` and their ``indexes`` are in row order (``gpu_order``); ``containers`` and
+    ``namespaces`` hold each device's distinct allocations and their namespaces, sorted.
+    """
     gpus: list[GpuSummary] = []
     append = gpus.append
     missing = dict.fromkeys(_FIGURES, 0)
-    for dev in devices:
-        figures = _figures(dev)
-        core_limit, mem_limit, cores, mem = figures
-        incomplete = None in figures
-        if incomplete:
-            core_limit, mem_limit, cores, mem = _count_missing(figures, missing)
-        key = (dev.node, dev.device_uuid)
-        containers = containers_per_device.get(key, 0)
-        shared_series = dev.shared_count
-        if shared_series is None:
-            shared_series = dev.overview_shared_count
-        shared = int(shared_series) if shared_series is not None else containers
+    saturation = t.saturation_percent
+    rows = zip(devices, indexes, containers, namespaces, strict=True)
+    # One pass with the states, flags and figures decided inline: a call costs as much as the
+    # whole common case (a complete, idle or partly allocated GPU).
+    for dev, index, held, names in rows:
+        core_limit = dev.core_limit
+        cores = dev.core_allocated
+        mem_limit = dev.mem_limit_bytes
+        mem_limit = (
+            mem_limit / BYTES_PER_MIB if mem_limit is not None else dev.overview_mem_limit_mib
+        )
+        mem = dev.mem_allocated_bytes
+        if mem is None:
+            mem = dev.overview_mem_allocated_bytes
+        if mem is not None:
+            mem = mem / BYTES_PER_MIB
+        if core_limit is None or mem_limit is None or cores is None or mem is None:
+            incomplete = True
+            core_limit, mem_limit, cores, mem = _count_missing(
+                (core_limit, mem_limit, cores, mem), missing
+            )
+        else:
+            incomplete = False
+        shared = dev.shared_count
+        if shared is None:
+            shared = dev.overview_shared_count
+        shared = int(shared) if shared is not None else held
         core_pct = cores / core_limit * 100.0 if core_limit > 0 else 0.0
         mem_pct = mem / mem_limit * 100.0 if mem_limit > 0 else 0.0
-        state = gpu_state(cores, core_limit, mem, mem_limit, t)
-        flags = gpu_flags(state, shared, core_pct, mem_pct, cores, core_limit, mem, mem_limit, t)
+        # gpu_state and gpu_flags, inline: neither an idle nor a partial GPU can be over a
+        # limit or inconsistent.
+        if cores <= 0 and mem <= 0:
+            state: GpuState = "idle"
+            bits = 0
+        elif 0 < cores < core_limit and 0 < mem < mem_limit:
+            state = "partial"
+            bits = 0
+        else:
+            state = gpu_state(cores, core_limit, mem, mem_limit, t)
+            bits = (_OVERCOMMITTED if _overcommitted(cores, core_limit, mem, mem_limit) else 0) | (
+                _INVESTIGATE if state == "inconsistent" else 0
+            )
+        if state == "idle" and shared == 0:
+            flags: tuple[str, ...] = ()
+        else:
+            flags = _FLAG_SETS[
+                bits
+                | (_SHARED if shared > 1 else _EXCLUSIVE if shared == 1 else 0)
+                | (_CORE_SATURATED if core_limit > 0 and core_pct >= saturation else 0)
+                | (_MEM_SATURATED if mem_limit > 0 and mem_pct >= saturation else 0)
+            ]
         free_cores = core_limit - cores if core_limit > cores else 0.0
         free_mem = mem_limit - mem if mem_limit > mem else 0.0
         if incomplete:
@@ -115,7 +196,7 @@ def build_gpus(
                 state = "partial"
         row = (
             dev.node,
-            _index(dev.device_index),
+            index,
             dev.device_uuid,
             dev.device_type or "unknown",
             core_limit,
@@ -125,36 +206,21 @@ def build_gpus(
             mem,
             mem_pct,
             shared,
-            containers,
+            held,
             state,
             flags,
             free_cores,
             free_mem,
-            namespaces_per_device.get(key, ()),
+            names,
             dev.mem_ratio,
         )
         append(new_row(GpuSummary, row))
-    gpus.sort(key=attrgetter("node", "device_index", "device_uuid"))
     return gpus, missing
 
 
-# A GPU's four figures, in the order of ``_figures``, as the device series check names them.
+# A GPU's four figures, in the order ``build_gpus`` reads them, as the device series check names
+# them.
 _FIGURES = ("core limit", "memory limit", "cores allocated", "memory allocated")
-
-
-def _figures(dev: DeviceReading) -> tuple[Any, Any, Any, Any]:
-    """Core limit, memory limit (MiB), cores and memory (MiB) allocated; None where no series
-    gives the figure. The overview's figures fill in for missing memory ones."""
-    mem_limit = dev.mem_limit_bytes
-    allocated = dev.mem_allocated_bytes
-    if allocated is None:
-        allocated = dev.overview_mem_allocated_bytes
-    return (
-        dev.core_limit,
-        mem_limit / BYTES_PER_MIB if mem_limit is not None else dev.overview_mem_limit_mib,
-        dev.core_allocated,
-        allocated / BYTES_PER_MIB if allocated is not None else None,
-    )
 
 
 def _count_missing(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from operator import attrgetter, itemgetter, le
 
@@ -24,72 +24,168 @@ _CORE_RESOURCE = re.compile(r"core", re.IGNORECASE)
 
 
 _SORT_KEY = attrgetter("namespace", "pod", "device_uuid", "container_index")
-_POD = attrgetter("namespace", "pod")
+
+
+class AllocationsInOrder:
+    """The allocations in the order of the workload rows (namespace, pod, device, container),
+    and the tallies that need them in that order.
+
+    ``device_keys[i]`` / ``device_ids[i]`` are the (node, UUID) and the device number of
+    ``allocations[i]``: the position of its GPU in the GPU rows, or a number past the end for a
+    device the device series do not list. In row order: ``rows``, ``device_ids``, ``nodes``
+    (the device's node for an allocation without a node label) and ``pod_numbers`` (each
+    (namespace, pod) numbered by its run). Per device number: ``containers`` (distinct
+    allocations), ``namespaces`` (sorted) and whether it is ``shared`` by more than one pod;
+    ``multi_gpu`` holds the pods on more than one device; ``pods_per_node`` counts the
+    distinct pods on each node.
+    """
+
+    __slots__ = (
+        "containers",
+        "device_ids",
+        "multi_gpu",
+        "namespaces",
+        "nodes",
+        "pod_numbers",
+        "pods_per_node",
+        "rows",
+        "shared",
+    )
+
+    def __init__(
+        self,
+        allocations: Sequence[AllocationReading],
+        device_keys: Sequence[DeviceKey],
+        device_ids: Sequence[int],
+    ) -> None:
+        order = sorted_order(allocations)
+        self.rows = rows = list(map(allocations.__getitem__, order))
+        self.device_ids = ids = list(map(device_ids.__getitem__, order))
+        self.nodes: list[str] = []
+        self.pod_numbers: list[int] = []
+        # Allocation keys are unique per (namespace, pod, container index, device): the number
+        # of allocations on a device is its number of distinct containers.
+        self.containers: dict[int, int] = {}
+        self.namespaces: dict[int, tuple[str, ...]] = {}
+        self.shared: set[int] = set()
+        self.multi_gpu: set[int] = set()
+        self.pods_per_node: dict[str, int] = {}
+        self._tally(rows, ids, allocations, device_keys)
+
+    def _tally(
+        self,
+        rows: Sequence[AllocationReading],
+        ids: Sequence[int],
+        allocations: Sequence[AllocationReading],
+        device_keys: Sequence[DeviceKey],
+    ) -> None:
+        """One pass over the rows for every tally (a large cluster has tens of thousands: one
+        Python pass costs less than the several passes in C it replaces).
+
+        Rows sorted by namespace and pod hold each pod in one run and each namespace in one
+        run: a pod is on more than one device when a device in its run differs from the
+        run's first, and a device's namespaces arrive in order.
+        """
+        append_node, append_pod = self.nodes.append, self.pod_numbers.append
+        containers, names, shared = self.containers, self.namespaces, self.shared
+        multi_gpu, per_node = self.multi_gpu, self.pods_per_node
+        first_pod: dict[int, int] = {}
+        key_of: dict[int, DeviceKey] | None = None  # by id(allocation), once one lacks a node
+        pod = -1
+        run_namespace: str | None = None
+        run_pod: str | None = None
+        run_node = ""
+        run_device = -1
+        run_nodes: set[str] | None = None  # the nodes of a pod on more than one node
+        only: tuple[str, ...] = ()  # the namespace of the run, alone
+        for a, device in zip(rows, ids, strict=True):
+            namespace = a.namespace
+            node = a.node
+            if not node:
+                if key_of is None:
+                    key_of = dict(zip(map(id, allocations), device_keys, strict=True))
+                node = key_of[id(a)][0]
+            if a.pod != run_pod or namespace != run_namespace:
+                pod += 1
+                if namespace != run_namespace:
+                    only = (namespace,)
+                run_namespace, run_pod, run_node, run_device = namespace, a.pod, node, device
+                run_nodes = None
+                per_node[node] = per_node.get(node, 0) + 1
+            else:
+                if device != run_device:
+                    multi_gpu.add(pod)
+                if node != run_node:
+                    if run_nodes is None:
+                        run_nodes = {run_node}
+                    if node not in run_nodes:
+                        run_nodes.add(node)
+                        per_node[node] = per_node.get(node, 0) + 1
+            if first_pod.setdefault(device, pod) != pod:
+                shared.add(device)
+            containers[device] = containers.get(device, 0) + 1
+            held = names.get(device)
+            if held is None:
+                names[device] = only
+            elif held[-1] != namespace:
+                names[device] = held + only
+            append_node(node)
+            append_pod(pod)
 
 
 def build_workloads(
-    allocations: Sequence[AllocationReading],
-    device_keys: Sequence[DeviceKey],
-    device_ids: Sequence[int],
-    core_limits: Sequence[float],
-) -> tuple[list[Workload], list[int]]:
-    """One row per allocation, sorted by namespace, pod, device and container.
-
-    ``device_keys[i]`` / ``device_ids[i]`` are the (node, UUID) and the device number of
-    ``allocations[i]``: the position of its GPU in the GPU list, or a number past the end for a
-    device the device series do not list. Returns the rows and their device numbers, in order.
-    """
-    pods = list(map(_POD, allocations))
-    # Each (pod, device) pair once: a pod on more than one device is multi-GPU, a device with
-    # more than one pod is shared. (Counted in C: a large cluster has tens of thousands.)
-    pairs = set(zip(pods, device_ids, strict=True))
-    multi_gpu_pods = {pod for pod, count in Counter(map(itemgetter(0), pairs)).items() if count > 1}
-    on_many_gpus = list(map(multi_gpu_pods.__contains__, pods))  # looked up in C
-    shared_devices = {
-        device for device, count in Counter(map(itemgetter(1), pairs)).items() if count > 1
-    }
-    order = sorted_order(list(map(_SORT_KEY, allocations)))
+    allocations: AllocationsInOrder, core_limits: Sequence[float]
+) -> list[Workload]:
+    """One row per allocation, in the order of ``allocations``; ``core_limits`` are the GPUs'."""
     known = len(core_limits)
+    multi_gpu, shared = allocations.multi_gpu, allocations.shared
     workloads: list[Workload] = []
     append = workloads.append
-    for i in order:
-        a = allocations[i]
-        device = device_ids[i]
-        cores = a.cores if a.cores is not None else 0.0
-        mem = a.mem_allocated_bytes / BYTES_PER_MIB if a.mem_allocated_bytes is not None else 0.0
+    rows = zip(
+        allocations.rows,
+        allocations.device_ids,
+        allocations.nodes,
+        allocations.pod_numbers,
+        strict=True,
+    )
+    for a, device, node, pod in rows:
+        cores = a.cores
+        if cores is None:
+            cores = 0.0
+        mem = a.mem_allocated_bytes
+        mem = mem / BYTES_PER_MIB if mem is not None else 0.0
         # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
         core_limit = core_limits[device] if device < known else 100.0
-        append(
-            new_row(
-                Workload,
-                (
-                    a.namespace,
-                    a.pod,
-                    a.container_index,
-                    a.node or device_keys[i][0],
-                    a.device_uuid,
-                    cores,
-                    mem,
-                    core_limit > 0 and cores >= core_limit,
-                    on_many_gpus[i],
-                    device in shared_devices,
-                ),
-            )
+        row = (
+            a.namespace,
+            a.pod,
+            a.container_index,
+            node,
+            a.device_uuid,
+            cores,
+            mem,
+            core_limit > 0 and cores >= core_limit,
+            pod in multi_gpu,
+            device in shared,
         )
-    return workloads, list(map(device_ids.__getitem__, order))
+        append(new_row(Workload, row))
+    return workloads
 
 
-def sorted_order(keys: Sequence[tuple[str, ...]]) -> list[int]:
-    """The positions of ``keys`` in ascending order (a stable sort).
+def sorted_order(allocations: Sequence[AllocationReading]) -> list[int]:
+    """The positions of ``allocations`` by namespace, pod, device UUID and container index (a
+    stable sort).
 
     Joined with NUL, which sorts below every other character, string keys compare as their
     tuples do, and plain strings sort several times faster than tuples (10,000 workloads: 5 ms
-    instead of 18). Keys with a NUL of their own are sorted as tuples.
+    instead of 18). Keys with a NUL of their own are sorted as tuples: their joined form holds
+    more NULs than the joins put in.
     """
-    if "\0" in "".join(map("".join, keys)):
+    joined = [f"{a.namespace}\0{a.pod}\0{a.device_uuid}\0{a.container_index}" for a in allocations]
+    if "".join(joined).count("\0") != 3 * len(joined):
+        keys = list(map(_SORT_KEY, allocations))
         return sorted(range(len(keys)), key=keys.__getitem__)
-    joined = list(map("\0".join, keys))
-    return sorted(range(len(keys)), key=joined.__getitem__)
+    return sorted(range(len(joined)), key=joined.__getitem__)
 
 
 def is_memory_resource(resource: str) -> bool:

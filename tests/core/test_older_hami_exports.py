@@ -89,6 +89,24 @@ def test_devices_of_one_node_with_one_masked_uuid_stay_apart_and_are_noted() -> 
     ) in summary.notes
 
 
+def test_a_pod_on_an_unlisted_device_is_not_joined_to_a_gpu_when_uuids_repeat() -> None:
+    # Two GPUs with one masked UUID give the GPU rows one (node, UUID) key fewer than rows: a
+    # device that only an allocation names is still numbered past every GPU.
+    s = Scheduler()
+    s.device("gpu-node-1", 0, cores=30, mem_mib=10240, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-1", 1, cores=100, mem_mib=40960, shared=1, uuid="GPU-xxxx")
+    s.device("gpu-node-2", 0, cores=0, mem_mib=0, shared=1, uuid="GPU-b")
+    s.pod("ns1", "p1", "gpu-node-2", "GPU-zzzz", cores=100, mem_mib=100)
+    s.pod("ns1", "p2", "gpu-node-2", "GPU-b", cores=0, mem_mib=0)
+    summary = summarize_text(s.text(), PASTE)
+    shares = {w.device_uuid: w.shares_gpu for w in summary.workloads}
+    assert shares == {"GPU-zzzz": False, "GPU-b": False}
+    assert summary.namespaces[0].gpus_touched == 2
+    sums = next(c for c in summary.checks if c.name == "device vs container sums")
+    assert "gpu-node-2/GPU 0" not in sums.message
+    assert "GPU-zzzz: containers hold 100 cores / 100.00 MiB on a device" in sums.message
+
+
 def test_a_scheduler_fragment_without_allocation_is_not_called_a_monitor_export() -> None:
     text = (
         "# TYPE hami_node_gpu_mig_instance_info gauge\n"
@@ -149,3 +167,42 @@ def test_some_incomplete_gpus_leave_the_rest_judged() -> None:
         "Not known for 1 GPU(s) that lack a limit or allocation series; the other 1 are fully "
         "allocated."
     )
+
+
+def test_gpu_rows_sort_by_node_then_index_as_a_number_whatever_the_labels() -> None:
+    # Indexes beyond one character's range or below -1 take the tuple sort; the rows come out
+    # in the same order as with the string keys.
+    s = Scheduler()
+    s.device("n1", 2_000_000, cores=0, mem_mib=0, uuid="GPU-a")
+    s.device("n1", 3, cores=0, mem_mib=0, uuid="GPU-b")
+    s.device("n0", 1, cores=0, mem_mib=0, uuid="GPU-c")
+    s.device("n0", -2, cores=0, mem_mib=0, uuid="GPU-d")
+    rows = [(g.node, g.device_index) for g in summarize_text(s.text(), PASTE).gpus]
+    assert rows == [("n0", -2), ("n0", 1), ("n1", 3), ("n1", 2_000_000)]
+    plain = Scheduler()
+    plain.device("n1", 7, cores=0, mem_mib=0, uuid="GPU-a")
+    plain.device("n1", 10, cores=0, mem_mib=0, uuid="GPU-b")
+    plain.device("n", 9, cores=0, mem_mib=0, uuid="GPU-c")
+    rows = [(g.node, g.device_index) for g in summarize_text(plain.text(), PASTE).gpus]
+    assert rows == [("n", 9), ("n1", 7), ("n1", 10)]
+
+
+def test_a_pod_with_containers_on_two_nodes_counts_once_on_each() -> None:
+    s = Scheduler()
+    a = s.device("n1", 0, cores=60, mem_mib=2048, shared=1)
+    b = s.device("n2", 0, cores=40, mem_mib=1024, shared=1)
+    c = s.device("n2", 1, cores=30, mem_mib=0, shared=1)
+    lines = []
+    # Sorted by UUID the containers sit on n1, n2, n2: the pod is counted once on n2.
+    placed = [("n1", a, 60), ("n2", b, 40), ("n2", c, 30)]
+    for container, (node, uuid, cores) in enumerate(placed):
+        labels = (
+            f'container_index="{container}",device_uuid="{uuid}",namespace="ml",node="{node}",'
+            f'pod="train",zone="vGPU"'
+        )
+        lines.append(f"hami_vgpu_core_allocated_ratio{{{labels}}} {cores}")
+        lines.append(f"hami_vgpu_memory_allocated_bytes{{{labels}}} 0")
+    summary = summarize_text(s.text() + "\n".join(lines) + "\n", PASTE)
+    assert [(n.node, n.pods) for n in summary.nodes] == [("n1", 1), ("n2", 1)]
+    assert all(w.multi_gpu and not w.shares_gpu for w in summary.workloads)
+    assert [g.containers for g in summary.gpus] == [1, 1, 1]
