@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import contains
 
@@ -49,8 +48,31 @@ assert [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class GpuColumns:
+    """The GPU rows' fields as columns (read-only by convention; built by ``of``).
+
+    (A plain class with slots: a dataclass would import ``dataclasses`` and ``inspect`` into
+    every command that summarises.)
+    """
+
+    __slots__ = (
+        "containers",
+        "core_limit",
+        "cores",
+        "device_type",
+        "free_cores",
+        "free_mem_mib",
+        "incomplete",
+        "mem_limit_mib",
+        "mem_mib",
+        "mem_ratio",
+        "node_bounds",
+        "node_names",
+        "overcommitted",
+        "shared_count",
+        "state",
+    )
+
     device_type: Sequence[str]
     core_limit: Sequence[float]
     cores: Sequence[float]
@@ -66,6 +88,50 @@ class GpuColumns:
     incomplete: Sequence[bool]  # a limit or allocation series is missing for the GPU
     node_names: tuple[str, ...]  # one per run, in order
     node_bounds: tuple[tuple[int, int], ...]  # (first, past the last) GPU of each run
+
+    def __init__(
+        self,
+        device_type: Sequence[str],
+        core_limit: Sequence[float],
+        cores: Sequence[float],
+        mem_limit_mib: Sequence[float],
+        mem_mib: Sequence[float],
+        free_cores: Sequence[float],
+        free_mem_mib: Sequence[float],
+        shared_count: Sequence[int],
+        containers: Sequence[int],
+        mem_ratio: Sequence[float | None],
+        state: Sequence[GpuState],
+        overcommitted: Sequence[bool],
+        incomplete: Sequence[bool],
+        node_names: tuple[str, ...],
+        node_bounds: tuple[tuple[int, int], ...],
+    ) -> None:
+        self.device_type = device_type
+        self.core_limit = core_limit
+        self.cores = cores
+        self.mem_limit_mib = mem_limit_mib
+        self.mem_mib = mem_mib
+        self.free_cores = free_cores
+        self.free_mem_mib = free_mem_mib
+        self.shared_count = shared_count
+        self.containers = containers
+        self.mem_ratio = mem_ratio
+        self.state = state
+        self.overcommitted = overcommitted
+        self.incomplete = incomplete
+        self.node_names = node_names
+        self.node_bounds = node_bounds
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GpuColumns):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # columns are lists: not hashable
+
+    def __repr__(self) -> str:
+        return f"GpuColumns({len(self)} GPUs on {len(self.node_names)} nodes)"
 
     @classmethod
     def of(cls, gpus: Sequence[GpuSummary]) -> GpuColumns:
