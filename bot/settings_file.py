@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from core.settings import DEFAULT_SETTINGS, Settings, SettingsError, settings_from_mapping
 
@@ -38,7 +37,8 @@ def load_settings(env: Mapping[str, str] | None = None, path: str | None = None)
         import yaml  # only when there is a file: most commands run on the defaults
 
         try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+            with open(path, encoding="utf-8") as handle:
+                data = yaml.safe_load(handle.read())
         except OSError as err:
             raise SettingsError(f"cannot read the settings file {path}: {err.strerror}") from err
         except yaml.YAMLError as err:

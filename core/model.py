@@ -5,8 +5,9 @@ recompute a number. The types are NamedTuples rather than frozen dataclasses: a 
 cluster has about 20,000 rows (GPUs, nodes, workloads), which are built four times faster, and
 every command that imports this module defines each class once, which costs a sixth of what a
 frozen dataclass costs (whose methods are compiled from generated source at import). A summary
-is changed with ``_replace``. ``GpuReading`` stays a dataclass: a NamedTuple field may not be
-named ``index``.
+is changed with ``_replace``. ``GpuReading`` is a plain class with the same methods: a
+NamedTuple field may not be named ``index``, and a dataclass would import ``dataclasses`` (and
+``inspect``) into every command.
 
 Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` are share points
 (100 = one whole GPU), ``*_percent`` is 0-100.
@@ -14,9 +15,8 @@ Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 SourceKind = Literal["paste", "file", "cluster"]
 Surface = Literal["current", "legacy", "mixed", "none"]
@@ -261,16 +261,60 @@ class RuntimeSection(NamedTuple):
     missing_monitors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
 class GpuReading:
-    """One GPU row of nvidia-smi output as seen inside a container."""
+    """One GPU row of nvidia-smi output as seen inside a container (immutable: a changed copy
+    comes from ``_replace``)."""
+
+    __slots__ = ("index", "mem_total_mib", "mem_used_mib", "name", "utilization_percent", "uuid")
+    _FIELDS = ("index", "uuid", "utilization_percent", "mem_used_mib", "mem_total_mib", "name")
 
     index: int | None
     uuid: str | None
     utilization_percent: float | None
     mem_used_mib: float | None
     mem_total_mib: float | None
-    name: str | None = None
+    name: str | None
+
+    def __init__(
+        self,
+        index: int | None,
+        uuid: str | None,
+        utilization_percent: float | None,
+        mem_used_mib: float | None,
+        mem_total_mib: float | None,
+        name: str | None = None,
+    ) -> None:
+        values = (index, uuid, utilization_percent, mem_used_mib, mem_total_mib, name)
+        for field, value in zip(self._FIELDS, values, strict=True):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"GpuReading is immutable: use _replace({name}=...)")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, field) for field in self._FIELDS)
+
+    def _replace(self, **changes: Any) -> GpuReading:
+        values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
+        values.update(changes)
+        return GpuReading(**values)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not GpuReading:
+            return NotImplemented
+        assert isinstance(other, GpuReading)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __reduce__(self) -> tuple[type[GpuReading], tuple[object, ...]]:
+        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
+        return (GpuReading, self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
+        return f"GpuReading({shown})"
 
 
 class PodExecResult(NamedTuple):

@@ -16,7 +16,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -72,11 +72,58 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it: ``$COLUMNS``, else the
+    width of the terminal behind standard output, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, given the terminal's width.
+
+    argparse builds a formatter for every option it adds (to check its metavar), and without a
+    width the formatter imports ``shutil``, which imports the bz2, lzma and zlib modules: a
+    cost every command would pay before doing anything.
+    """
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(
+            prog,
+            indent_increment,
+            max_help_position,
+            terminal_columns() - 2 if width is None else width,
+        )
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose help is formatted by ``HelpFormatter`` unless told otherwise
+    (its subcommands' parsers too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 class _ScoutProblem(Exception):
     pass
 
 
-class _ScoutParser(argparse.ArgumentParser):
+class _ScoutParser(Parser):
     """Finds the subcommand; leaves every complaint to the full parser."""
 
     def error(self, message: str) -> NoReturn:
@@ -99,12 +146,12 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for ``argv``: every subcommand is listed, only the chosen one is built."""
     chosen = chosen_command(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hami-summary",
         description="How the GPUs of a Kubernetes cluster are shared out by HAMi.",
     )
     _add_global_options(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for command in COMMANDS:
         if command.name == chosen:

@@ -55,7 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument(
         "--chart",
-        type=Path,
         default=None,
         metavar="PNG",
         help="also write the allocation chart to this PNG file",

@@ -8,7 +8,6 @@ import os
 import sys
 import zlib
 from datetime import UTC, datetime
-from pathlib import Path
 
 from bot.settings_file import load_settings
 from core.api import summarize_text
@@ -56,7 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--chart",
         metavar="PNG",
-        type=Path,
         default=None,
         help="also write the allocation chart to this PNG file",
     )
@@ -88,14 +86,15 @@ def read_input(file: str | None, use_example: bool, max_bytes: int) -> tuple[str
         data = sys.stdin.buffer.read(max_bytes + 1)
         source = SourceInfo(kind="paste", label="standard input")
     else:
-        path = Path(file)
+        # os rather than pathlib: this runs on every summary, and pathlib's import is not free.
         try:
-            with path.open("rb") as handle:
+            with open(file, "rb") as handle:
                 data = handle.read(max_bytes + 1)
+                modified = datetime.fromtimestamp(os.fstat(handle.fileno()).st_mtime, UTC)
         except OSError as err:
             raise UsageProblem(f"cannot read {file}: {err.strerror or err}.") from err
-        modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-        source = SourceInfo(kind="file", label=f"file {path.name}", fetched_at=modified)
+        name = os.path.basename(os.path.normpath(file))
+        source = SourceInfo(kind="file", label=f"file {name}", fetched_at=modified)
     if data[:2] == GZIP_MAGIC:
         data = _gunzip(data, max_bytes)
     if len(data) > max_bytes:
@@ -186,17 +185,19 @@ def write_output(output: str | bytes) -> None:
     buffer.write(b"\n")
 
 
-def write_chart(summary: Summary, path: Path) -> None:
+def write_chart(summary: Summary, path: str) -> None:
     """The chart; a filtered one gives each namespace its colour in the cluster's chart."""
     from core.api import cluster_of
     from core.views.chart import render_chart
     from core.views.palette import namespace_ranking
 
     try:
-        path.write_bytes(render_chart(summary, ranking=namespace_ranking(cluster_of(summary))))
+        png = render_chart(summary, ranking=namespace_ranking(cluster_of(summary)))
+        with open(path, "wb") as handle:
+            handle.write(png)
     except OSError as err:
         raise UsageProblem(f"cannot write the chart to {path}: {err.strerror or err}.") from err
-    print(f"chart written to {path.resolve()}", file=sys.stderr)
+    print(f"chart written to {os.path.realpath(path)}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

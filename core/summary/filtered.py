@@ -17,7 +17,6 @@ a list of every node.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -56,6 +55,8 @@ def closest_names(
     ``gpu-node-51`` finds ``gpu-node-051`` first), then as written, then alphabetically;
     those below ``cutoff`` are never suggested.
     """
+    import difflib  # only for a name that is not in the metrics: most summaries never ask
+
     key = _same_number_key(name)
     matcher = difflib.SequenceMatcher(b=key)
     scored: list[tuple[float, float, str]] = []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.main import COMMANDS, build_parser, chosen_command
+from bot.cli.main import COMMANDS, build_parser, chosen_command, terminal_columns
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +82,33 @@ def test_chart_loads_matplotlib_only_when_asked(tmp_path: Path) -> None:
     assert "matplotlib" in packages
     assert packages & (HEAVY - CHART) == set()
     assert chart.read_bytes().startswith(b"\x89PNG")
+
+
+# Standard modules a summary does not need, each a few milliseconds of every run: argparse's
+# default help width (shutil, which brings the archive modules), paths (pathlib), name
+# suggestions for a filter that matches nothing (difflib).
+UNNEEDED_STANDARD_MODULES = {"shutil", "pathlib", "difflib", "bz2", "lzma"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_summarize_imports_no_unneeded_standard_module(fmt: str) -> None:
+    unneeded = imported_packages("summarize", SCHEDULER, "--format", fmt) & (
+        UNNEEDED_STANDARD_MODULES
+    )
+    assert unneeded == set()
+
+
+def test_help_is_as_wide_as_the_terminal_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    assert terminal_columns() == 60
+    narrow = build_parser(["summarize"]).format_help()
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = build_parser(["summarize"]).format_help()
+    assert max(map(len, narrow.splitlines())) <= 58
+    assert max(map(len, wide.splitlines())) > 60
+    monkeypatch.setenv("COLUMNS", "not a number")
+    assert terminal_columns() > 0
 
 
 def test_the_table_help_is_what_each_module_registers() -> None:

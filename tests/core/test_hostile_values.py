@@ -238,10 +238,15 @@ def test_control_characters_in_a_named_series_cannot_break_the_report_line() -> 
     assert problem.series.isprintable()
 
 
-def test_a_missing_container_index_is_the_same_series_as_index_0() -> None:
+@pytest.mark.parametrize(
+    "family", ["hami_vgpu_core_allocated_ratio", "hami_vgpu_memory_allocated_bytes"]
+)
+def test_a_missing_container_index_is_the_same_series_as_index_0(family: str) -> None:
     text = read_fixture("scheduler-small.prom")
-    line = next(ln for ln in text.split("\n") if ln.startswith("hami_vgpu_core_allocated_ratio{"))
+    line = next(ln for ln in text.split("\n") if ln.startswith(family + "{"))
     repeat = line.replace('container_index="0",', "").rsplit(" ", 1)[0] + " 99"
     summary = summarize_text(text.replace(line, line + "\n" + repeat), SOURCE)
     assert [p.value for p in summary.input.problems] == ["99"]
     assert sum(ns.cores for ns in summary.namespaces) == 275
+    plain = summarize_text(text, SOURCE)
+    assert [ns.mem_mib for ns in summary.namespaces] == [ns.mem_mib for ns in plain.namespaces]

@@ -948,3 +948,25 @@ def test_every_pattern_repeats_possessively() -> None:
     assert len(patterns) == 2
     for pattern in patterns:
         assert repeats(sre_parser.parse(pattern.pattern, pattern.flags)) == [], pattern.pattern
+
+
+def test_a_gpu_reading_is_an_immutable_value() -> None:
+    reading = GpuReading(0, "GPU-a", 41.0, 9000.0, 10240.0)
+    assert reading == GpuReading(0, "GPU-a", 41.0, 9000.0, 10240.0, None)
+    assert hash(reading) == hash(GpuReading(0, "GPU-a", 41.0, 9000.0, 10240.0))
+    assert reading != GpuReading(1, "GPU-a", 41.0, 9000.0, 10240.0)
+    changed = reading._replace(mem_used_mib=None, name="NVIDIA L4")
+    assert (changed.index, changed.mem_used_mib, changed.name) == (0, None, "NVIDIA L4")
+    assert reading.mem_used_mib == 9000.0
+    with pytest.raises(AttributeError):
+        reading.index = 1  # type: ignore[misc]
+    assert repr(reading).startswith("GpuReading(index=0, uuid='GPU-a'")
+
+
+def test_a_gpu_reading_copies_and_pickles() -> None:
+    import copy
+    import pickle
+
+    reading = GpuReading(0, "GPU-a", 41.0, 9000.0, 10240.0, "NVIDIA L4")
+    assert copy.deepcopy(reading) == reading
+    assert pickle.loads(pickle.dumps(reading)) == reading
