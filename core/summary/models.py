@@ -9,128 +9,108 @@ of one model, computed on the columns of the GPU table.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from operator import itemgetter
-from typing import Protocol, TypeVar
 
 from core.model import GpuSummary, ModelSummary, NodeSummary, WholeJob
-from core.summary.capacity import FractionSlices, build_capacity
+from core.summary.capacity import FractionSlices, NodeGroups, shapes_on
 from core.summary.columns import GpuColumns
 from core.summary.devices import percent
 
-T = TypeVar("T")
+# Per node number, the (first, past the last) rows of each run of one model's GPUs there.
+_ModelNodes = dict[int, list[tuple[int, int]]]
 
 
-def _node_of(cols: GpuColumns) -> list[int]:
-    """For every GPU, the position of its node in ``cols.node_names``."""
-    node_of = [0] * len(cols)
-    for number, (start, end) in enumerate(cols.node_bounds):
-        node_of[start:end] = [number] * (end - start)
-    return node_of
+def _runs_by_model(cols: GpuColumns) -> dict[str, _ModelNodes]:
+    """Per model, in the order of the table: the nodes with GPUs of that model, and the runs
+    of consecutive rows they take there. A node usually has one model: one run, found without
+    looking at its GPUs one by one."""
+    device_type = cols.device_type
+    by_model: dict[str, _ModelNodes] = {}
+    for node, (start, end) in enumerate(cols.node_bounds):
+        model = device_type[start]
+        if device_type[start:end].count(model) == end - start:
+            by_model.setdefault(model, {})[node] = [(start, end)]
+            continue
+        run_start = start
+        for row in range(start + 1, end + 1):
+            if row == end or device_type[row] != device_type[run_start]:
+                runs = by_model.setdefault(device_type[run_start], {}).setdefault(node, [])
+                runs.append((run_start, row))
+                run_start = row
+    return by_model
 
 
-class _Pick(Protocol):
-    """Picks the values of some rows (in order) out of any column of a GPU table."""
-
-    def __call__(self, column: Sequence[T]) -> tuple[T, ...]: ...
-
-
-def _picker(rows: Sequence[int]) -> _Pick:
-    """Picks the values at ``rows`` (in order) out of a column."""
-    pick = itemgetter(*rows) if len(rows) > 1 else (lambda column: (column[rows[0]],))
-
-    def take(column: Sequence[T]) -> tuple[T, ...]:
-        return tuple(pick(column))
-
-    return take
-
-
-def _subset(
+def _model(
+    name: str,
+    nodes: _ModelNodes,
     cols: GpuColumns,
-    rows: Sequence[int],
-    take: _Pick,
-    node_of: Sequence[int],
-) -> GpuColumns:
-    """The columns of the GPUs at ``rows`` (``take`` picks them, in order); still sorted by
-    node, so runs stay runs."""
-    names: list[str] = []
-    bounds: list[tuple[int, int]] = []
-    previous = None
-    for position, row in enumerate(rows):
-        if node_of[row] != previous:
-            if bounds:
-                bounds[-1] = (bounds[-1][0], position)
-            names.append(cols.node_names[node_of[row]])
-            bounds.append((position, position))
-            previous = node_of[row]
-    if bounds:
-        bounds[-1] = (bounds[-1][0], len(rows))
-    return GpuColumns(
-        device_type=take(cols.device_type),
-        core_limit=take(cols.core_limit),
-        cores=take(cols.cores),
-        mem_limit_mib=take(cols.mem_limit_mib),
-        mem_mib=take(cols.mem_mib),
-        free_cores=take(cols.free_cores),
-        free_mem_mib=take(cols.free_mem_mib),
-        shared_count=take(cols.shared_count),
-        containers=take(cols.containers),
-        mem_ratio=take(cols.mem_ratio),
-        state=take(cols.state),
-        overcommitted=take(cols.overcommitted),
-        incomplete=take(cols.incomplete),
-        node_names=tuple(names),
-        node_bounds=tuple(bounds),
+    fits: FractionSlices,
+    free_whole: Sequence[bool] | None,
+) -> ModelSummary:
+    """One model's row; ``free_whole`` marks the GPUs a whole-GPU job can be given (None: the
+    idle ones, when no GPU is incomplete)."""
+    runs = list(nodes.values())
+    single = all(len(node_runs) == 1 for node_runs in runs)
+    groups = NodeGroups([node_runs[0] for node_runs in runs] if single else None, runs)
+    rows = list(
+        chain.from_iterable(range(start, end) for node_runs in runs for start, end in node_runs)
     )
-
-
-def _model(name: str, cols: GpuColumns, slices: FractionSlices) -> ModelSummary:
-    free_whole = [
-        s == "idle" and not gone for s, gone in zip(cols.state, cols.incomplete, strict=True)
-    ]
-    per_node = cols.per_node(free_whole)
+    pick = itemgetter(*rows) if len(rows) > 1 else lambda column: (column[rows[0]],)
+    per_node = groups.counts(cols.state, "idle") if free_whole is None else groups.trues(free_whole)
     largest = int(max(per_node, default=0))
-    core_limit = float(sum(cols.core_limit))
-    cores = float(sum(cols.cores))
-    mem_limit = float(sum(cols.mem_limit_mib))
-    mem = float(sum(cols.mem_mib))
-    states = list(cols.state)
+    # Summed in row order, as the model's own column would be.
+    core_limit = float(sum(pick(cols.core_limit)))
+    cores = float(sum(pick(cols.cores)))
+    mem_limit_per_gpu = pick(cols.mem_limit_mib)
+    mem_limit = float(sum(mem_limit_per_gpu))
+    mem = float(sum(pick(cols.mem_mib)))
+    states = pick(cols.state)
+    names = (
+        itemgetter(*nodes)(cols.node_names)
+        if len(nodes) > 1
+        else (cols.node_names[next(iter(nodes))],)
+    )
+    free_mem = pick(cols.free_mem_mib)
     return ModelSummary(
         model=name,
-        nodes=len(cols.node_names),
-        gpus=len(cols),
+        nodes=len(nodes),
+        gpus=len(rows),
         idle_gpus=states.count("idle"),
         partial_gpus=states.count("partial"),
         full_gpus=states.count("full"),
         inconsistent_gpus=states.count("inconsistent"),
-        incomplete_gpus=sum(cols.incomplete),
+        incomplete_gpus=sum(pick(cols.incomplete)),
         core_limit=core_limit,
         core_allocated=cores,
         core_allocated_percent=percent(cores, core_limit),
         mem_limit_mib=mem_limit,
         mem_allocated_mib=mem,
         mem_allocated_percent=percent(mem, mem_limit),
-        mem_per_gpu_mib=float(max(cols.mem_limit_mib, default=0.0)),
-        free_whole_gpus=sum(free_whole),
+        mem_per_gpu_mib=float(max(mem_limit_per_gpu)),
+        free_whole_gpus=sum(per_node),
         largest_whole_job=largest,
-        largest_whole_job_nodes=sum(1 for n in per_node if n == largest) if largest else 0,
-        capacity=tuple(build_capacity(cols, slices)),
+        largest_whole_job_nodes=per_node.count(largest) if largest else 0,
+        capacity=tuple(shapes_on(names, groups, fits, cols.free_mem_mib, max(free_mem))),
     )
 
 
 def build_models(
-    gpus: Sequence[GpuSummary], cols: GpuColumns, slices: FractionSlices
+    gpus: Sequence[GpuSummary], cols: GpuColumns, fits: FractionSlices
 ) -> list[ModelSummary]:
-    """One row per GPU model, the most GPUs first (then by name); ``slices`` are the
-    ``fraction_slices`` of ``cols``."""
-    rows_of: dict[str, list[int]] = {}
-    for row, device_type in enumerate(cols.device_type):
-        rows_of.setdefault(device_type, []).append(row)
-    node_of = _node_of(cols)
-    models = []
-    for name, rows in rows_of.items():
-        take = _picker(rows)
-        model_slices = tuple(map(take, slices))
-        models.append(_model(name, _subset(cols, rows, take, node_of), model_slices))
+    """One row per GPU model, the most GPUs first (then by name); ``fits`` are the
+    ``fraction_slices`` of ``cols``.
+
+    Each model's figures are taken over its runs of rows in the whole table's columns (and
+    what ``fits`` worked out once for the table), not over columns picked for it."""
+    free_whole = None
+    if any(cols.incomplete):
+        free_whole = [
+            s == "idle" and not gone for s, gone in zip(cols.state, cols.incomplete, strict=True)
+        ]
+    models = [
+        _model(name, nodes, cols, fits, free_whole) for name, nodes in _runs_by_model(cols).items()
+    ]
     return sorted(models, key=lambda m: (-m.gpus, m.model))
 
 

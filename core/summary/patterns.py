@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections import defaultdict
 from collections.abc import Sequence
 from itertools import accumulate, compress
 
@@ -35,9 +36,22 @@ def _listing(gpus: Sequence[GpuSummary], which: Sequence[int]) -> str:
     return shown + (f" and {extra:,} more" if extra > 0 else "")
 
 
-def free_cores_on_partial_percent(cols: GpuColumns) -> float:
+def rows_by_state(cols: GpuColumns) -> defaultdict[str, list[int]]:
+    """The positions of the GPUs in each state, in one pass (four passes in C, one per state,
+    take longer)."""
+    rows: defaultdict[str, list[int]] = defaultdict(list)
+    for row, state in enumerate(cols.state):
+        rows[state].append(row)
+    return rows
+
+
+def free_cores_on_partial_percent(cols: GpuColumns, partial: Sequence[int] | None = None) -> float:
+    """``partial``: the positions of the partly allocated GPUs, when already found."""
     free = sum(cols.free_cores)
-    on_partial = sum(compress(cols.free_cores, cols.is_state("partial")))
+    if partial is None:
+        on_partial = sum(compress(cols.free_cores, cols.is_state("partial")))
+    else:
+        on_partial = sum(map(cols.free_cores.__getitem__, partial))
     return on_partial / free * 100.0 if free > 0 else 0.0
 
 
@@ -60,7 +74,7 @@ def distribution(
     holders = gpus_holding_half_of_cores(cols)
     if holders and holders <= math.floor(len(cols) * t.concentrated_gpu_percent / 100.0):
         return "concentrated"
-    partial = sum(cols.is_state("partial"))
+    partial = cols.state.count("partial")
     if (
         partial >= t.fragmented_min_partial_gpus
         and free_cores_on_partial_percent(cols) >= t.fragmented_free_on_partial_percent
@@ -78,12 +92,13 @@ def build_findings(
 ) -> list[Finding]:
     """The findings in the order a report lists them: how GPUs are held, fragmentation,
     dominant tenants, GPUs to investigate, quotas exceeded, multi-GPU pods."""
-    idle = _idle_gpus(cols)
+    states = rows_by_state(cols)
+    idle, idle_unknown = _idle_gpus(cols, states["idle"])
     return [
-        *_occupancy_findings(gpus, cols, idle),
-        *_fragmentation_findings(gpus, cols, len(idle), t),
+        *_occupancy_findings(gpus, cols, states["full"], idle, idle_unknown),
+        *_fragmentation_findings(gpus, cols, states["partial"], len(idle), t),
         *_dominant_tenant_findings(namespaces),
-        *_troubled_gpu_findings(gpus, cols),
+        *_troubled_gpu_findings(gpus, cols, states["inconsistent"]),
         *_quota_findings(namespaces),
         *_multi_gpu_findings(workloads),
     ]
@@ -105,21 +120,25 @@ def _gpu_finding(
     return [Finding(kind, severity, message, _names(gpus, which))]
 
 
-def _idle_gpus(cols: GpuColumns) -> list[int]:
-    """Idle GPUs whose figures are all known: those a whole-GPU job can be given."""
-    idle_states = cols.is_state("idle")
-    return where([s and not i for s, i in zip(idle_states, cols.incomplete, strict=True)])
+def _idle_gpus(cols: GpuColumns, idle: list[int]) -> tuple[list[int], list[int]]:
+    """Of the ``idle`` GPUs, those whose figures are all known (a whole-GPU job can be given
+    them), and those that lack a limit or allocation series (they look idle but cannot be
+    offered)."""
+    if not any(cols.incomplete):
+        return idle, []
+    incomplete = cols.incomplete
+    return [i for i in idle if not incomplete[i]], [i for i in idle if incomplete[i]]
 
 
 def _occupancy_findings(
-    gpus: Sequence[GpuSummary], cols: GpuColumns, idle: list[int]
+    gpus: Sequence[GpuSummary],
+    cols: GpuColumns,
+    full: list[int],
+    idle: list[int],
+    idle_unknown: list[int],
 ) -> list[Finding]:
-    full = where(cols.is_state("full"))
-    exclusive = sum(1 for i in full if cols.shared_count[i] == 1)
-    shared = where([count > 1 for count in cols.shared_count])
-    # A GPU whose limit series is missing looks idle but cannot be offered for a job.
-    idle_states = cols.is_state("idle")
-    idle_unknown = where([s and i for s, i in zip(idle_states, cols.incomplete, strict=True)])
+    exclusive = list(map(cols.shared_count.__getitem__, full)).count(1)
+    shared = [i for i, count in enumerate(cols.shared_count) if count > 1]
     return [
         *_gpu_finding(
             "fully-occupied",
@@ -138,6 +157,7 @@ def _occupancy_findings(
             idle,
             f"{len(idle):,} idle GPU(s), schedulable for whole-GPU jobs",
         ),
+        # A GPU whose limit series is missing looks idle but cannot be offered for a job.
         *_gpu_finding(
             "idle-incomplete",
             "info",
@@ -150,10 +170,9 @@ def _occupancy_findings(
 
 
 def _fragmentation_findings(
-    gpus: Sequence[GpuSummary], cols: GpuColumns, idle: int, t: Thresholds
+    gpus: Sequence[GpuSummary], cols: GpuColumns, partial: list[int], idle: int, t: Thresholds
 ) -> list[Finding]:
-    partial = where(cols.is_state("partial"))
-    on_partial = free_cores_on_partial_percent(cols)
+    on_partial = free_cores_on_partial_percent(cols, partial)
     # The same condition as the "fragmented" distribution verdict, so the verdict always has a
     # finding that explains it.
     if (
@@ -191,8 +210,9 @@ def _dominant_tenant_findings(namespaces: Sequence[NamespaceSummary]) -> list[Fi
     ]
 
 
-def _troubled_gpu_findings(gpus: Sequence[GpuSummary], cols: GpuColumns) -> list[Finding]:
-    inconsistent = where(cols.is_state("inconsistent"))
+def _troubled_gpu_findings(
+    gpus: Sequence[GpuSummary], cols: GpuColumns, inconsistent: list[int]
+) -> list[Finding]:
     over = where(cols.overcommitted)
     return [
         *_gpu_finding(
