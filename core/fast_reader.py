@@ -69,38 +69,43 @@ def _row_pattern(name: str, labels: tuple[str, ...]) -> re.Pattern[str]:
     )
 
 
-@lru_cache(maxsize=256)
-def _block_and_value_pattern(name: str) -> re.Pattern[str]:
-    """A sample line of ``name`` as its label block and its value, the labels left unread.
-
-    As in ``_row_pattern``, the block may run across lines ("}" inside a value, a line without
-    one): such a match swallows a line of its own, and the line count check fails.
-    """
-    return re.compile("\n" + re.escape(name) + r"\{([^}]*+)\} ([^\n]*+)")
-
-
 # Per (label names, field positions): the label block of every line of the first family read
-# in full with them, the field tuples read from those lines, and the blocks' length in all.
-_LabelBlocks = dict[
-    tuple[tuple[str, ...], tuple[int, ...]], tuple[list[str], list[tuple[str, ...]], int]
-]
+# in full with them, and the field tuples read from those lines.
+_Key = tuple[tuple[str, ...], tuple[int, ...]]
+_LabelBlocks = dict[_Key, tuple[list[str], list[Fields]]]
+
+# What follows the first "} " of a line: its value when its label block holds no "} ".
+_AFTER_BLOCK = re.compile(r"\} ([^\n]*+)")
 
 
 def _rows_like(
-    name: str, text: str, start: int, end: int, known: tuple[list[str], list[Fields], int]
+    name: str, text: str, start: int, end: int, known: tuple[list[str], list[Fields]]
 ) -> tuple[list[Fields], list[str]] | None:
     """Field tuples and value tokens of a block whose label blocks are, line for line, those of
     a family already read in full (``known``); None when they are not.
 
     Families of one kind list the same series in the same order (the Go client sorts series by
-    label values), so their labels need no second reading: a line whose label block equals one
-    already read is vouched for as that one was.
+    label values), so their labels need no second reading: only the values are found, and the
+    block is then compared with one string built from the known label blocks and these values.
+    Equal, the block is exactly "\n" + name + "{" + block + "} " + value for every known
+    block, in order, and neither blocks (checked when read) nor values hold a newline: every
+    line is covered, with the labels of the line already read. The built string is a
+    transient copy of the block (a few MB for the largest exports); building and comparing it
+    in C costs less than a regex reading the label blocks again. A label value holding "} "
+    splits its line in the wrong place, the comparison fails, and the block is read in full.
     """
-    blocks, fields, _ = known
-    rows = _block_and_value_pattern(name).findall(text, start - 1, end)
-    if len(rows) != len(blocks) or list(map(itemgetter(0), rows)) != blocks:
+    blocks, fields = known
+    tokens = _AFTER_BLOCK.findall(text, start - 1, end)
+    count = len(tokens)
+    if count != len(blocks):
         return None
-    return list(fields), list(map(itemgetter(1), rows))
+    parts = ["\n" + name + "{", "", "} ", ""] * count
+    parts[1::4] = blocks
+    parts[3::4] = tokens
+    expected = "".join(parts)
+    if len(expected) != end - start + 1 or not text.startswith(expected, start - 1):
+        return None
+    return list(fields), tokens
 
 
 def _covered(name: str, start: int, end: int, rows: int, labelled: bool, chars: int) -> bool:
@@ -127,6 +132,34 @@ def _field_positions(spec: FamilySpec, labels: list[str]) -> tuple[int, ...]:
     )
 
 
+def _rows_read(
+    name: str, text: str, start: int, end: int, key: _Key, read_before: _LabelBlocks
+) -> tuple[list[Fields], list[str], str] | None:
+    """Field tuples, value tokens and the tokens joined, of the family block ``text[start:end]``
+    read line by line with its label names ``key[0]``; None if any line is odd."""
+    labels, positions = key
+    # The block always follows a comment line, so text[start - 1] is the "\n" wanted.
+    rows = _row_pattern(name, labels).findall(text, start - 1, end)
+    blocks = list(map(itemgetter(0), rows))
+    block_text = "".join(blocks)
+    if "\n" in block_text:  # a label value running across lines
+        return None
+    tokens = list(map(itemgetter(len(labels) + 1), rows))
+    token_text = "".join(tokens)
+    if not _covered(name, start, end, len(rows), bool(labels), len(block_text) + len(token_text)):
+        return None
+    fields: list[Fields]
+    if len(positions) == 1:
+        only = positions[0]
+        fields = [(row[only],) for row in rows]
+    else:
+        fields = list(map(itemgetter(*positions), rows))
+    if labels:
+        # A copy: the rows of a family met twice are extended in place (``add_family``).
+        read_before.setdefault(key, (blocks, list(fields)))
+    return fields, tokens, token_text
+
+
 def _block_rows(
     name: str, text: str, start: int, end: int, read_before: _LabelBlocks
 ) -> Columns | None:
@@ -144,33 +177,17 @@ def _block_rows(
         if any(label.startswith("__") for label in labels):
             return None
     assert labels is not None
-    positions = _field_positions(spec, labels)
-    key = (tuple(labels), positions)
+    key = (tuple(labels), _field_positions(spec, labels))
     known = read_before.get(key) if labels else None
     alike = None if known is None else _rows_like(name, text, start, end, known)
-    if alike is not None and known is not None:
+    if alike is not None:
         fields, tokens = alike
-        block_chars = known[2]
+        token_text = "".join(tokens)
     else:
-        # The block always follows a comment line, so text[start - 1] is the "\n" wanted.
-        rows = _row_pattern(name, key[0]).findall(text, start - 1, end)
-        blocks = list(map(itemgetter(0), rows))
-        block_text = "".join(blocks)
-        if "\n" in block_text:  # a label value running across lines
+        read = _rows_read(name, text, start, end, key, read_before)
+        if read is None:
             return None
-        block_chars = len(block_text)
-        tokens = list(map(itemgetter(len(labels) + 1), rows))
-        if len(positions) == 1:
-            only = positions[0]
-            fields = [(row[only],) for row in rows]
-        else:
-            fields = list(map(itemgetter(*positions), rows))
-        if labels:
-            # A copy: the rows of a family met twice are extended in place (``add_family``).
-            read_before.setdefault(key, (blocks, list(fields), block_chars))
-    token_text = "".join(tokens)
-    if not _covered(name, start, end, len(tokens), bool(labels), block_chars + len(token_text)):
-        return None
+        fields, tokens, token_text = read
     # float() also takes "1_000", which the exposition format does not; a timestamp or any
     # other trailing token makes float() fail, and the general parser takes over.
     if "_" in token_text:

@@ -185,6 +185,21 @@ def test_a_family_like_one_read_before_takes_the_bulk_route() -> None:
     assert len(limits) == 24 and None not in limits.values()
 
 
+def test_label_values_holding_a_brace_and_a_space_are_read_in_full() -> None:
+    # Every line then has a "} " before its label block ends: the values found after the first
+    # one are wrong, the comparison with the known label blocks fails, and each family is read
+    # line by line instead.
+    lines = SIMULATED.splitlines()
+    firsts = " ".join(lines[i] for i in range(1, len(lines)) if lines[i - 1].startswith("#"))
+    node = next(n for n in (f"gpu-node-{i:02d}" for i in range(1, 7)) if f'"{n}"' not in firsts)
+    text = SIMULATED.replace(f'node="{node}"', f'node="{node}}} x"')
+    assert text.count("} x") > 8
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert len(readings.devices) == 24
+
+
 def test_families_met_twice_are_read_as_the_general_parser_reads_them() -> None:
     text = SIMULATED + SIMULATED  # a text pasted twice: every family block comes again
     readings = fast(text)
