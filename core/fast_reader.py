@@ -78,34 +78,90 @@ _LabelBlocks = dict[_Key, tuple[list[str], list[Fields]]]
 _AFTER_BLOCK = re.compile(r"\} ([^\n]*+)")
 
 
+@lru_cache(maxsize=256)
+def _extra_and_value_pattern(extra: tuple[str, ...]) -> re.Pattern[str]:
+    """The values of the labels ``extra`` opening a label block, and the sample value after it.
+
+    The rest of the block is skipped unread: the comparison in ``_rows_like`` proves it. Unlike
+    the rest, these label values are not compared with ones read before, so they may not hold
+    a newline (which would join two lines into one sample).
+    """
+    return re.compile(
+        r"\{"
+        + "".join(re.escape(label) + '="([^"\n]*+)",' for label in extra)
+        + r"[^}]*+\} ([^\n]*+)"
+    )
+
+
 def _rows_like(
-    name: str, text: str, start: int, end: int, known: tuple[list[str], list[Fields]]
+    name: str,
+    text: str,
+    start: int,
+    end: int,
+    extra: tuple[str, ...],
+    known: tuple[list[str], list[Fields]],
 ) -> tuple[list[Fields], list[str]] | None:
     """Field tuples and value tokens of a block whose label blocks are, line for line, those of
-    a family already read in full (``known``); None when they are not.
+    a family already read in full (``known``) after the labels ``extra``; None when they are
+    not.
 
     Families of one kind list the same series in the same order (the Go client sorts series by
     label values), so their labels need no second reading: only the values are found, and the
     block is then compared with one string built from the known label blocks and these values.
-    Equal, the block is exactly "\n" + name + "{" + block + "} " + value for every known
-    block, in order, and neither blocks (checked when read) nor values hold a newline: every
-    line is covered, with the labels of the line already read. The built string is a
-    transient copy of the block (a few MB for the largest exports); building and comparing it
-    in C costs less than a regex reading the label blocks again. A label value holding "} "
-    splits its line in the wrong place, the comparison fails, and the block is read in full.
+    Equal, the block is exactly "\n" + name + "{" + extra labels + block + "} " + value for
+    every known block, in order, and neither blocks (checked when read) nor values hold a
+    newline: every line is covered, with the labels of the line already read. The built string
+    is a transient copy of the block (a few MB for the largest exports); building and
+    comparing it in C costs less than a regex reading the label blocks again. A label value
+    holding "} " splits its line in the wrong place, the comparison fails, and the block is
+    read in full.
+
+    Extra labels are those a family of the kind has in front of the others, such as the
+    device cores of the memory allocation family; the caller only passes ones no field is
+    read from, so the known field tuples are this family's too.
     """
     blocks, fields = known
-    tokens = _AFTER_BLOCK.findall(text, start - 1, end)
+    head = "\n" + name + "{"
+    if extra:
+        rows = _extra_and_value_pattern(extra).findall(text, start - 1, end)
+        tokens = list(map(itemgetter(len(extra)), rows))
+        # Per line: the extra labels around their values, the known block, "} " and the value.
+        line = [head + extra[0] + '="']
+        for label in extra[1:]:
+            line += ["", '",' + label + '="']
+        line += ["", '",', "", "} ", ""]
+    else:
+        tokens = _AFTER_BLOCK.findall(text, start - 1, end)
+        line = [head, "", "} ", ""]
     count = len(tokens)
     if count != len(blocks):
         return None
-    parts = ["\n" + name + "{", "", "} ", ""] * count
-    parts[1::4] = blocks
-    parts[3::4] = tokens
+    step = len(line)
+    parts = line * count
+    for number in range(len(extra)):
+        parts[2 * number + 1 :: step] = map(itemgetter(number), rows)
+    parts[step - 3 :: step] = blocks
+    parts[step - 1 :: step] = tokens
     expected = "".join(parts)
     if len(expected) != end - start + 1 or not text.startswith(expected, start - 1):
         return None
     return list(fields), tokens
+
+
+def _known_after_extra(
+    spec: FamilySpec, labels: list[str], read_before: _LabelBlocks
+) -> tuple[tuple[str, ...], tuple[list[str], list[Fields]]] | None:
+    """The labels in front and the known rows of the longest run of ``labels`` that ends them
+    and was read before, when no field is read from the labels in front; else None."""
+    owns = {spec.own_label_for(canonical) for canonical in spec.fields}
+    for skip in range(1, len(labels)):
+        if labels[skip - 1] in owns:
+            return None
+        rest = labels[skip:]
+        known = read_before.get((tuple(rest), _field_positions(spec, rest)))
+        if known is not None:
+            return tuple(labels[:skip]), known
+    return None
 
 
 def _covered(name: str, start: int, end: int, rows: int, labelled: bool, chars: int) -> bool:
@@ -178,8 +234,13 @@ def _block_rows(
             return None
     assert labels is not None
     key = (tuple(labels), _field_positions(spec, labels))
-    known = read_before.get(key) if labels else None
-    alike = None if known is None else _rows_like(name, text, start, end, known)
+    alike = None
+    if labels:
+        known = read_before.get(key)
+        if known is not None:
+            alike = _rows_like(name, text, start, end, (), known)
+        elif (after := _known_after_extra(spec, labels, read_before)) is not None:
+            alike = _rows_like(name, text, start, end, *after)
     if alike is not None:
         fields, tokens = alike
         token_text = "".join(tokens)

@@ -177,6 +177,64 @@ def test_a_family_like_one_read_before_is_read_as_the_general_parser_reads_it(
         assert readings == general(text), what
 
 
+# The memory allocation family has the device families' labels after one of its own.
+MEMORY_LINE = _second_family_line(SIMULATED, "hami_gpu_memory_allocated_bytes", 2)
+
+
+@pytest.mark.parametrize(
+    ("what", "replacement"),
+    [
+        ("other device cores on one line", MEMORY_LINE.replace('cores="100"', 'cores="50"')),
+        ("empty device cores on one line", MEMORY_LINE.replace('cores="100"', 'cores=""')),
+        ("device cores broken across lines", MEMORY_LINE.replace('cores="1', 'cores="\n1')),
+        ("device cores dropped on one line", MEMORY_LINE.replace('device_cores="100",', "")),
+        (
+            "device cores last on one line",
+            MEMORY_LINE.replace('device_cores="100",', "").replace("}", ',device_cores="100"}'),
+        ),
+        ("another node on one line", MEMORY_LINE.replace('node="', 'node="x', 1)),
+        ("a line without its value", MEMORY_LINE.rsplit(" ", 1)[0]),
+        ("two lines joined", MEMORY_LINE + " " + MEMORY_LINE),
+    ],
+)
+def test_a_family_with_a_label_in_front_of_known_ones_is_read_as_the_general_parser_reads_it(
+    what: str, replacement: str
+) -> None:
+    text = SIMULATED.replace(MEMORY_LINE + "\n", replacement + "\n")
+    assert text != SIMULATED, what
+    readings = fast(text)
+    if readings is not None:
+        assert readings == general(text), what
+
+
+def test_labels_in_front_of_known_ones_are_read_when_fields_come_from_them() -> None:
+    # An overview with the core family's labels after its device memory label, which holds a
+    # field: the core family's field tuples lack it, so the overview must be read in full.
+    lines = SIMULATED.splitlines()
+    cores = [line for line in lines if line.startswith("hami_gpu_core_allocated_ratio{")]
+    overview = [
+        line.replace("hami_gpu_core_allocated_ratio{", "hami_node_gpu_overview{").replace(
+            "{", '{device_memory_limit="' + str(1024 * (number + 1)) + '",', 1
+        )
+        for number, line in enumerate(cores)
+    ]
+    text = "\n".join(
+        [
+            "# HELP hami_gpu_core_allocated_ratio x",
+            "# TYPE hami_gpu_core_allocated_ratio gauge",
+            *cores,
+            "# HELP hami_node_gpu_overview x",
+            "# TYPE hami_node_gpu_overview gauge",
+            *overview,
+        ]
+    )
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    limits = {dev.overview_mem_limit_mib for dev in readings.devices.values()}
+    assert len(limits) == len(cores) and None not in limits
+
+
 def test_a_family_like_one_read_before_takes_the_bulk_route() -> None:
     readings = fast(SIMULATED)
     assert readings is not None
