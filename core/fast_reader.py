@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import repeat
 from operator import itemgetter
 
 from core.families import FAMILIES, FamilySpec
@@ -52,25 +53,32 @@ def _label_names(block: str) -> list[str] | None:
 
 
 @lru_cache(maxsize=256)
-def _row_pattern(name: str, labels: tuple[str, ...]) -> re.Pattern[str]:
-    # A literal "\n" + name prefix lets the engine skip ahead with a fast substring search; the
-    # first group is the whole label block (see ``_LabelBlocks``), and the empty group at the
-    # end gives every row a "" to stand for labels a family does not have.
+def _row_pattern(name: str, labels: tuple[str, ...], read: tuple[int, ...]) -> re.Pattern[str]:
+    """A sample line of ``name`` with the labels ``labels``: a group for the label block (with
+    the "} " after it, as ``_rows_like`` puts it back), one for each label numbered in ``read``,
+    and one for the value.
+
+    A literal "\n" + name prefix lets the engine skip ahead with a fast substring search. Only
+    labels a field is read from are groups: every group costs a string per line.
+    """
     if not labels:
-        return re.compile("\n" + re.escape(name) + r"() ([^\n]*+)()")
+        return re.compile("\n" + re.escape(name) + r"( )([^\n]*+)")
     return re.compile(
         "\n"
         + re.escape(name)
         + r"\{("
         # A value may not hold a newline, but excluding it costs time: a match running across
-        # lines would swallow a line of its own and break the line count checked below.
-        + ",".join(re.escape(label) + '="([^"]*+)"' for label in labels)
-        + r")\} ([^\n]*+)()"
+        # lines would swallow a line of its own, and ``_rows_read`` finds it in the blocks.
+        + ",".join(
+            re.escape(label) + ('="([^"]*+)"' if number in read else '="[^"]*+"')
+            for number, label in enumerate(labels)
+        )
+        + r"\} )([^\n]*+)"
     )
 
 
-# Per (label names, field positions): the label block of every line of the first family read
-# in full with them, and the field tuples read from those lines.
+# Per (label names, field positions): the label block, with the "} " after it, of every line of
+# the first family read in full with them, and the field tuples read from those lines.
 _Key = tuple[tuple[str, ...], tuple[int, ...]]
 _LabelBlocks = dict[_Key, tuple[list[str], list[Fields]]]
 
@@ -108,13 +116,13 @@ def _rows_like(
     Families of one kind list the same series in the same order (the Go client sorts series by
     label values), so their labels need no second reading: only the values are found, and the
     block is then compared with one string built from the known label blocks and these values.
-    Equal, the block is exactly "\n" + name + "{" + extra labels + block + "} " + value for
-    every known block, in order, and neither blocks (checked when read) nor values hold a
-    newline: every line is covered, with the labels of the line already read. The built string
-    is a transient copy of the block (a few MB for the largest exports); building and
-    comparing it in C costs less than a regex reading the label blocks again. A label value
-    holding "} " splits its line in the wrong place, the comparison fails, and the block is
-    read in full.
+    Equal, the block is exactly "\n" + name + "{" + extra labels + block + value for every
+    known block (which ends in "} "), in order, and neither blocks (checked when read) nor
+    values hold a newline: every line is covered, with the labels of the line already read.
+    The built string is a transient copy of the block (a few MB for the largest exports);
+    building and comparing it in C costs less than a regex reading the label blocks again. A
+    label value holding "} " splits its line in the wrong place, the comparison fails, and the
+    block is read in full.
 
     Extra labels are those a family of the kind has in front of the others, such as the
     device cores of the memory allocation family; the caller only passes ones no field is
@@ -125,14 +133,15 @@ def _rows_like(
     if extra:
         rows = _extra_and_value_pattern(extra).findall(text, start - 1, end)
         tokens = list(map(itemgetter(len(extra)), rows))
-        # Per line: the extra labels around their values, the known block, "} " and the value.
+        # Per line: the extra labels around their values, the known block with its "} ", and
+        # the value.
         line = [head + extra[0] + '="']
         for label in extra[1:]:
             line += ["", '",' + label + '="']
-        line += ["", '",', "", "} ", ""]
+        line += ["", '",', "", ""]
     else:
         tokens = _AFTER_BLOCK.findall(text, start - 1, end)
-        line = [head, "", "} ", ""]
+        line = [head, "", ""]
     count = len(tokens)
     if count != len(blocks):
         return None
@@ -140,7 +149,7 @@ def _rows_like(
     parts = line * count
     for number in range(len(extra)):
         parts[2 * number + 1 :: step] = map(itemgetter(number), rows)
-    parts[step - 3 :: step] = blocks
+    parts[step - 2 :: step] = blocks
     parts[step - 1 :: step] = tokens
     expected = "".join(parts)
     if len(expected) != end - start + 1 or not text.startswith(expected, start - 1):
@@ -168,22 +177,22 @@ def _covered(name: str, start: int, end: int, rows: int, labelled: bool, chars: 
     """Whether ``rows`` matches of sample lines of ``name``, their label blocks and values
     ``chars`` long in all, are every line of the block ``text[start:end]``.
 
-    Each match is a newline, the name, ``{labels}`` and a space, and the value, and findall's
-    matches never overlap: matches as long in all as the block (with the newline before it)
-    cover it exactly. Neither values nor label blocks (checked when they are read) hold a
-    newline, so every newline starts one match: one row per line. Adding up lengths costs a
-    fraction of counting the block's newlines character by character.
+    Each match is a newline, the name, "{" and the label block with its "} " (or a space
+    alone), and the value, and findall's matches never overlap: matches as long in all as the
+    block (with the newline before it) cover it exactly. Neither values nor label blocks
+    (checked when they are read) hold a newline, so every newline starts one match: one row
+    per line. Adding up lengths costs a fraction of counting the block's newlines character
+    by character.
     """
-    row_chars = len(name) + (4 if labelled else 2)
+    row_chars = len(name) + (2 if labelled else 1)
     return rows * row_chars + chars == end - start + 1
 
 
 def _field_positions(spec: FamilySpec, labels: list[str]) -> tuple[int, ...]:
-    """Where each canonical field is in a row of ``_row_pattern``: its label's group (after
-    the label block's), or the always-empty last group when the family lacks that label."""
-    missing = len(labels) + 2
+    """Which label each canonical field is read from: its number in ``labels``, or -1 when the
+    family lacks that label."""
     return tuple(
-        labels.index(own) + 1 if (own := spec.own_label_for(canonical)) in labels else missing
+        labels.index(own) if (own := spec.own_label_for(canonical)) in labels else -1
         for canonical in spec.fields
     )
 
@@ -194,22 +203,32 @@ def _rows_read(
     """Field tuples, value tokens and the tokens joined, of the family block ``text[start:end]``
     read line by line with its label names ``key[0]``; None if any line is odd."""
     labels, positions = key
+    read = tuple(sorted({number for number in positions if number >= 0}))
     # The block always follows a comment line, so text[start - 1] is the "\n" wanted.
-    rows = _row_pattern(name, labels).findall(text, start - 1, end)
-    blocks = list(map(itemgetter(0), rows))
+    rows = _row_pattern(name, labels, read).findall(text, start - 1, end)
+    if not rows:
+        return None
+    # One column per group, in C; the field tuples are then zipped from the columns, cheaper
+    # than an itemgetter of many items per row (each item an index object looked up anew).
+    columns = list(zip(*rows, strict=True))
+    blocks = list(columns[0])
     block_text = "".join(blocks)
     if "\n" in block_text:  # a label value running across lines
         return None
-    tokens = list(map(itemgetter(len(labels) + 1), rows))
+    tokens = list(columns[-1])
     token_text = "".join(tokens)
     if not _covered(name, start, end, len(rows), bool(labels), len(block_text) + len(token_text)):
         return None
-    fields: list[Fields]
-    if len(positions) == 1:
-        only = positions[0]
-        fields = [(row[only],) for row in rows]
-    else:
-        fields = list(map(itemgetter(*positions), rows))
+    column_of = {number: group for group, number in enumerate(read, 1)}
+    fields: list[Fields] = list(
+        zip(
+            *(
+                columns[column_of[number]] if number >= 0 else repeat("", len(rows))
+                for number in positions
+            ),
+            strict=True,
+        )
+    )
     if labels:
         # A copy: the rows of a family met twice are extended in place (``add_family``).
         read_before.setdefault(key, (blocks, list(fields)))

@@ -31,13 +31,13 @@ class UserTextPattern:
 def _row_pattern() -> re.Pattern[str]:
     from core.fast_reader import _row_pattern as build
 
-    return build("hami_gpu_core_limit_ratio", ("device_uuid", "node"))
+    return build("hami_gpu_core_limit_ratio", ("device_uuid", "node", "zone"), (0, 1))
 
 
 def _row_pattern_without_labels() -> re.Pattern[str]:
     from core.fast_reader import _row_pattern as build
 
-    return build("hami_gpu_core_limit_ratio", ())
+    return build("hami_gpu_core_limit_ratio", (), ())
 
 
 def _extra_and_value_pattern() -> re.Pattern[str]:
