@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import repeat
-from operator import itemgetter
 
 from core.families import FAMILIES, FamilySpec
 from core.readings import Columns, FamilyRows
@@ -86,90 +85,61 @@ _LabelBlocks = dict[_Key, tuple[list[str], list[Fields]]]
 _AFTER_BLOCK = re.compile(r"\} ([^\n]*+)")
 
 
-@lru_cache(maxsize=256)
-def _extra_and_value_pattern(extra: tuple[str, ...]) -> re.Pattern[str]:
-    """The values of the labels ``extra`` opening a label block, and the sample value after it.
-
-    The rest of the block is skipped unread: the comparison in ``_rows_like`` proves it. Unlike
-    the rest, these label values are not compared with ones read before, so they may not hold
-    a newline (which would join two lines into one sample).
-    """
-    return re.compile(
-        r"\{"
-        + "".join(re.escape(label) + '="([^"\n]*+)",' for label in extra)
-        + r"[^}]*+\} ([^\n]*+)"
-    )
-
-
 def _rows_like(
-    name: str,
-    text: str,
-    start: int,
-    end: int,
-    extra: tuple[str, ...],
-    known: tuple[list[str], list[Fields]],
+    name: str, text: str, start: int, end: int, lead: str, known: tuple[list[str], list[Fields]]
 ) -> tuple[list[Fields], list[str]] | None:
-    """Field tuples and value tokens of a block whose label blocks are, line for line, those of
-    a family already read in full (``known``) after the labels ``extra``; None when they are
-    not.
+    """Field tuples and value tokens of a block whose label blocks are, line for line, ``lead``
+    and then those of a family already read in full (``known``); None when they are not.
 
     Families of one kind list the same series in the same order (the Go client sorts series by
     label values), so their labels need no second reading: only the values are found, and the
     block is then compared with one string built from the known label blocks and these values.
-    Equal, the block is exactly "\n" + name + "{" + extra labels + block + value for every
-    known block (which ends in "} "), in order, and neither blocks (checked when read) nor
-    values hold a newline: every line is covered, with the labels of the line already read.
-    The built string is a transient copy of the block (a few MB for the largest exports);
-    building and comparing it in C costs less than a regex reading the label blocks again. A
-    label value holding "} " splits its line in the wrong place, the comparison fails, and the
-    block is read in full.
-
-    Extra labels are those a family of the kind has in front of the others, such as the
-    device cores of the memory allocation family; the caller only passes ones no field is
-    read from, so the known field tuples are this family's too.
+    Equal, the block is exactly "\n" + name + "{" + lead + block + value for every known block
+    (which ends in "} "), in order, and neither the lead (from the first line), the blocks
+    (checked when read) nor the values hold a newline: every line is covered, with the labels
+    of the line already read. The built string is a transient copy of the block (a few MB for
+    the largest exports); building and comparing it in C costs less than a regex reading the
+    label blocks again. A label value holding "} " splits its line in the wrong place, the
+    comparison fails, and the block is read in full.
     """
     blocks, fields = known
-    head = "\n" + name + "{"
-    if extra:
-        rows = _extra_and_value_pattern(extra).findall(text, start - 1, end)
-        tokens = list(map(itemgetter(len(extra)), rows))
-        # Per line: the extra labels around their values, the known block with its "} ", and
-        # the value.
-        line = [head + extra[0] + '="']
-        for label in extra[1:]:
-            line += ["", '",' + label + '="']
-        line += ["", '",', "", ""]
-    else:
-        tokens = _AFTER_BLOCK.findall(text, start - 1, end)
-        line = [head, "", ""]
+    tokens = _AFTER_BLOCK.findall(text, start - 1, end)
     count = len(tokens)
     if count != len(blocks):
         return None
-    step = len(line)
-    parts = line * count
-    for number in range(len(extra)):
-        parts[2 * number + 1 :: step] = map(itemgetter(number), rows)
-    parts[step - 2 :: step] = blocks
-    parts[step - 1 :: step] = tokens
+    parts = ["\n" + name + "{" + lead, "", ""] * count
+    parts[1::3] = blocks
+    parts[2::3] = tokens
     expected = "".join(parts)
     if len(expected) != end - start + 1 or not text.startswith(expected, start - 1):
         return None
     return list(fields), tokens
 
 
-def _known_after_extra(
-    spec: FamilySpec, labels: list[str], read_before: _LabelBlocks
-) -> tuple[tuple[str, ...], tuple[list[str], list[Fields]]] | None:
-    """The labels in front and the known rows of the longest run of ``labels`` that ends them
-    and was read before, when no field is read from the labels in front; else None."""
+def _known_after_lead(
+    spec: FamilySpec, block: str, labels: list[str], read_before: _LabelBlocks
+) -> tuple[str, tuple[list[str], list[Fields]]] | None:
+    """For a family with labels in front of a known family's (as the memory allocation family
+    has its device cores in front of the device families' labels): those labels as written in
+    the first label block ``block``, with the known rows; None when there is no such family or
+    a field is read from the labels in front (the known field tuples would not be this
+    family's).
+
+    Only blocks whose lines all begin with the first line's labels in front are read this way
+    (a device family has the same device cores on every line); others are read in full.
+    """
     owns = {spec.own_label_for(canonical) for canonical in spec.fields}
+    lead_end = 0
     for skip in range(1, len(labels)):
         if labels[skip - 1] in owns:
             return None
+        pair = _LABEL_PAIR.match(block, lead_end)
+        assert pair is not None  # the block's labels were read with this pattern
+        lead_end = pair.end()
         rest = labels[skip:]
         known = read_before.get((tuple(rest), _field_positions(spec, rest)))
         if known is not None:
-            return tuple(labels[:skip]), known
+            return block[:lead_end], known
     return None
 
 
@@ -244,9 +214,11 @@ def _block_rows(
     first = text[start : end if first_end == -1 else first_end]
     rest = first[len(name) :]
     labels: list[str] | None = []
+    block = ""
     if rest.startswith("{"):
         close = rest.find("}")
-        labels = _label_names(rest[1:close]) if close > 0 else None
+        block = rest[1:close]
+        labels = _label_names(block) if close > 0 else None
         if labels is None or len(set(labels)) != len(labels):
             return None
         if any(label.startswith("__") for label in labels):
@@ -257,8 +229,8 @@ def _block_rows(
     if labels:
         known = read_before.get(key)
         if known is not None:
-            alike = _rows_like(name, text, start, end, (), known)
-        elif (after := _known_after_extra(spec, labels, read_before)) is not None:
+            alike = _rows_like(name, text, start, end, "", known)
+        elif (after := _known_after_lead(spec, block, labels, read_before)) is not None:
             alike = _rows_like(name, text, start, end, *after)
     if alike is not None:
         fields, tokens = alike

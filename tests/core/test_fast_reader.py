@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core import fast_reader
 from core.exposition import parse_exposition
 from core.fast_reader import read_go_exposition
 from core.paste import clean_paste
@@ -205,6 +208,21 @@ def test_a_family_with_a_label_in_front_of_known_ones_is_read_as_the_general_par
     readings = fast(text)
     if readings is not None:
         assert readings == general(text), what
+
+
+def test_labels_in_front_of_known_ones_take_the_bulk_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[tuple[str, str, bool]] = []
+    rows_like = fast_reader._rows_like
+
+    def spy(name: str, text: str, start: int, end: int, lead: str, known: Any) -> Any:
+        alike = rows_like(name, text, start, end, lead, known)
+        taken.append((name, lead, alike is not None))
+        return alike
+
+    monkeypatch.setattr(fast_reader, "_rows_like", spy)
+    assert fast(SIMULATED) is not None
+    assert ("hami_gpu_memory_allocated_bytes", 'device_cores="100",', True) in taken
+    assert all(alike for _, _, alike in taken)
 
 
 def test_labels_in_front_of_known_ones_are_read_when_fields_come_from_them() -> None:

@@ -40,12 +40,6 @@ def _row_pattern_without_labels() -> re.Pattern[str]:
     return build("hami_gpu_core_limit_ratio", (), ())
 
 
-def _extra_and_value_pattern() -> re.Pattern[str]:
-    from core.fast_reader import _extra_and_value_pattern as build
-
-    return build(("device_cores", "device_index"))
-
-
 def _family_line_pattern() -> re.Pattern[str]:
     from core.fast_reader import _family_line_pattern as build
 
@@ -70,9 +64,6 @@ USER_TEXT: dict[str, UserTextPattern] = {
         "findall", METRICS, _row_pattern_without_labels
     ),
     "core.fast_reader:_AFTER_BLOCK": UserTextPattern("findall", METRICS),
-    "core.fast_reader:_extra_and_value_pattern": UserTextPattern(
-        "findall", METRICS, _extra_and_value_pattern
-    ),
     "core.fast_reader:_family_line_pattern": UserTextPattern(
         "findall", METRICS, _family_line_pattern
     ),
