@@ -169,9 +169,9 @@ def _field_positions(spec: FamilySpec, labels: list[str]) -> tuple[int, ...]:
 
 def _rows_read(
     name: str, text: str, start: int, end: int, key: _Key, read_before: _LabelBlocks
-) -> tuple[list[Fields], list[str], str] | None:
-    """Field tuples, value tokens and the tokens joined, of the family block ``text[start:end]``
-    read line by line with its label names ``key[0]``; None if any line is odd."""
+) -> tuple[list[Fields], list[str]] | None:
+    """Field tuples and value tokens of the family block ``text[start:end]`` read line by line
+    with its label names ``key[0]``; None if any line is odd."""
     labels, positions = key
     read = tuple(sorted({number for number in positions if number >= 0}))
     # The block always follows a comment line, so text[start - 1] is the "\n" wanted.
@@ -202,7 +202,28 @@ def _rows_read(
     if labels:
         # A copy: the rows of a family met twice are extended in place (``add_family``).
         read_before.setdefault(key, (blocks, list(fields)))
-    return fields, tokens, token_text
+    return fields, tokens
+
+
+def _values(tokens: list[str]) -> list[float] | None:
+    """The values of the tokens, or None if one is not a plain number."""
+    distinct = set(tokens)
+    # float() also takes "1_000", which the exposition format does not; a timestamp or any
+    # other trailing token makes float() fail, and the general parser takes over.
+    if "_" in "".join(distinct):
+        return None
+    try:
+        if len(distinct) * 2 > len(tokens):
+            return list(map(float, tokens))
+        # Most values repeat (ratios of 0 or 100, sizes in whole GiB): each distinct token is
+        # converted once and looked up for the rest, at a third of float()'s cost. NaN is
+        # left to float() per token, so no two rows share one NaN object.
+        number = dict(zip(distinct, map(float, distinct), strict=True))
+    except ValueError:
+        return None
+    if any(value != value for value in number.values()):
+        return list(map(float, tokens))
+    return list(map(number.__getitem__, tokens))
 
 
 def _block_rows(
@@ -234,19 +255,13 @@ def _block_rows(
             alike = _rows_like(name, text, start, end, *after)
     if alike is not None:
         fields, tokens = alike
-        token_text = "".join(tokens)
     else:
         read = _rows_read(name, text, start, end, key, read_before)
         if read is None:
             return None
-        fields, tokens, token_text = read
-    # float() also takes "1_000", which the exposition format does not; a timestamp or any
-    # other trailing token makes float() fail, and the general parser takes over.
-    if "_" in token_text:
-        return None
-    try:
-        values = list(map(float, tokens))
-    except ValueError:
+        fields, tokens = read
+    values = _values(tokens)
+    if values is None:
         return None
     return fields, values
 

@@ -283,3 +283,26 @@ def test_families_met_twice_are_read_as_the_general_parser_reads_them() -> None:
     assert readings == general(text)
     assert all(p.reason.startswith("a repeat") for p in readings.problems)
     assert len(readings.problems) > len(readings.devices)
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        ["0", "100", "0", "0", "100", "-0", "1.5e+10", "0"],  # mostly repeats: converted once
+        ["1", "2", "3", "4", "4"],  # mostly distinct: converted one by one
+        ["NaN", "0", "NaN", "0", "0", "+Inf", "0", "-Inf"],
+    ],
+)
+def test_values_are_float_of_each_token(tokens: list[str]) -> None:
+    values = fast_reader._values(tokens)
+    assert values is not None
+    assert [repr(value) for value in values] == [repr(float(token)) for token in tokens]
+    # No two rows share a NaN object, as with float() per token.
+    nans = [value for value in values if value != value]
+    assert len({id(value) for value in nans}) == len(nans)
+
+
+@pytest.mark.parametrize("bad", ["1_0", "1e", "12 34", "x"])
+def test_values_decline_a_token_that_is_not_a_plain_number(bad: str) -> None:
+    assert fast_reader._values(["0", "0", "0", bad, "0"]) is None
+    assert fast_reader._values([bad]) is None
