@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from itertools import repeat
+from itertools import chain, repeat
 
 from core.families import FAMILIES, FamilySpec
 from core.readings import Columns, FamilyRows
@@ -81,8 +81,21 @@ def _row_pattern(name: str, labels: tuple[str, ...], read: tuple[int, ...]) -> r
 _Key = tuple[tuple[str, ...], tuple[int, ...]]
 _LabelBlocks = dict[_Key, tuple[list[str], list[Fields]]]
 
-# What follows the first "} " of a line: its value when its label block holds no "} ".
-_AFTER_BLOCK = re.compile(r"\} ([^\n]*+)")
+
+def _lines_at_once(first: str, rest: str, lines: int) -> str:
+    """A pattern for ``first`` and then up to ``lines - 1`` lines of ``rest``, each taken whole
+    or not at all (possessive: a match never gives a line back)."""
+    pattern = ""
+    for _ in range(lines - 1):
+        pattern = "(?:" + rest + pattern + ")?+"
+    return first + pattern
+
+
+# What follows the first "} " of a line: its value when its label block holds no "} ". Eight
+# lines a match: the engine's setup for each match (a data stack allocated and freed, the
+# search restarted) costs a fifth of a line's reading; the groups of lines past the end of
+# the block are "".
+_AFTER_BLOCK = re.compile(_lines_at_once(r"\} ([^\n]*+)", r"\n[^}]*+\} ([^\n]*+)", 8))
 
 
 def _rows_like(
@@ -103,10 +116,11 @@ def _rows_like(
     comparison fails, and the block is read in full.
     """
     blocks, fields = known
-    tokens = _AFTER_BLOCK.findall(text, start - 1, end)
-    count = len(tokens)
-    if count != len(blocks):
+    tokens = list(chain.from_iterable(_AFTER_BLOCK.findall(text, start - 1, end)))
+    count = len(blocks)
+    if len(tokens) < count:
         return None
+    del tokens[count:]  # the groups of lines past the end of the block
     parts = ["\n" + name + "{" + lead, "", ""] * count
     parts[1::3] = blocks
     parts[2::3] = tokens

@@ -225,6 +225,29 @@ def test_labels_in_front_of_known_ones_take_the_bulk_route(monkeypatch: pytest.M
     assert all(alike for _, _, alike in taken)
 
 
+@pytest.mark.parametrize("nodes", [1, 7, 8, 9, 17])
+def test_families_like_one_read_before_of_any_length_take_the_bulk_route(
+    nodes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The values are found eight lines a match: a block of any length must come out whole.
+    taken: list[bool] = []
+    rows_like = fast_reader._rows_like
+
+    def spy(name: str, text: str, start: int, end: int, lead: str, known: Any) -> Any:
+        alike = rows_like(name, text, start, end, lead, known)
+        taken.append(alike is not None)
+        return alike
+
+    monkeypatch.setattr(fast_reader, "_rows_like", spy)
+    text = simulate_exposition(nodes, 1, seed=nodes)
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert taken and all(taken)
+    limits = {key: dev.core_limit for key, dev in readings.devices.items()}
+    assert len(limits) == nodes and None not in limits.values()
+
+
 def test_labels_in_front_of_known_ones_are_read_when_fields_come_from_them() -> None:
     # An overview with the core family's labels after its device memory label, which holds a
     # field: the core family's field tuples lack it, so the overview must be read in full.
