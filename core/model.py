@@ -308,6 +308,10 @@ class GpuReading:
     def __hash__(self) -> int:
         return hash(self._values())
 
+    def __reduce__(self) -> tuple[type[GpuReading], tuple[object, ...]]:
+        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
+        return (GpuReading, self._values())
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
         return f"GpuReading({shown})"

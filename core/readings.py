@@ -12,9 +12,11 @@ each allocation is counted once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import NamedTuple, Protocol
+from itertools import starmap
+from operator import attrgetter, itemgetter
+from typing import NamedTuple, Protocol, cast
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
 from core.model import InputProblem
@@ -311,21 +313,78 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
     return out
 
 
-def _set_on_previous_rows(
-    previous: tuple[list[tuple[str, ...]], Sequence[object]], rows: Columns, attr: str
-) -> bool:
-    """Set ``attr`` on the readings the previous family of this kind looked up, if it had the
-    very same field column; True when done.
+_DeviceSetter = Callable[[Sequence[DeviceReading], Sequence[float]], None]
+_AllocationSetter = Callable[[Sequence[AllocationReading], Sequence[float]], None]
+# One function per value attribute that whole columns are set to: a loop storing a named
+# slot runs in about half the instructions of setattr(), which looks the name up every time.
+# (Written out, not generated, so nothing is compiled at import; devices and allocations have
+# functions of their own, as a store specialises to one class.)
 
-    Families with one label set list the same devices (or pods) in the same order, since the Go
-    client sorts series by label values: one list comparison then replaces a lookup per sample.
-    """
-    fields, values = rows
-    if fields != previous[0]:
-        return False
-    for reading, value in zip(previous[1], values, strict=True):
-        setattr(reading, attr, value)
-    return True
+
+def _set_device_mem_limit_bytes(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
+    for dev, value in zip(devices, values, strict=True):
+        dev.mem_limit_bytes = value
+
+
+def _set_device_core_limit(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
+    for dev, value in zip(devices, values, strict=True):
+        dev.core_limit = value
+
+
+def _set_device_mem_allocated_bytes(
+    devices: Sequence[DeviceReading], values: Sequence[float]
+) -> None:
+    for dev, value in zip(devices, values, strict=True):
+        dev.mem_allocated_bytes = value
+
+
+def _set_device_core_allocated(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
+    for dev, value in zip(devices, values, strict=True):
+        dev.core_allocated = value
+
+
+def _set_device_shared_count(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
+    for dev, value in zip(devices, values, strict=True):
+        dev.shared_count = value
+
+
+def _set_device_mem_ratio(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
+    for dev, value in zip(devices, values, strict=True):
+        dev.mem_ratio = value
+
+
+def _set_device_overview_mem_allocated_bytes(
+    devices: Sequence[DeviceReading], values: Sequence[float]
+) -> None:
+    for dev, value in zip(devices, values, strict=True):
+        dev.overview_mem_allocated_bytes = value
+
+
+def _set_allocation_mem_allocated_bytes(
+    allocs: Sequence[AllocationReading], values: Sequence[float]
+) -> None:
+    for alloc, value in zip(allocs, values, strict=True):
+        alloc.mem_allocated_bytes = value
+
+
+def _set_allocation_cores(allocs: Sequence[AllocationReading], values: Sequence[float]) -> None:
+    for alloc, value in zip(allocs, values, strict=True):
+        alloc.cores = value
+
+
+_DEVICE_SETTERS: dict[str, _DeviceSetter] = {
+    "mem_limit_bytes": _set_device_mem_limit_bytes,
+    "core_limit": _set_device_core_limit,
+    "mem_allocated_bytes": _set_device_mem_allocated_bytes,
+    "core_allocated": _set_device_core_allocated,
+    "shared_count": _set_device_shared_count,
+    "mem_ratio": _set_device_mem_ratio,
+    "overview_mem_allocated_bytes": _set_device_overview_mem_allocated_bytes,
+}
+_ALLOCATION_SETTERS: dict[str, _AllocationSetter] = {
+    "pod_mem_allocated_bytes": _set_allocation_mem_allocated_bytes,
+    "pod_core_allocated": _set_allocation_cores,
+}
 
 
 @lru_cache(maxsize=1024)
@@ -338,13 +397,81 @@ def _label_number(text: str) -> float | None:
         return None
 
 
-def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
-    if _set_on_previous_rows(surface.last_device_rows, rows, attr):
-        return
+# Identity keys of a family's rows, or None (see ``ScreenedFamily.keys``).
+_Keys = list[tuple[str, ...]] | None
+_NODE_UUID = itemgetter(0, 1)
+_DEVICE_NAMING = itemgetter(0, 1, 2, 3)  # node, UUID, index, type: DeviceReading's arguments
+_INDEX = itemgetter(2)
+_MEMORY_LIMIT = itemgetter(4)
+_SHARED = itemgetter(5)
+_INDEX_OF = attrgetter("device_index")
+_TYPE_OF = attrgetter("device_type")
+
+
+def _devices(
+    surface: SurfaceReadings,
+    rows: Columns,
+    set_values: _DeviceSetter,
+    labelled: bool,
+    pairs: _Keys = None,
+) -> None:
+    """Set the family's value of the devices of the rows; ``labelled`` when the family has
+    the overview's memory-limit and shared-count labels."""
     fields, values = rows
+    last_fields, last_devices = surface.last_device_rows
+    # Families with one label set list the same devices in the same order, since the Go client
+    # sorts series by label values: one list comparison then replaces a lookup per sample.
+    if fields is last_fields or fields == last_fields:
+        set_values(last_devices, values)
+        return
+    in_order = _device_column(surface.devices, fields, pairs)
+    if in_order is None:
+        in_order = _devices_one_by_one(surface, fields)
+    set_values(in_order, values)
+    if labelled:
+        _overview_labels(in_order, fields)
+    surface.last_device_rows = (fields, in_order)
+
+
+def _device_column(
+    devices: dict[DeviceKey, DeviceReading], fields: list[tuple[str, ...]], pairs: _Keys
+) -> list[DeviceReading] | None:
+    """The devices of the rows, in order, found or added by whole-column operations; None
+    (nothing changed) when a row needs ``_devices_one_by_one``'s care.
+
+    Either every row names a new device of its own (the first family read), or every row
+    names a known device with the index already recorded (a family in another order, such as
+    the overview): then no row can add a device, fill an index or reveal a repeated UUID.
+    """
+    keys: list[DeviceKey] = (
+        list(map(_NODE_UUID, fields)) if pairs is None else cast(list[DeviceKey], pairs)
+    )
+    if not devices:
+        created = list(starmap(DeviceReading, map(_DEVICE_NAMING, fields)))
+        new = dict(zip(keys, created, strict=True))
+        if len(new) != len(keys):  # a UUID repeated within a node
+            return None
+        devices.update(new)
+        return created
+    known = list(map(devices.get, keys))
+    # all() tests truth in C: a reading is never false, a missing device is None (``in``
+    # would call the readings' __eq__).
+    if not all(known) or list(map(_INDEX_OF, known)) != list(map(_INDEX, fields)):
+        return None
+    found: list[DeviceReading] = known  # type: ignore[assignment]
+    if not all(map(_TYPE_OF, found)):  # a device with no type yet
+        for dev, row in zip(found, fields, strict=True):
+            if not dev.device_type:
+                dev.device_type = row[3]
+    return found
+
+
+def _devices_one_by_one(
+    surface: SurfaceReadings, fields: list[tuple[str, ...]]
+) -> list[DeviceReading]:
     devices = surface.devices
     in_order: list[DeviceReading] = []
-    for (node, uuid, index, dtype, memlimit, shared), value in zip(fields, values, strict=True):
+    for node, uuid, index, dtype, *_ in fields:
         dev = devices.get((node, uuid))
         if dev is not None and index and dev.device_index and dev.device_index != index:
             # Two devices of one node with one UUID (masked before pasting, e.g. GPU-xxxx):
@@ -361,14 +488,21 @@ def _devices(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
                 dev.device_index = index
             if not dev.device_type:
                 dev.device_type = dtype
-        setattr(dev, attr, value)
         in_order.append(dev)
-        if memlimit and dev.overview_mem_limit_mib is None:
+    return in_order
+
+
+def _overview_labels(in_order: list[DeviceReading], fields: list[tuple[str, ...]]) -> None:
+    """The overview's memory-limit and shared-count labels; the first one of a device wins."""
+    # One loop per label, over its column alone: HAMi v2.10 no longer writes the shared count.
+    for dev, limit in zip(in_order, map(_MEMORY_LIMIT, fields), strict=True):
+        if limit and dev.overview_mem_limit_mib is None:
             # The overview's device_memory_limit label is MiB as a decimal string.
-            dev.overview_mem_limit_mib = _label_number(memlimit)
-        if shared and dev.overview_shared_count is None:
-            dev.overview_shared_count = _label_number(shared)
-    surface.last_device_rows = (fields, in_order)
+            dev.overview_mem_limit_mib = _label_number(limit)
+    if any(map(_SHARED, fields)):
+        for dev, shared in zip(in_order, map(_SHARED, fields), strict=True):
+            if shared and dev.overview_shared_count is None:
+                dev.overview_shared_count = _label_number(shared)
 
 
 def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
@@ -380,20 +514,56 @@ def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
         setattr(host, attr, value)
 
 
-def _allocations(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
-    if _set_on_previous_rows(surface.last_allocation_rows, rows, attr):
-        return
+_CONTAINER_INDEX = itemgetter(2)
+_ALLOCATION_KEY = itemgetter(0, 1, 2, 3)
+
+
+def _allocations(
+    surface: SurfaceReadings, rows: Columns, set_values: _AllocationSetter, keys: _Keys = None
+) -> None:
     fields, values = rows
-    allocations = surface.allocations
-    in_order: list[AllocationReading] = []
-    for (namespace, pod, index, uuid, node), value in zip(fields, values, strict=True):
+    last_fields, last_allocations = surface.last_allocation_rows
+    if fields is last_fields or fields == last_fields:  # as for devices
+        set_values(last_allocations, values)
+        return
+    in_order = _allocation_column(surface.allocations, fields, keys)
+    if in_order is None:
+        in_order = _allocations_one_by_one(surface.allocations, fields)
+    set_values(in_order, values)
+    surface.last_allocation_rows = (fields, in_order)
+
+
+def _allocation_column(
+    allocations: dict[AllocationKey, AllocationReading],
+    fields: list[tuple[str, ...]],
+    keys: _Keys,
+) -> list[AllocationReading] | None:
+    """The allocations of the first family read, every pod with its container index, added
+    by whole-column operations; None (nothing changed) otherwise, or when a row repeats."""
+    if allocations or "" in map(_CONTAINER_INDEX, fields):
+        return None
+    # The rows are exactly AllocationReading's arguments, and with no index missing the
+    # screen's pod identities are the allocations' keys.
+    created = list(starmap(AllocationReading, fields))
+    column = map(_ALLOCATION_KEY, fields) if keys is None else keys
+    new = dict(zip(column, created, strict=True))
+    if len(new) != len(created):
+        return None
+    allocations.update(new)
+    return created
+
+
+def _allocations_one_by_one(
+    allocations: dict[AllocationKey, AllocationReading], fields: list[tuple[str, ...]]
+) -> list[AllocationReading]:
+    in_order = []
+    for namespace, pod, index, uuid, node in fields:
         key = (namespace, pod, index or "0", uuid)
         alloc = allocations.get(key)
         if alloc is None:
             alloc = allocations[key] = AllocationReading(namespace, pod, key[2], uuid, node)
-        setattr(alloc, attr, value)
         in_order.append(alloc)
-    surface.last_allocation_rows = (fields, in_order)
+    return in_order
 
 
 def _quotas(surface: SurfaceReadings, rows: Columns, role: str) -> None:
@@ -424,20 +594,7 @@ def _container_key(fields: tuple[str, ...]) -> ContainerKey:
     return (namespace, pod, container, vdevice_index, uuid)
 
 
-_DEVICE_ATTRS = {
-    "mem_limit_bytes": "mem_limit_bytes",
-    "core_limit": "core_limit",
-    "mem_allocated_bytes": "mem_allocated_bytes",
-    "core_allocated": "core_allocated",
-    "shared_count": "shared_count",
-    "mem_ratio": "mem_ratio",
-    "overview_mem_allocated_bytes": "overview_mem_allocated_bytes",
-}
 _HOST_ATTRS = {"host_mem_used_bytes": "mem_used_bytes", "host_utilization": "utilization"}
-_ALLOCATION_ATTRS = {
-    "pod_mem_allocated_bytes": "mem_allocated_bytes",
-    "pod_core_allocated": "cores",
-}
 _CONTAINER_ATTRS = {
     "container_mem_used_bytes": "mem_used_bytes",
     "container_mem_limit_bytes": "mem_limit_bytes",
@@ -466,7 +623,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     # Legacy first, current last: nothing depends on the order, the merge below decides.
     for name, (all_fields, all_values) in family_rows.rows.items():
         spec = FAMILIES[name]
-        fields, values, found = screen_family(name, all_fields, all_values, unique_columns)
+        fields, values, found, keys = screen_family(name, all_fields, all_values, unique_columns)
         problems.extend(found)
         if not values:
             continue
@@ -480,7 +637,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         if spec.role == "mig_instance":
             seen.mig_instances += len(values)
         else:
-            _read_role(surfaces[spec.surface], name, spec.role, (fields, values))
+            _read_role(surfaces[spec.surface], name, spec.role, (fields, values), keys)
     cur, leg = surfaces["current"], surfaces["legacy"]
     for surface in (cur, leg):
         for host in surface.host_gpus.values():
@@ -520,12 +677,16 @@ class _Seen:
         self.mig_instances = 0
 
 
-def _read_role(surface: SurfaceReadings, name: str, role: str, rows: Columns) -> None:
-    """Put the usable rows of the family ``name`` into the readings its role fills."""
-    if role in _DEVICE_ATTRS:
-        _devices(surface, rows, _DEVICE_ATTRS[role])
-    elif role in _ALLOCATION_ATTRS:
-        _allocations(surface, rows, _ALLOCATION_ATTRS[role])
+def _read_role(
+    surface: SurfaceReadings, name: str, role: str, rows: Columns, keys: _Keys = None
+) -> None:
+    """Put the usable rows of the family ``name`` into the readings its role fills; ``keys``
+    are the rows' identity keys if the sample screen built them (``ScreenedFamily.keys``)."""
+    if role in _DEVICE_SETTERS:
+        labelled = role == "overview_mem_allocated_bytes"
+        _devices(surface, rows, _DEVICE_SETTERS[role], labelled, keys)
+    elif role in _ALLOCATION_SETTERS:
+        _allocations(surface, rows, _ALLOCATION_SETTERS[role], keys)
     elif role in ("quota_used", "quota_limit"):
         if role == "quota_limit":
             surface.quota_limit_family_seen = True

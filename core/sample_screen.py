@@ -15,10 +15,12 @@ deviceMemoryScaling multiply limits, so any smaller ceiling would reject real cl
 from __future__ import annotations
 
 import math
+import sys
+from array import array
 from collections.abc import Callable, Hashable
 from functools import lru_cache
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from core.families import FAMILIES, FamilySpec
 from core.model import InputProblem
@@ -87,14 +89,19 @@ VALUE_RANGES: dict[str, ValueRange] = {
 # second sample with the same identity would silently replace the first.
 # Node, device UUID and index: devices of one node with a masked (repeated) UUID stay apart.
 _DEVICE_IDENTITY = itemgetter(0, 1, 2)
+# One object per identity, shared by the roles it serves: a column proven free of repeats for
+# one family is then known to be so for the next family with that column (``UniqueColumns``).
+_QUOTA_IDENTITY = itemgetter(0, 1)  # namespace, resource
+_POD_IDENTITY = itemgetter(0, 1, 2, 3)  # namespace, pod, container index, UUID
 _IDENTITIES: dict[str, Callable[[tuple[str, ...]], Hashable]] = {
-    "quota_used": itemgetter(0, 1),  # namespace, resource
-    "quota_limit": itemgetter(0, 1),
+    "quota_used": _QUOTA_IDENTITY,
+    "quota_limit": _QUOTA_IDENTITY,
     "host_memctl_utilization": itemgetter(1),  # no node label: the UUID alone
-    "pod_mem_allocated_bytes": itemgetter(0, 1, 2, 3),  # namespace, pod, container index, UUID
-    "pod_core_allocated": itemgetter(0, 1, 2, 3),
+    "pod_mem_allocated_bytes": _POD_IDENTITY,
+    "pod_core_allocated": _POD_IDENTITY,
 }
 _CONTAINER_INDEX = itemgetter(2)
+_NODE_UUID = itemgetter(0, 1)
 
 
 def _pod_identity(fields: tuple[str, ...]) -> Hashable:
@@ -171,11 +178,39 @@ def _value_reason(value: float, bounds: ValueRange) -> str | None:
     return None
 
 
+# The byte of a float64 that holds its sign and the top seven bits of its exponent.
+_HIGH_BYTE = 7 if sys.byteorder == "little" else 0
+
+
+@lru_cache(maxsize=16)
+def _high_bytes_at_or_above(upper: float) -> bytes:
+    """The high bytes that a float64 between 0 and ``upper`` may not have, found by the largest
+    ``t`` such that every float64 whose high byte is below ``t`` is below ``upper``.
+
+    A high byte below 0x80 means a clear sign bit, and below ``t`` a biased exponent of at most
+    ``16 t - 1``, so a value below ``2 ** (16 t - 1023)``; NaN and the infinities have the
+    largest exponent, so their high bytes are 0x7F and 0xFF.
+    """
+    t = 0
+    while t < 0x7F and 2.0 ** (16 * (t + 1) - 1023) <= upper:
+        t += 1
+    return bytes(range(t))
+
+
 def _all_in_range(values: list[float], bounds: ValueRange) -> bool:
-    # A finite sum rules out NaN and infinities, and then min() and max() are exact.
-    if not math.isfinite(sum(values)) or min(values) < 0 or max(values) > bounds.upper:
-        return False
-    return not bounds.whole or all(v.is_integer() for v in values)
+    # Most columns are small numbers far below their bound: one C-level pass over the high
+    # byte of each value (array, slice and translate) then proves every one non-negative,
+    # finite and in range, where min() and max() compare Python objects twice per value.
+    # A column it cannot clear (a value near the bound, or -0.0, whose sign bit is set) gets
+    # the exact test: a finite sum rules out NaN and infinities, and then min() and max() are
+    # exact.
+    high_bytes = array("d", values).tobytes()[_HIGH_BYTE::8]
+    if high_bytes.translate(None, _high_bytes_at_or_above(bounds.upper)):
+        total = sum(values)
+        if not math.isfinite(total) or min(values) < 0 or max(values) > bounds.upper:
+            return False
+    # float.is_integer mapped in C: no generator frame per value.
+    return not bounds.whole or all(map(float.is_integer, values))
 
 
 def _label_reason(text: str, largest: float) -> str | None:
@@ -191,7 +226,7 @@ UniqueColumns = dict[Callable[[tuple[str, ...]], Hashable], list[tuple[str, ...]
 
 
 class _Screen:
-    __slots__ = ("fields", "problems", "spec", "values")
+    __slots__ = ("fields", "keys", "problems", "spec", "values")
 
     def __init__(
         self,
@@ -204,6 +239,7 @@ class _Screen:
         self.fields = fields
         self.values = values
         self.problems = problems
+        self.keys: list[tuple[str, ...]] | None = None
 
     def problem(self, i: int, value: str, reason: str) -> None:
         series = series_name(self.spec, self.fields[i])
@@ -221,19 +257,33 @@ class _Screen:
         return out
 
     def duplicates(self, skip: set[int], unique: UniqueColumns) -> set[int]:
-        identity = _identity(self.spec.role)
-        if identity is _IDENTITIES["pod_core_allocated"] and "" in set(
-            map(_CONTAINER_INDEX, self.fields)
-        ):
+        role = self.spec.role
+        identity = _identity(role)
+        # A missing container index reads as "0" for the core family only; the memory
+        # family's identity keeps "" apart from "0".
+        if role == "pod_core_allocated" and "" in map(_CONTAINER_INDEX, self.fields):
             identity = _pod_identity
         # Families with one label set list the same series in the same order (the Go client
         # sorts them): a column already found unique needs no second look.
         proven = unique.get(identity)
         if proven is not None and proven == self.fields:
+            # The equal column read before stands in for this one: a reader that compares
+            # columns then finds the very same list, with no tuple to compare again.
+            self.fields = proven
             return set()
+        if identity is _DEVICE_IDENTITY:
+            # Distinct (node, UUID) pairs make distinct identities, and they are the keys the
+            # readings look devices up by: a second tuple per row is then never built.
+            pairs = list(map(_NODE_UUID, self.fields))
+            if len(set(pairs)) == len(pairs):
+                unique[identity] = self.fields
+                self.keys = pairs
+                return set()
         keys = list(map(identity, self.fields))
         if len(set(keys)) == len(keys):
             unique[identity] = self.fields
+            if identity is _POD_IDENTITY or identity is _pod_identity:
+                self.keys = cast(list[tuple[str, ...]], keys)
             return set()
         first: dict[Hashable, int] = {}
         out = set()
@@ -268,12 +318,24 @@ class _Screen:
                 self.fields[i] = (*fields[:position], "", *fields[position + 1 :])
 
 
+class ScreenedFamily(NamedTuple):
+    """The usable samples of one family, the problems of those left out, and the identity
+    keys of the usable rows when the screen built them (None when it did not): (node, UUID)
+    of a device family whose pairs are all distinct, and the identity of a pod family (its
+    container index as written, or read as "0" where the core family has one missing)."""
+
+    fields: list[tuple[str, ...]]
+    values: list[float]
+    problems: list[InputProblem]
+    keys: list[tuple[str, ...]] | None = None
+
+
 def screen_family(
     name: str,
     fields: list[tuple[str, ...]],
     values: list[float],
     unique: UniqueColumns | None = None,
-) -> tuple[list[tuple[str, ...]], list[float], list[InputProblem]]:
+) -> ScreenedFamily:
     """The samples of one family that can be used, and the problems of those left out.
 
     ``unique`` remembers field columns already found free of repeated series, across the
@@ -282,7 +344,7 @@ def screen_family(
     spec = FAMILIES[name]
     bounds = VALUE_RANGES.get(spec.role)
     if bounds is None or not values:
-        return fields, values, []  # descriptive families: their values are never read
+        return ScreenedFamily(fields, values, [])  # descriptive families: never read
     screen = _Screen(spec, fields, values, [])
     left_out = screen.values_out_of_range(bounds)
     left_out |= screen.duplicates(left_out, {} if unique is None else unique)
@@ -291,5 +353,7 @@ def screen_family(
         screen.numeric_label(left_out, *label)
     if left_out:
         kept = [i for i in range(len(values)) if i not in left_out]
-        return [screen.fields[i] for i in kept], [values[i] for i in kept], screen.problems
-    return screen.fields, values, screen.problems
+        return ScreenedFamily(
+            [screen.fields[i] for i in kept], [values[i] for i in kept], screen.problems
+        )
+    return ScreenedFamily(screen.fields, values, screen.problems, screen.keys)

@@ -22,7 +22,7 @@ as a Markdown table; ``TableSpec.csv_rows`` / ``records`` give the exact values.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
@@ -39,31 +39,111 @@ NAME_MIN_WIDTH = 8
 WRAP_MIN_WIDTH = 16
 
 
-@dataclass(frozen=True, slots=True)
 class Table:
-    """A table's shown cells, ready for a view: title, headers, rows and what was left out."""
+    """A table's shown cells, ready for a view: title, headers, rows and what was left out.
+
+    Immutable; a changed copy comes from ``_replace``. (A plain class: a dataclass would import
+    ``dataclasses`` and ``inspect`` into every command that prints a report.)
+    """
+
+    __slots__ = (
+        "align",
+        "droppable",
+        "elastic",
+        "empty_reason",
+        "headers",
+        "name_floor",
+        "omitted",
+        "omitted_hint",
+        "rows",
+        "tight_gaps",
+        "title",
+        "wrap_last",
+    )
+    _FIELDS = (
+        "title",
+        "headers",
+        "rows",
+        "omitted",
+        "omitted_hint",
+        "empty_reason",
+        "elastic",
+        "align",
+        "wrap_last",
+        "droppable",
+        "name_floor",
+        "tight_gaps",
+    )
 
     title: str
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
-    omitted: int = 0
-    omitted_hint: str = ""
-    empty_reason: str = ""
+    omitted: int
+    omitted_hint: str
+    empty_reason: str
     # Column indexes shortened first when a row is too wide (long names).
-    elastic: tuple[int, ...] = ()
-    align: tuple[Align, ...] = ()
+    elastic: tuple[int, ...]
+    align: tuple[Align, ...]
     # The last column wraps onto continuation lines rather than being shortened.
-    wrap_last: bool = True
+    wrap_last: bool
     # Column indexes a narrow layout leaves out, in this order, before cutting any name.
-    droppable: tuple[int, ...] = ()
+    droppable: tuple[int, ...]
     # A name is never cut below this many characters.
-    name_floor: int = NAME_MIN_WIDTH
+    name_floor: int
     # A tight line puts one space, not two, between two right-aligned numbers.
-    tight_gaps: bool = True
+    tight_gaps: bool
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        title: str,
+        headers: tuple[str, ...],
+        rows: tuple[tuple[str, ...], ...],
+        omitted: int = 0,
+        omitted_hint: str = "",
+        empty_reason: str = "",
+        elastic: tuple[int, ...] = (),
+        align: tuple[Align, ...] = (),
+        wrap_last: bool = True,
+        droppable: tuple[int, ...] = (),
+        name_floor: int = NAME_MIN_WIDTH,
+        tight_gaps: bool = True,
+    ) -> None:
         # Cells hold label values: a newline in one must not end its row in any view.
-        object.__setattr__(self, "rows", tuple(tuple(map(visible, row)) for row in self.rows))
+        shown_rows = tuple(tuple(map(visible, row)) for row in rows)
+        values = (
+            title, headers, shown_rows, omitted, omitted_hint, empty_reason, elastic, align,
+            wrap_last, droppable, name_floor, tight_gaps,
+        )  # fmt: skip
+        for field, value in zip(self._FIELDS, values, strict=True):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Table is immutable: use _replace({name}=...)")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, field) for field in self._FIELDS)
+
+    def _replace(self, **changes: Any) -> Table:
+        values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
+        values.update(changes)
+        return Table(**values)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Table:
+            return NotImplemented
+        assert isinstance(other, Table)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __reduce__(self) -> tuple[type[Table], tuple[object, ...]]:
+        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
+        return (Table, self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
+        return f"Table({shown})"
 
     def aligned(self, column: int) -> Align:
         return self.align[column] if column < len(self.align) else "left"
@@ -148,22 +228,24 @@ class TableSpec(NamedTuple, Generic[R]):
 
     def csv_rows(self, rows: Iterable[R]) -> list[tuple[object, ...]]:
         rows = list(rows)
-        cells = [c.csv or _exact(c) for c in self.columns if c.key and c.in_csv]
-        build: Callable[[R], tuple[object, ...]] = _compiled(cells, None, rows[:1])
-        return [build(row) for row in rows]
+        if not rows:
+            return []
+        cells = tuple(c.csv or _exact(c) for c in self.columns if c.key and c.in_csv)
+        return _compiled(cells, None, _row_fields(rows[0]))(rows)
 
     def records(self, rows: Iterable[R]) -> list[dict[str, object]]:
         rows = list(rows)
+        if not rows:
+            return []
         columns = [c for c in self.columns if c.key and c.in_json]
         if self.json_order:
             # Keys the order does not name (a column added since) follow it, in column order.
             place = {key: i for i, key in enumerate(self.json_order)}
             columns.sort(key=lambda c: place.get(c.key, len(place)))
-        keys = [c.key for c in columns]
-        build: Callable[[R], dict[str, object]] = _compiled(
-            [_exact(c) for c in columns], keys, rows[:1]
+        build = _compiled(
+            tuple(_exact(c) for c in columns), tuple(c.key for c in columns), _row_fields(rows[0])
         )
-        return [build(row) for row in rows]
+        return build(rows)
 
 
 def _exact(column: Column[R]) -> Callable[[R], object]:
@@ -186,39 +268,72 @@ class Field:
         return value if self.convert is None else self.convert(value)
 
 
-def _compiled(
-    getters: Sequence[Callable[[R], object]], keys: Sequence[str] | None, sample: Sequence[R]
-) -> Any:
-    """A function from a row to its values: a dict of ``keys`` (JSON), or a tuple (CSV).
+def _row_fields(row: object) -> tuple[str, ...] | None:
+    """The field names of a named tuple row, which ``_compiled`` unpacks; None for others."""
+    order = getattr(type(row), "_fields", None)
+    return order if isinstance(order, tuple) else None
 
-    It is compiled as one dict (or tuple) display, the way ``dataclasses`` writes its methods:
-    the JSON document of a large cluster has 8,000 GPU and 10,000 workload records, and a
-    display built from the row's fields unpacked (a named tuple, as ``sample`` shows) or read
-    by one ``attrgetter`` is several times faster than a call per column; ``rounded`` is
-    written inline. The keys are the column definitions' own, never input text.
+
+def _compiled(
+    getters: tuple[Callable[[Any], object], ...],
+    keys: tuple[str, ...] | None,
+    order: tuple[str, ...] | None,
+) -> Callable[[list[Any]], list[Any]]:
+    """A function from rows to their values: a dict of ``keys`` each (JSON), or a tuple (CSV).
+
+    Compiled once for a table and its kind of row, and kept: every document writes the same
+    tables (``exec`` of the source costs more than the 1,000 rows of a large cluster's nodes).
     """
-    env: dict[str, Any] = {}
-    lines = ["def build(row):"]
+    try:
+        return _compile_cached(getters, keys, order)
+    except TypeError:  # a getter that cannot be a key (one that defines __eq__ only)
+        return _compile(getters, keys, order)
+
+
+def _compile(
+    getters: tuple[Callable[[Any], object], ...],
+    keys: tuple[str, ...] | None,
+    order: tuple[str, ...] | None,
+) -> Callable[[list[Any]], list[Any]]:
+    """The function of ``_compiled``.
+
+    Each row is one dict (or tuple) display, compiled the way ``dataclasses`` writes its
+    methods: the JSON document of a large cluster has 8,000 GPU and 10,000 workload records,
+    and a display built from the row's fields unpacked (a named tuple, as ``order`` shows) or
+    read by one ``attrgetter`` is several times faster than a call per column. A field that is
+    ``rounded`` is rounded a whole column at a time (``_rounded_column``) and given to the row
+    function as an argument. The keys are the column definitions' own, never input text.
+    """
+    env: dict[str, Any] = {"rounded_column": _rounded_column}
+    params = ["row"]
+    columns: list[str] = []
+    lines: list[str] = []
     fields = [g for g in getters if isinstance(g, Field)]
     if getters and len(fields) == len(getters):
-        names = [f"v{i}" for i in range(len(fields))]
-        order = getattr(type(sample[0]), "_fields", None) if sample else None
-        if isinstance(order, tuple) and all(f.name in order for f in fields):
+        exprs = []
+        read: list[tuple[str, Field]] = []  # the fields read from each row, by their names
+        for i, f in enumerate(fields):
+            if f.convert is rounded:
+                env[f"get{i}"] = attrgetter(f.name)
+                params.append(f"r{i}")
+                columns.append(f"rounded_column(list(map(get{i}, rows)))")
+                exprs.append(f"r{i}")
+            else:
+                read.append((f"v{i}", f))
+                exprs.append(_inline(f"v{i}", f, env, i))
+        if read and order is not None and all(f.name in order for _, f in read):
             # A named tuple: unpack it whole, as the hand-written comprehension did.
             slots = ["_"] * len(order)
-            for name, f in zip(names, fields, strict=True):
+            for name, f in read:
                 if slots[order.index(f.name)] == "_":
                     slots[order.index(f.name)] = name
                 else:
                     lines.append(f"    {name} = row.{f.name}")
-            lines.insert(1, f"    {', '.join(slots)}, = row")
-        else:
-            env["fetch"] = attrgetter(*(f.name for f in fields))
-            unpacked = f"{', '.join(names)}," if len(fields) > 1 else "v0"
+            lines.insert(0, f"    {', '.join(slots)}, = row")
+        elif read:
+            env["fetch"] = attrgetter(*(f.name for _, f in read))
+            unpacked = f"{', '.join(n for n, _ in read)}," if len(read) > 1 else read[0][0]
             lines.append(f"    {unpacked} = fetch(row)")
-        exprs = [
-            _inline(name, f, env, i) for i, (name, f) in enumerate(zip(names, fields, strict=True))
-        ]
     else:
         exprs = []
         for i, get in enumerate(getters):
@@ -229,18 +344,49 @@ def _compiled(
     else:
         pairs = ", ".join(f"{key!r}: {e}" for key, e in zip(keys, exprs, strict=True))
         lines.append(f"    return {{{pairs}}}")
-    exec("\n".join(lines), env)
-    return env["build"]
+    source = [f"def build({', '.join(params)}):", *lines]
+    source.append("def table(rows):")
+    source.append(f"    return list(map(build, rows{''.join(', ' + c for c in columns)}))")
+    exec("\n".join(source), env)
+    table: Callable[[list[Any]], list[Any]] = env["table"]
+    return table
+
+
+# Tables compiled so far; a view that builds its table for each summary (with its own functions)
+# only ever has its latest few here.
+_compile_cached = lru_cache(maxsize=64)(_compile)
 
 
 def _inline(name: str, field: Field, env: dict[str, Any], i: int) -> str:
     """The expression of one field's value in a compiled row function."""
     if field.convert is None:
         return name
-    if field.convert is rounded:
-        return f"(None if {name} is None else round({name}, 4))"
     env[f"c{i}"] = field.convert
     return f"c{i}({name})"
+
+
+# Exactly these types take ``_rounded_column``'s look-up: a bool is equal to an int and a float
+# and rounds to an int; a float subclass may round otherwise.
+_LOOKED_UP = frozenset({float, type(None)})
+
+
+def _rounded_column(values: list[Any]) -> list[Any]:
+    """``rounded`` of each of ``values``, each distinct value rounded once.
+
+    ``round(x, 4)`` writes the float out in decimal and reads it back; a large table's
+    percentages repeat (8,000 GPUs have a few hundred distinct ones), so they are rounded once
+    each and looked up. A value rounding leaves as it is is not in the table and stands for
+    itself (so a zero keeps its sign: -0.0 == 0.0 would find the other's entry).
+    """
+    if not set(map(type, values)) <= _LOOKED_UP:
+        return list(map(rounded, values))
+    changed: dict[float, float] = {}
+    for value in set(values):
+        if value is not None:
+            result = round(value, 4)
+            if result != value:  # NaN too: it is its own entry, found by identity
+                changed[value] = result
+    return list(map(changed.get, values, values)) if changed else values
 
 
 # -- column kinds --------------------------------------------------------------------------
@@ -440,8 +586,7 @@ def _without(table: Table, column: int) -> Table:
     def shift(indexes: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i - (i > column) for i in indexes if i != column)
 
-    return replace(
-        table,
+    return table._replace(
         headers=cut(table.headers),
         rows=tuple(cut(row) for row in table.rows),
         elastic=shift(table.elastic),

@@ -125,3 +125,41 @@ def test_exact_values_are_the_same_however_rows_are_read(row_type: type) -> None
     ]
     assert spec.csv_rows(rows) == [("a", 12.3457, "x y", "x"), ("b", None, "", None)]
     assert spec.records([]) == [] and spec.csv_rows(iter(rows)) == spec.csv_rows(rows)
+
+
+class _Share(NamedTuple):
+    share: Any
+
+
+def test_a_rounded_column_is_what_rounding_each_value_gives() -> None:
+    """Percentages are rounded once per distinct value and looked up; the result is that of
+    ``rounded`` on each value: a zero keeps its sign, None stays None, NaN stays NaN, and
+    values that are not plain floats (a bool rounds to an int) are rounded one by one."""
+    spec: TableSpec[Any] = TableSpec(
+        (col.percent("share", "share_percent", value=col.Field("share")),)
+    )
+
+    def written(values: list[Any]) -> list[str]:
+        return [repr(r["share_percent"]) for r in spec.records(map(_Share, values))]
+
+    floats = [12.345678, -0.0, 0.0, None, 12.345678, -0.00001, 1e300, 50.0, float("nan")]
+    assert written(floats) == [repr(col.rounded(v)) for v in floats]
+    mixed = [True, 1.0, 1, 2.00004, 0.0, -0.0]
+    assert written(mixed) == ["1", "1.0", "1", "2.0", "0.0", "-0.0"]
+
+
+class _Key:
+    """A getter that cannot be a dict key (it defines ``__eq__`` only)."""
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __call__(self, row: Any) -> Any:
+        return row.share
+
+
+def test_a_table_whose_getters_cannot_be_kept_is_compiled_each_time() -> None:
+    spec: TableSpec[Any] = TableSpec((col.exact("share", _Key()),))
+    rows = [_Share(1.5), _Share("x")]
+    assert spec.records(rows) == [{"share": 1.5}, {"share": "x"}]
+    assert spec.csv_rows(rows) == [(1.5,), ("x",)]

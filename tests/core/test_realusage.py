@@ -961,3 +961,12 @@ def test_a_gpu_reading_is_an_immutable_value() -> None:
     with pytest.raises(AttributeError):
         reading.index = 1  # type: ignore[misc]
     assert repr(reading).startswith("GpuReading(index=0, uuid='GPU-a'")
+
+
+def test_a_gpu_reading_copies_and_pickles() -> None:
+    import copy
+    import pickle
+
+    reading = GpuReading(0, "GPU-a", 41.0, 9000.0, 10240.0, "NVIDIA L4")
+    assert copy.deepcopy(reading) == reading
+    assert pickle.loads(pickle.dumps(reading)) == reading
