@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core import fast_reader
 from core.exposition import parse_exposition
 from core.fast_reader import read_go_exposition
 from core.paste import clean_paste
@@ -177,12 +180,123 @@ def test_a_family_like_one_read_before_is_read_as_the_general_parser_reads_it(
         assert readings == general(text), what
 
 
+# The memory allocation family has the device families' labels after one of its own.
+MEMORY_LINE = _second_family_line(SIMULATED, "hami_gpu_memory_allocated_bytes", 2)
+
+
+@pytest.mark.parametrize(
+    ("what", "replacement"),
+    [
+        ("other device cores on one line", MEMORY_LINE.replace('cores="100"', 'cores="50"')),
+        ("empty device cores on one line", MEMORY_LINE.replace('cores="100"', 'cores=""')),
+        ("device cores broken across lines", MEMORY_LINE.replace('cores="1', 'cores="\n1')),
+        ("device cores dropped on one line", MEMORY_LINE.replace('device_cores="100",', "")),
+        (
+            "device cores last on one line",
+            MEMORY_LINE.replace('device_cores="100",', "").replace("}", ',device_cores="100"}'),
+        ),
+        ("another node on one line", MEMORY_LINE.replace('node="', 'node="x', 1)),
+        ("a line without its value", MEMORY_LINE.rsplit(" ", 1)[0]),
+        ("two lines joined", MEMORY_LINE + " " + MEMORY_LINE),
+    ],
+)
+def test_a_family_with_a_label_in_front_of_known_ones_is_read_as_the_general_parser_reads_it(
+    what: str, replacement: str
+) -> None:
+    text = SIMULATED.replace(MEMORY_LINE + "\n", replacement + "\n")
+    assert text != SIMULATED, what
+    readings = fast(text)
+    if readings is not None:
+        assert readings == general(text), what
+
+
+def test_labels_in_front_of_known_ones_take_the_bulk_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[tuple[str, str, bool]] = []
+    rows_like = fast_reader._rows_like
+
+    def spy(name: str, text: str, start: int, end: int, lead: str, known: Any) -> Any:
+        alike = rows_like(name, text, start, end, lead, known)
+        taken.append((name, lead, alike is not None))
+        return alike
+
+    monkeypatch.setattr(fast_reader, "_rows_like", spy)
+    assert fast(SIMULATED) is not None
+    assert ("hami_gpu_memory_allocated_bytes", 'device_cores="100",', True) in taken
+    assert all(alike for _, _, alike in taken)
+
+
+@pytest.mark.parametrize("nodes", [1, 7, 8, 9, 17])
+def test_families_like_one_read_before_of_any_length_take_the_bulk_route(
+    nodes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The values are found eight lines a match: a block of any length must come out whole.
+    taken: list[bool] = []
+    rows_like = fast_reader._rows_like
+
+    def spy(name: str, text: str, start: int, end: int, lead: str, known: Any) -> Any:
+        alike = rows_like(name, text, start, end, lead, known)
+        taken.append(alike is not None)
+        return alike
+
+    monkeypatch.setattr(fast_reader, "_rows_like", spy)
+    text = simulate_exposition(nodes, 1, seed=nodes)
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert taken and all(taken)
+    limits = {key: dev.core_limit for key, dev in readings.devices.items()}
+    assert len(limits) == nodes and None not in limits.values()
+
+
+def test_labels_in_front_of_known_ones_are_read_when_fields_come_from_them() -> None:
+    # An overview with the core family's labels after its device memory label, which holds a
+    # field: the core family's field tuples lack it, so the overview must be read in full.
+    lines = SIMULATED.splitlines()
+    cores = [line for line in lines if line.startswith("hami_gpu_core_allocated_ratio{")]
+    overview = [
+        line.replace("hami_gpu_core_allocated_ratio{", "hami_node_gpu_overview{").replace(
+            "{", '{device_memory_limit="' + str(1024 * (number + 1)) + '",', 1
+        )
+        for number, line in enumerate(cores)
+    ]
+    text = "\n".join(
+        [
+            "# HELP hami_gpu_core_allocated_ratio x",
+            "# TYPE hami_gpu_core_allocated_ratio gauge",
+            *cores,
+            "# HELP hami_node_gpu_overview x",
+            "# TYPE hami_node_gpu_overview gauge",
+            *overview,
+        ]
+    )
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    limits = {dev.overview_mem_limit_mib for dev in readings.devices.values()}
+    assert len(limits) == len(cores) and None not in limits
+
+
 def test_a_family_like_one_read_before_takes_the_bulk_route() -> None:
     readings = fast(SIMULATED)
     assert readings is not None
     assert readings == general(SIMULATED)
     limits = {key: dev.core_limit for key, dev in readings.devices.items()}
     assert len(limits) == 24 and None not in limits.values()
+
+
+def test_label_values_holding_a_brace_and_a_space_are_read_in_full() -> None:
+    # Every line then has a "} " before its label block ends: the values found after the first
+    # one are wrong, the comparison with the known label blocks fails, and each family is read
+    # line by line instead.
+    lines = SIMULATED.splitlines()
+    firsts = " ".join(lines[i] for i in range(1, len(lines)) if lines[i - 1].startswith("#"))
+    node = next(n for n in (f"gpu-node-{i:02d}" for i in range(1, 7)) if f'"{n}"' not in firsts)
+    text = SIMULATED.replace(f'node="{node}"', f'node="{node}}} x"')
+    assert text.count("} x") > 8
+    readings = fast(text)
+    assert readings is not None
+    assert readings == general(text)
+    assert len(readings.devices) == 24
 
 
 def test_families_met_twice_are_read_as_the_general_parser_reads_them() -> None:
@@ -192,3 +306,26 @@ def test_families_met_twice_are_read_as_the_general_parser_reads_them() -> None:
     assert readings == general(text)
     assert all(p.reason.startswith("a repeat") for p in readings.problems)
     assert len(readings.problems) > len(readings.devices)
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        ["0", "100", "0", "0", "100", "-0", "1.5e+10", "0"],  # mostly repeats: converted once
+        ["1", "2", "3", "4", "4"],  # mostly distinct: converted one by one
+        ["NaN", "0", "NaN", "0", "0", "+Inf", "0", "-Inf"],
+    ],
+)
+def test_values_are_float_of_each_token(tokens: list[str]) -> None:
+    values = fast_reader._values(tokens)
+    assert values is not None
+    assert [repr(value) for value in values] == [repr(float(token)) for token in tokens]
+    # No two rows share a NaN object, as with float() per token.
+    nans = [value for value in values if value != value]
+    assert len({id(value) for value in nans}) == len(nans)
+
+
+@pytest.mark.parametrize("bad", ["1_0", "1e", "12 34", "x"])
+def test_values_decline_a_token_that_is_not_a_plain_number(bad: str) -> None:
+    assert fast_reader._values(["0", "0", "0", bad, "0"]) is None
+    assert fast_reader._values([bad]) is None

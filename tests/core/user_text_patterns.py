@@ -31,19 +31,13 @@ class UserTextPattern:
 def _row_pattern() -> re.Pattern[str]:
     from core.fast_reader import _row_pattern as build
 
-    return build("hami_gpu_core_limit_ratio", ("device_uuid", "node"))
+    return build("hami_gpu_core_limit_ratio", ("device_uuid", "node", "zone"), (0, 1))
 
 
 def _row_pattern_without_labels() -> re.Pattern[str]:
     from core.fast_reader import _row_pattern as build
 
-    return build("hami_gpu_core_limit_ratio", ())
-
-
-def _block_and_value_pattern() -> re.Pattern[str]:
-    from core.fast_reader import _block_and_value_pattern as build
-
-    return build("hami_gpu_core_limit_ratio")
+    return build("hami_gpu_core_limit_ratio", (), ())
 
 
 def _family_line_pattern() -> re.Pattern[str]:
@@ -69,9 +63,7 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.fast_reader:_row_pattern#no-labels": UserTextPattern(
         "findall", METRICS, _row_pattern_without_labels
     ),
-    "core.fast_reader:_block_and_value_pattern": UserTextPattern(
-        "findall", METRICS, _block_and_value_pattern
-    ),
+    "core.fast_reader:_AFTER_BLOCK": UserTextPattern("findall", METRICS),
     "core.fast_reader:_family_line_pattern": UserTextPattern(
         "findall", METRICS, _family_line_pattern
     ),
