@@ -5,7 +5,7 @@ recompute a number. The types are NamedTuples rather than frozen dataclasses: a 
 cluster has about 20,000 rows (GPUs, nodes, workloads), which are built four times faster, and
 every command that imports this module defines each class once, which costs a sixth of what a
 frozen dataclass costs (whose methods are compiled from generated source at import). A summary
-is changed with ``_replace``. ``GpuReading`` is a plain class with the same methods: a
+is changed with ``_replace``. ``GpuReading`` is a ``FrozenRecord`` with the same methods: a
 NamedTuple field may not be named ``index``, and a dataclass would import ``dataclasses`` (and
 ``inspect``) into every command.
 
@@ -16,7 +16,7 @@ Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` a
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Self, cast
 
 SourceKind = Literal["paste", "file", "cluster"]
 Surface = Literal["current", "legacy", "mixed", "none"]
@@ -261,7 +261,53 @@ class RuntimeSection(NamedTuple):
     missing_monitors: tuple[str, ...] = ()
 
 
-class GpuReading:
+class FrozenRecord:
+    """Base of an immutable class with slots whose fields are ``_FIELDS``, in order: equal,
+    hashed, copied, pickled and shown by those fields; a changed copy comes from ``_replace``.
+
+    For the records a NamedTuple cannot be (a field named ``index``) or should not be (a
+    normalising ``__init__``), without ``dataclasses``, whose import (with ``inspect``) every
+    command would pay. A subclass's ``__init__`` stores its values with ``_store``.
+    """
+
+    __slots__ = ()
+    _FIELDS: tuple[str, ...] = ()
+
+    def _store(self, *values: object) -> None:
+        for field, value in zip(self._FIELDS, values, strict=True):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: use _replace({name}=...)")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, field) for field in self._FIELDS)
+
+    def _replace(self, **changes: Any) -> Self:
+        values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
+        values.update(changes)
+        rebuild: Any = type(self)
+        return cast(Self, rebuild(**values))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, FrozenRecord)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __reduce__(self) -> tuple[type[Self], tuple[object, ...]]:
+        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
+        return (type(self), self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
+        return f"{type(self).__name__}({shown})"
+
+
+class GpuReading(FrozenRecord):
     """One GPU row of nvidia-smi output as seen inside a container (immutable: a changed copy
     comes from ``_replace``)."""
 
@@ -284,37 +330,7 @@ class GpuReading:
         mem_total_mib: float | None,
         name: str | None = None,
     ) -> None:
-        values = (index, uuid, utilization_percent, mem_used_mib, mem_total_mib, name)
-        for field, value in zip(self._FIELDS, values, strict=True):
-            object.__setattr__(self, field, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"GpuReading is immutable: use _replace({name}=...)")
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, field) for field in self._FIELDS)
-
-    def _replace(self, **changes: Any) -> GpuReading:
-        values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
-        values.update(changes)
-        return GpuReading(**values)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not GpuReading:
-            return NotImplemented
-        assert isinstance(other, GpuReading)
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __reduce__(self) -> tuple[type[GpuReading], tuple[object, ...]]:
-        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
-        return (GpuReading, self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
-        return f"GpuReading({shown})"
+        self._store(index, uuid, utilization_percent, mem_used_mib, mem_total_mib, name)
 
 
 class PodExecResult(NamedTuple):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from itertools import accumulate, compress, repeat
 from operator import contains
 
-from core.model import GpuState, GpuSummary
+from core.model import FrozenRecord, GpuState, GpuSummary
 
 # Positions of the fields in a GpuSummary row (asserted against its field names below).
 _DEVICE_TYPE, _CORE_LIMIT, _CORES, _MEM_LIMIT, _MEM = 3, 4, 5, 7, 8
@@ -48,12 +48,10 @@ assert [
 ]
 
 
-class GpuColumns:
-    """The GPU rows' fields as columns (read-only by convention; built by ``of``).
-
-    (A plain class with slots: a dataclass would import ``dataclasses`` and ``inspect`` into
-    every command that summarises.)
-    """
+class GpuColumns(FrozenRecord):
+    """The GPU rows' fields as columns, built by ``of``: immutable, and equal by its columns
+    (a ``FrozenRecord``: a dataclass would import ``dataclasses`` and ``inspect`` into every
+    command that summarises)."""
 
     __slots__ = (
         "containers",
@@ -71,6 +69,23 @@ class GpuColumns:
         "overcommitted",
         "shared_count",
         "state",
+    )
+    _FIELDS = (
+        "device_type",
+        "core_limit",
+        "cores",
+        "mem_limit_mib",
+        "mem_mib",
+        "free_cores",
+        "free_mem_mib",
+        "shared_count",
+        "containers",
+        "mem_ratio",
+        "state",
+        "overcommitted",
+        "incomplete",
+        "node_names",
+        "node_bounds",
     )
 
     device_type: Sequence[str]
@@ -107,28 +122,23 @@ class GpuColumns:
         node_names: tuple[str, ...],
         node_bounds: tuple[tuple[int, int], ...],
     ) -> None:
-        self.device_type = device_type
-        self.core_limit = core_limit
-        self.cores = cores
-        self.mem_limit_mib = mem_limit_mib
-        self.mem_mib = mem_mib
-        self.free_cores = free_cores
-        self.free_mem_mib = free_mem_mib
-        self.shared_count = shared_count
-        self.containers = containers
-        self.mem_ratio = mem_ratio
-        self.state = state
-        self.overcommitted = overcommitted
-        self.incomplete = incomplete
-        self.node_names = node_names
-        self.node_bounds = node_bounds
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, GpuColumns):
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # columns are lists: not hashable
+        self._store(
+            device_type,
+            core_limit,
+            cores,
+            mem_limit_mib,
+            mem_mib,
+            free_cores,
+            free_mem_mib,
+            shared_count,
+            containers,
+            mem_ratio,
+            state,
+            overcommitted,
+            incomplete,
+            node_names,
+            node_bounds,
+        )
 
     def __repr__(self) -> str:
         return f"GpuColumns({len(self)} GPUs on {len(self.node_names)} nodes)"

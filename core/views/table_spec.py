@@ -26,6 +26,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
+from core.model import FrozenRecord
 from core.views import numbers
 from core.views.text_fit import shorten_middle, wrap_words
 from core.views.visible_text import visible
@@ -39,11 +40,11 @@ NAME_MIN_WIDTH = 8
 WRAP_MIN_WIDTH = 16
 
 
-class Table:
+class Table(FrozenRecord):
     """A table's shown cells, ready for a view: title, headers, rows and what was left out.
 
-    Immutable; a changed copy comes from ``_replace``. (A plain class: a dataclass would import
-    ``dataclasses`` and ``inspect`` into every command that prints a report.)
+    Immutable; a changed copy comes from ``_replace`` (a ``FrozenRecord``, whose ``__init__``
+    makes every cell visible, which a NamedTuple's cannot).
     """
 
     __slots__ = (
@@ -110,40 +111,10 @@ class Table:
     ) -> None:
         # Cells hold label values: a newline in one must not end its row in any view.
         shown_rows = tuple(tuple(map(visible, row)) for row in rows)
-        values = (
+        self._store(
             title, headers, shown_rows, omitted, omitted_hint, empty_reason, elastic, align,
             wrap_last, droppable, name_floor, tight_gaps,
         )  # fmt: skip
-        for field, value in zip(self._FIELDS, values, strict=True):
-            object.__setattr__(self, field, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Table is immutable: use _replace({name}=...)")
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, field) for field in self._FIELDS)
-
-    def _replace(self, **changes: Any) -> Table:
-        values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
-        values.update(changes)
-        return Table(**values)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Table:
-            return NotImplemented
-        assert isinstance(other, Table)
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __reduce__(self) -> tuple[type[Table], tuple[object, ...]]:
-        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
-        return (Table, self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
-        return f"Table({shown})"
 
     def aligned(self, column: int) -> Align:
         return self.align[column] if column < len(self.align) else "left"

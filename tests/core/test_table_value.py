@@ -35,3 +35,18 @@ def test_a_narrow_layout_drops_columns_through_replace() -> None:
     table = Table("t", ("name", "extra", "n"), (("gpu-node-1", "x" * 30, "12"),), droppable=(1,))
     lines = fixed_width(table, 24)
     assert all("xxxx" not in line for line in lines) and "gpu-node-1" in lines[-1]
+
+
+def test_gpu_columns_are_immutable_and_equal_by_their_columns() -> None:
+    from core.api import summarize_text
+    from core.model import SourceInfo
+    from core.summary.columns import GpuColumns
+    from tests.conftest import read_fixture
+
+    summary = summarize_text(read_fixture("scheduler-small.prom"), SourceInfo("file", "t"))
+    columns = GpuColumns.of(summary.gpus)
+    assert columns == GpuColumns.of(list(summary.gpus))
+    assert columns != GpuColumns.of(summary.gpus[1:])
+    assert len(columns) == len(summary.gpus)
+    with pytest.raises(AttributeError):
+        columns.cores = ()  # type: ignore[misc]
