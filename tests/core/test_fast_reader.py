@@ -173,7 +173,13 @@ LIMIT_LINE = _second_family_line(SIMULATED, "hami_gpu_core_limit_ratio", 3)
 def test_a_family_like_one_read_before_is_read_as_the_general_parser_reads_it(
     what: str, replacement: str
 ) -> None:
-    text = SIMULATED.replace(LIMIT_LINE + "\n", replacement + "\n")
+    _read_as_the_general_parser_reads_it(LIMIT_LINE, replacement, what)
+
+
+def _read_as_the_general_parser_reads_it(line: str, replacement: str, what: str) -> None:
+    """``SIMULATED`` with ``line`` replaced: the bulk reader declines it or agrees with the
+    general parser."""
+    text = SIMULATED.replace(line + "\n", replacement + "\n")
     assert text != SIMULATED, what
     readings = fast(text)
     if readings is not None:
@@ -203,11 +209,7 @@ MEMORY_LINE = _second_family_line(SIMULATED, "hami_gpu_memory_allocated_bytes", 
 def test_a_family_with_a_label_in_front_of_known_ones_is_read_as_the_general_parser_reads_it(
     what: str, replacement: str
 ) -> None:
-    text = SIMULATED.replace(MEMORY_LINE + "\n", replacement + "\n")
-    assert text != SIMULATED, what
-    readings = fast(text)
-    if readings is not None:
-        assert readings == general(text), what
+    _read_as_the_general_parser_reads_it(MEMORY_LINE, replacement, what)
 
 
 def test_labels_in_front_of_known_ones_take_the_bulk_route(monkeypatch: pytest.MonkeyPatch) -> None:
