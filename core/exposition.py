@@ -50,9 +50,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
 
 from core.errors import InputError, shorten_line
+from core.record import Record
 
 __all__ = [
     "Exposition",
@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-class Sample(NamedTuple):
+class Sample(Record):
     """One sample. ``labels`` may be shared with other samples: never mutate it."""
 
     name: str
@@ -72,7 +72,7 @@ class Sample(NamedTuple):
     timestamp: float | None  # seconds since the epoch (the text carries milliseconds)
 
 
-class RejectedLine(NamedTuple):
+class RejectedLine(Record):
     line_no: int  # 1-based
     text: str  # the line without surrounding whitespace
     reason: str

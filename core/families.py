@@ -8,7 +8,9 @@ ones, so the rest of ``core`` never looks at legacy spellings.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from core.record import Record
 
 Component = Literal["scheduler", "monitor", "build"]
 FamilySurface = Literal["current", "legacy", "none"]
@@ -33,7 +35,7 @@ _ALLOCATION_ROLES = frozenset({"pod_mem_allocated_bytes", "pod_core_allocated"})
 _QUOTA_ROLES = frozenset({"quota_used", "quota_limit"})
 
 
-class FamilySpec(NamedTuple):
+class FamilySpec(Record):
     name: str
     role: str
     component: Component

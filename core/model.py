@@ -4,8 +4,9 @@ Views (text, Markdown, JSON, CSV, Block Kit, chart) only format these objects; t
 recompute a number. The types are NamedTuples rather than frozen dataclasses: a 1,000-node
 cluster has about 20,000 rows (GPUs, nodes, workloads), which are built four times faster, and
 every command that imports this module defines each class once, which costs a sixth of what a
-frozen dataclass costs (whose methods are compiled from generated source at import). A summary
-is changed with ``_replace``. ``GpuReading`` is a ``FrozenRecord`` with the same methods: a
+frozen dataclass costs (whose methods are compiled from generated source at import); they are
+declared as ``Record``s (``core.record``), which spares typing's per-field check. A summary is
+changed with ``_replace``. ``GpuReading`` is a ``FrozenRecord`` with the same methods: a
 NamedTuple field may not be named ``index``, and a dataclass would import ``dataclasses`` (and
 ``inspect``) into every command.
 
@@ -16,7 +17,9 @@ Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` a
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, NamedTuple, Self, cast
+from typing import Any, Literal, Self, cast
+
+from core.record import Record
 
 SourceKind = Literal["paste", "file", "cluster"]
 Surface = Literal["current", "legacy", "mixed", "none"]
@@ -36,7 +39,7 @@ ExecFailure = Literal[
 ]
 
 
-class SourceInfo(NamedTuple):
+class SourceInfo(Record):
     """Where the metrics text came from; supplied by the caller, never guessed."""
 
     kind: SourceKind
@@ -51,7 +54,7 @@ class SourceInfo(NamedTuple):
 new_row = tuple.__new__
 
 
-class GpuSummary(NamedTuple):
+class GpuSummary(Record):
     node: str
     device_index: int
     device_uuid: str
@@ -72,7 +75,7 @@ class GpuSummary(NamedTuple):
     mem_ratio_reported: float | None = None
 
 
-class NodeSummary(NamedTuple):
+class NodeSummary(Record):
     node: str
     gpus: int
     device_types: tuple[str, ...]
@@ -96,7 +99,7 @@ class NodeSummary(NamedTuple):
     pods: int
 
 
-class Workload(NamedTuple):
+class Workload(Record):
     """One (namespace, pod, container index, device) allocation."""
 
     namespace: str
@@ -111,7 +114,7 @@ class Workload(NamedTuple):
     shares_gpu: bool
 
 
-class QuotaFigure(NamedTuple):
+class QuotaFigure(Record):
     """HAMi quota accounting for one resource of one namespace.
 
     ``limit`` is None when no limit is set (HAMi prints ``limit="0"`` for that case).
@@ -122,7 +125,7 @@ class QuotaFigure(NamedTuple):
     limit: float | None
 
 
-class NamespaceSummary(NamedTuple):
+class NamespaceSummary(Record):
     namespace: str
     cores: float
     mem_mib: float
@@ -146,20 +149,20 @@ class NamespaceSummary(NamedTuple):
     quota_state: Literal["over", "near", "within", "no limit"] = "no limit"
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     kind: str
     severity: Severity
     message: str
     subjects: tuple[str, ...] = ()
 
 
-class Check(NamedTuple):
+class Check(Record):
     name: str
     status: CheckStatus
     message: str
 
 
-class ClusterOverview(NamedTuple):
+class ClusterOverview(Record):
     nodes: int
     gpus: int
     core_limit: float
@@ -183,7 +186,7 @@ class ClusterOverview(NamedTuple):
     capacity_answer: str
 
 
-class ShapeFit(NamedTuple):
+class ShapeFit(Record):
     """How often one job shape fits now, and where."""
 
     name: str
@@ -195,7 +198,7 @@ class ShapeFit(NamedTuple):
     node_count: int = 0  # how many nodes have at least one placement (``nodes`` is cut)
 
 
-class ModelSummary(NamedTuple):
+class ModelSummary(Record):
     """One GPU model (``device_type``): how much of it is allocated and what fits on it now.
 
     A job asks HAMi for GPUs of one model (``nvidia.com/use-gputype``), so free capacity is
@@ -223,7 +226,7 @@ class ModelSummary(NamedTuple):
     capacity: tuple[ShapeFit, ...]  # the capacity outlook's job shapes on this model only
 
 
-class WholeJob(NamedTuple):
+class WholeJob(Record):
     """The largest whole-GPU job that fits on one node now, and on how many nodes."""
 
     gpus: int = 0
@@ -231,7 +234,7 @@ class WholeJob(NamedTuple):
     model: str | None = None  # the model, when every such node has that one model
 
 
-class HostGpuRuntime(NamedTuple):
+class HostGpuRuntime(Record):
     node: str
     device_index: int
     device_uuid: str
@@ -242,7 +245,7 @@ class HostGpuRuntime(NamedTuple):
     scheduler_device_known: bool
 
 
-class ContainerRuntime(NamedTuple):
+class ContainerRuntime(Record):
     namespace: str
     pod: str
     container: str
@@ -255,7 +258,7 @@ class ContainerRuntime(NamedTuple):
     seconds_since_last_kernel: float | None
 
 
-class RuntimeSection(NamedTuple):
+class RuntimeSection(Record):
     host_gpus: tuple[HostGpuRuntime, ...]
     containers: tuple[ContainerRuntime, ...]
     missing_monitors: tuple[str, ...] = ()
@@ -333,7 +336,7 @@ class GpuReading(FrozenRecord):
         self._store(index, uuid, utilization_percent, mem_used_mib, mem_total_mib, name)
 
 
-class PodExecResult(NamedTuple):
+class PodExecResult(Record):
     """What exec'ing nvidia-smi in one pod returned (collected by ``bot``)."""
 
     namespace: str
@@ -344,7 +347,7 @@ class PodExecResult(NamedTuple):
     detail: str = ""
 
 
-class PodRealUsage(NamedTuple):
+class PodRealUsage(Record):
     namespace: str
     pod: str
     container: str | None
@@ -358,7 +361,7 @@ class PodRealUsage(NamedTuple):
     detail: str
 
 
-class IdleAllocation(NamedTuple):
+class IdleAllocation(Record):
     """A pod that holds an allocation but, as measured, does not use it."""
 
     namespace: str
@@ -368,7 +371,7 @@ class IdleAllocation(NamedTuple):
     mem_used_percent: float | None  # of the memory it may use (vGPU limit or allocation)
 
 
-class InputProblem(NamedTuple):
+class InputProblem(Record):
     """A sample left out of every figure because its value cannot be right.
 
     ``series`` names it as written (family and identifying labels), ``value`` is the value as
@@ -381,7 +384,7 @@ class InputProblem(NamedTuple):
     reason: str
 
 
-class InputReport(NamedTuple):
+class InputReport(Record):
     """What was read: surface, exporters, families and what was set aside."""
 
     surface: Surface
@@ -394,7 +397,7 @@ class InputReport(NamedTuple):
     problems: tuple[InputProblem, ...] = ()
 
 
-class PodShare(NamedTuple):
+class PodShare(Record):
     """One pod under a filter: what it holds, and on which GPUs (node, index; -1 when the
     scheduler lists no such GPU)."""
 
@@ -406,7 +409,7 @@ class PodShare(NamedTuple):
     whole_gpus: int  # allocations of a whole GPU
 
 
-class GpuShare(NamedTuple):
+class GpuShare(Record):
     """A GPU under a filter, with the part the filter's pods hold of it."""
 
     gpu: GpuSummary
@@ -415,7 +418,7 @@ class GpuShare(NamedTuple):
     pods: int
 
 
-class NodeShare(NamedTuple):
+class NodeShare(Record):
     """A node under a filter, with the part the filter's pods hold of it."""
 
     node: NodeSummary
@@ -425,7 +428,7 @@ class NodeShare(NamedTuple):
     pods: int
 
 
-class NamespaceShare(NamedTuple):
+class NamespaceShare(Record):
     """One namespace's allocation within a filter (on a node: its totals there)."""
 
     namespace: str
@@ -437,7 +440,7 @@ class NamespaceShare(NamedTuple):
     mem_percent: float  # of their memory
 
 
-class Focus(NamedTuple):
+class Focus(Record):
     """What a filter (``ns=``, ``node=``) narrows a summary to, beyond its filtered rows.
 
     ``pods``, ``gpus``, ``nodes`` and ``namespaces`` list everything in the filter (largest
@@ -459,7 +462,7 @@ class Focus(NamedTuple):
     containers: int = 0  # runtime containers measured in the filter
 
 
-class Summary(NamedTuple):
+class Summary(Record):
     source: SourceInfo
     input: InputReport
     cluster: ClusterOverview

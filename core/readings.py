@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import starmap
 from operator import attrgetter, itemgetter
-from typing import NamedTuple, Protocol, cast
+from typing import Protocol, cast
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
 from core.model import InputProblem
+from core.record import Record
 from core.sample_screen import BYTES_PER_MIB as BYTES_PER_MIB
 from core.sample_screen import UniqueColumns, screen_family
 
@@ -204,7 +205,7 @@ class SurfaceReadings(_Slots):
         )
 
 
-class MetricsReadings(NamedTuple):
+class MetricsReadings(Record):
     """Everything read from one or more expositions, surfaces already merged."""
 
     devices: dict[DeviceKey, DeviceReading]

@@ -12,7 +12,8 @@ Only foreign families are judged here; which families are HAMi's is ``core.famil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+
+from core.record import Record
 
 __all__ = [
     "HAMI_WEBUI_FAMILIES",
@@ -73,14 +74,14 @@ _WEBUI_LABELS = frozenset({"provider", "device_no", "container_pod_uuid", "names
 _DCGM_LABELS = frozenset({"modelName", "UUID", "Hostname", "DCGM_FI_DRIVER_VERSION"})
 
 
-class ForeignMetrics(NamedTuple):
+class ForeignMetrics(Record):
     """What a text without HAMi families looks like."""
 
     kind: str  # short id: hami-webui, dcgm, kube-state-metrics, cadvisor, node-exporter, ...
     sentence: str  # what it is, with examples, and how to get HAMi's scheduler metrics
 
 
-class _Kind(NamedTuple):
+class _Kind(Record):
     kind: str
     matches: Callable[[str], bool]
     label: str  # completes "These look like ..."

@@ -20,10 +20,11 @@ from array import array
 from collections.abc import Callable, Hashable
 from functools import lru_cache
 from operator import itemgetter
-from typing import NamedTuple, cast
+from typing import cast
 
 from core.families import FAMILIES, FamilySpec
 from core.model import InputProblem
+from core.record import Record
 
 BYTES_PER_MIB = 1024.0 * 1024.0
 INT32_MAX = 2**31 - 1
@@ -34,7 +35,7 @@ REPEAT_REASON = "a repeat of a series already read, with the same value"
 _SHOWN_LABEL_CHARS = 64
 
 
-class ValueRange(NamedTuple):
+class ValueRange(Record):
     """The values one kind of series can take: 0 up to ``upper``; ``whole`` for counts."""
 
     upper: float
@@ -318,7 +319,7 @@ class _Screen:
                 self.fields[i] = (*fields[:position], "", *fields[position + 1 :])
 
 
-class ScreenedFamily(NamedTuple):
+class ScreenedFamily(Record):
     """The usable samples of one family, the problems of those left out, and the identity
     keys of the usable rows when the screen built them (None when it did not): (node, UUID)
     of a device family whose pairs are all distinct, and the identity of a pod family (its

@@ -8,10 +8,12 @@ costs several times as much to define as its methods are compiled from generated
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
+
+from core.record import Record
 
 
-class Thresholds(NamedTuple):
+class Thresholds(Record):
     # A GPU dimension at or above this share of its limit is saturated; a GPU with all its
     # cores allocated and its memory saturated is "full".
     saturation_percent: float = 99.0
@@ -44,12 +46,12 @@ class Thresholds(NamedTuple):
     normal_utilization_percent: float = 40.0
 
 
-class Limits(NamedTuple):
+class Limits(Record):
     max_input_bytes: int = 64 * 1024 * 1024
     top_rows: int = 20
 
 
-class History(NamedTuple):
+class History(Record):
     """How much summary history is kept per cluster (``core.history.retention``).
 
     The recent tier keeps up to ``recent_snapshots`` snapshots at least ``min_spacing_minutes``
@@ -61,7 +63,7 @@ class History(NamedTuple):
     daily_days: int = 14
 
 
-class Settings(NamedTuple):
+class Settings(Record):
     thresholds: Thresholds = Thresholds()
     limits: Limits = Limits()
     history: History = History()

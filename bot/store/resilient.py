@@ -27,12 +27,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, TypeVar
 
 from bot.ops.metrics import METRICS
 from bot.store.memory import MemoryStore
 from bot.store.outage_journal import OutageJournal
 from bot.store.redis_store import RedisStore, StoreUnavailableError
+from core.record import Record
 
 RedisState = Literal["ok", "degraded", "disabled"]
 
@@ -44,7 +45,7 @@ DEFAULT_RETRY_INTERVAL_SECONDS = 5.0
 DEFAULT_HEALTH_INTERVAL_SECONDS = 1.0
 
 
-class RedisHealth(NamedTuple):
+class RedisHealth(Record):
     """The store's Redis state and, when not ok, why (for ``/readyz``)."""
 
     state: RedisState

@@ -16,9 +16,10 @@ import math
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from core.model import Summary
+from core.record import Record
 
 SNAPSHOT_VERSION = 1
 # A decompressed snapshot larger than this is refused (a 10,000-node cluster stays below it).
@@ -29,7 +30,7 @@ class SnapshotFormatError(ValueError):
     """Bytes that are not a snapshot this release can read; the message says why."""
 
 
-class NamespaceFigures(NamedTuple):
+class NamespaceFigures(Record):
     namespace: str
     cores: float
     mem_mib: float
@@ -37,7 +38,7 @@ class NamespaceFigures(NamedTuple):
     gpus: int
 
 
-class ModelFigures(NamedTuple):
+class ModelFigures(Record):
     """One GPU model (device type as HAMi registers it)."""
 
     model: str
@@ -49,7 +50,7 @@ class ModelFigures(NamedTuple):
     free_whole: int
 
 
-class NodeFigures(NamedTuple):
+class NodeFigures(Record):
     node: str
     gpus: int
     free_cores: float
@@ -61,7 +62,7 @@ class NodeFigures(NamedTuple):
     free_whole: int
 
 
-class PodFigures(NamedTuple):
+class PodFigures(Record):
     """What one pod holds, over all its containers and devices."""
 
     namespace: str
@@ -72,21 +73,21 @@ class PodFigures(NamedTuple):
     mem_mib: float
 
 
-class InconsistentGpu(NamedTuple):
+class InconsistentGpu(Record):
     node: str
     device_index: int
     device_uuid: str
     model: str
 
 
-class QuotaUse(NamedTuple):
+class QuotaUse(Record):
     namespace: str
     resource: str
     used: float
     limit: float | None  # None: no limit set
 
 
-class ClusterFigures(NamedTuple):
+class ClusterFigures(Record):
     nodes: int
     gpus: int
     core_limit: float

@@ -16,9 +16,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from core.model import QuotaFigure
+from core.record import Record
 from core.settings import Thresholds
 
 SIZE_LABELS = {
@@ -29,7 +30,7 @@ SIZE_LABELS = {
 }
 
 
-class Fleet(NamedTuple):
+class Fleet(Record):
     """The cluster's capacity, which a namespace's footprint is measured against."""
 
     core_limit: float
@@ -37,7 +38,7 @@ class Fleet(NamedTuple):
     gpus: int
 
 
-class TenantShape(NamedTuple):
+class TenantShape(Record):
     """What one namespace's allocations are made of."""
 
     allocations: int
@@ -49,7 +50,7 @@ class TenantShape(NamedTuple):
 QuotaState = Literal["over", "near", "within", "no limit"]
 
 
-class TenantClass(NamedTuple):
+class TenantClass(Record):
     size: str
     shape: str
     footprint_percent: float

@@ -9,16 +9,16 @@ the Summary's rows; the examples are the first rows in the order the full tables
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from core.model import NamespaceSummary, Summary
+from core.record import Record
 from core.views import numbers
 from core.views.names import gpu_name, pod_name
 
 EXAMPLES = 3
 
 
-class Hints(NamedTuple):
+class Hints(Record):
     """Where each full list is, in the words of one surface (a button, a command, a file)."""
 
     gpus: str
@@ -32,7 +32,7 @@ class Hints(NamedTuple):
     more: str = ""
 
 
-class Fact(NamedTuple):
+class Fact(Record):
     """A phrase with one emphasised part: ``before`` **strong** ``after``."""
 
     strong: str
