@@ -264,17 +264,37 @@ class RuntimeSection(Record):
     missing_monitors: tuple[str, ...] = ()
 
 
-class FrozenRecord:
-    """Base of an immutable class with slots whose fields are ``_FIELDS``, in order: equal,
-    hashed, copied, pickled and shown by those fields; a changed copy comes from ``_replace``.
-
-    For the records a NamedTuple cannot be (a field named ``index``) or should not be (a
-    normalising ``__init__``), without ``dataclasses``, whose import (with ``inspect``) every
-    command would pay. A subclass's ``__init__`` stores its values with ``_store``.
-    """
+class SlotRecord:
+    """Base of a class with slots whose fields are ``_FIELDS``, in order: equal to another of
+    its class with equal fields, and shown by them. Written out rather than a dataclass, whose
+    import (with ``inspect``) every command would pay."""
 
     __slots__ = ()
     _FIELDS: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, field) for field in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, SlotRecord)
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
+        return f"{type(self).__name__}({shown})"
+
+
+class FrozenRecord(SlotRecord):
+    """An immutable ``SlotRecord``: also hashed, copied and pickled by its fields; a changed copy
+    comes from ``_replace``.
+
+    For the records a NamedTuple cannot be (a field named ``index``) or should not be (a
+    normalising ``__init__``). A subclass's ``__init__`` stores its values with ``_store``.
+    """
+
+    __slots__ = ()
 
     def _store(self, *values: object) -> None:
         for field, value in zip(self._FIELDS, values, strict=True):
@@ -283,20 +303,11 @@ class FrozenRecord:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: use _replace({name}=...)")
 
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, field) for field in self._FIELDS)
-
     def _replace(self, **changes: Any) -> Self:
         values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
         values.update(changes)
         rebuild: Any = type(self)
         return cast(Self, rebuild(**values))
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, FrozenRecord)
-        return self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash(self._values())
@@ -304,10 +315,6 @@ class FrozenRecord:
     def __reduce__(self) -> tuple[type[Self], tuple[object, ...]]:
         # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
         return (type(self), self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
-        return f"{type(self).__name__}({shown})"
 
 
 class GpuReading(FrozenRecord):

@@ -19,7 +19,7 @@ from operator import attrgetter, itemgetter
 from typing import Protocol, cast
 
 from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
-from core.model import InputProblem
+from core.model import InputProblem, SlotRecord
 from core.record import Record
 from core.sample_screen import BYTES_PER_MIB as BYTES_PER_MIB
 from core.sample_screen import UniqueColumns, screen_family
@@ -33,8 +33,8 @@ ContainerKey = tuple[str, str, str, str, str]  # (ns, pod, container, vdevice_in
 _REPEATED_UUID_SEPARATOR = "\x00#"
 
 
-class _Slots:
-    """A mutable record with slots, equal to another of its class with equal fields.
+class _Slots(SlotRecord):
+    """A mutable record whose fields are its slots, in order.
 
     The readings are filled in field by field as the families are read. They (and the surfaces
     and family rows below) are written out rather than made dataclasses, which compile
@@ -43,18 +43,9 @@ class _Slots:
 
     __slots__: tuple[str, ...] = ()
 
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, _Slots)
-        return self._fields() == other._fields()
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"{type(self).__name__}({shown})"
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls._FIELDS = cls.__slots__
 
 
 class DeviceReading(_Slots):
