@@ -128,10 +128,6 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.fit_shape:_MEMORY": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_shape:_PERCENT": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_slices:model_matches": UserTextPattern("split", "GPU models typed in Slack"),
-    "core.json_text:_FIXED_SMALL_FLOAT": UserTextPattern("search", "JSON holding label values"),
-    "core.json_text:_SHORT_NEGATIVE_EXPONENT": UserTextPattern(
-        "search", "JSON holding label values"
-    ),
     "bot.clusters.notify_fields:_CHANNEL": UserTextPattern("match", "registry fields"),
     "bot.clusters.notify_fields:_RULE_NAME": UserTextPattern("match", "registry fields"),
     "bot.clusters.notify_fields:_NAMESPACE": UserTextPattern("match", "registry fields"),
