@@ -18,8 +18,6 @@ FLOATS = st.one_of(
     st.floats(min_value=-1e-3, max_value=-1e-11),
     st.integers(-(10**6), 10**6).map(lambda n: n / 1024.0 / 1024.0),
 )
-
-
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -57,15 +55,21 @@ def standard(document: object, pretty: bool) -> str:
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def assert_standard_text(text: str, document: object, pretty: bool) -> None:
+    """``text`` holds the values of the standard library's text of ``document``, and is that
+    text exactly when every float in it is spelled alike."""
+    expected = standard(document, pretty)
+    assert json.loads(text) == json.loads(expected)
+    if spelled_alike(document):
+        assert text == expected
+
+
 @settings(max_examples=200, deadline=None)
 @given(DOCUMENTS, st.booleans())
 def test_the_text_is_the_standard_librarys_but_for_small_floats(
     document: object, pretty: bool
 ) -> None:
-    text, expected = dumps(document, pretty=pretty), standard(document, pretty)
-    assert json.loads(text) == json.loads(expected)
-    if spelled_alike(document):
-        assert text == expected
+    assert_standard_text(dumps(document, pretty=pretty), document, pretty)
 
 
 def test_small_floats_read_back_as_the_same_values() -> None:
@@ -90,10 +94,7 @@ def test_the_utf8_route_writes_the_same_text(document: object, pretty: bool) -> 
     text of ``dumps``, which the command line writes without decoding it first."""
     written = dumps_utf8(document, pretty=pretty)
     text = written.decode() if isinstance(written, bytes) else written
-    expected = standard(document, pretty)
-    assert json.loads(text) == json.loads(expected)
-    if spelled_alike(document):
-        assert text == expected
+    assert_standard_text(text, document, pretty)
 
 
 def test_the_utf8_route_leaves_unencodable_text_to_the_standard_library() -> None:
