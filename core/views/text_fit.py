@@ -8,8 +8,6 @@ inside ``gpu-node-01``); a single word wider than the line is shortened the same
 
 from __future__ import annotations
 
-import textwrap
-
 ELLIPSIS = "…"
 
 
@@ -62,6 +60,10 @@ def wrap_words(
     """``text`` wrapped at ``width`` between words, never inside one; a word wider than a
     line continues after a label separator (``,``), or is shortened in the middle when it
     has none (``shorten_middle``), so no line is ever wider than ``width``."""
+    # Imported here: textwrap compiles its word-splitting expressions when it is imported, and
+    # a JSON or CSV summary, which imports this module with the table columns, never wraps.
+    import textwrap
+
     follow = " " * len(indent) if subsequent is None else subsequent
     lines = textwrap.wrap(
         text,
