@@ -402,6 +402,9 @@ class InputReport(Record):
     hami_version: str | None = None
     # Samples left out of every sum (non-finite, negative, out of range, duplicate series).
     problems: tuple[InputProblem, ...] = ()
+    # Sentences on lines set aside before reading (over a size limit, unreadable as metrics),
+    # as the headline has them: readers of JSON and CSV are told on stderr too.
+    set_aside: tuple[str, ...] = ()
 
 
 class PodShare(Record):

@@ -234,9 +234,9 @@ def _summarize(args: argparse.Namespace) -> int:
         message = problem.message if isinstance(problem, InputError) else str(problem)
         print(f"hami-summary summarize{_where(args)}: {message}", file=sys.stderr)
         return 2
-    if summary.input.problems:
-        # JSON and CSV readers may never look at the notes: the warning goes to stderr too.
-        warning = input_problems_note(summary.input.problems)
+    # JSON and CSV readers may never look at the notes: what was left out goes to stderr too.
+    warnings = [*summary.input.set_aside, input_problems_note(summary.input.problems)]
+    for warning in filter(None, warnings):
         print(f"hami-summary summarize{_where(args)}: warning: {warning}", file=sys.stderr)
     if getattr(args, "end_process", False):
         # The whole output is written: freeing the text and the summary object by object, then

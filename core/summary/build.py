@@ -270,8 +270,8 @@ def summarize_text(
     return summarize_readings(
         readings,
         source,
-        cleaning_notes=_cleaning_notes(read.paste_notes, read.rejected_lines),
-        input_warnings=(over_limit_note(tuple(read.over_limit)),) if read.over_limit else (),
+        cleaning_notes=read.paste_notes,
+        input_warnings=_set_aside_notes(read),
         missing_monitors=missing_monitors,
         real_usage=real_usage,
         namespace=namespace,
@@ -402,17 +402,26 @@ def _family_rows(text: str) -> tuple[FamilyRows, list[RejectedLine]]:
     return rows_from_samples(exposition.samples), list(exposition.rejected)
 
 
-def _cleaning_notes(
-    paste_notes: Sequence[str], rejected: Sequence[RejectedLine]
-) -> tuple[str, ...]:
-    notes = list(paste_notes)
-    if rejected:
-        first = rejected[0]
-        notes.append(
-            f"Skipped {len(rejected)} line(s) that are not valid metrics (first at line "
-            f"{first.line_no}: {first.reason})."
-        )
+def _set_aside_notes(read: _ReadTexts) -> tuple[str, ...]:
+    """The sentences about lines set aside before any figure was taken: over a size limit, or
+    not readable as metrics (a whole node can be among them: one stray quote in a label
+    value makes every line of it unreadable)."""
+    notes = []
+    if read.over_limit:
+        notes.append(over_limit_note(tuple(read.over_limit)))
+    if read.rejected_lines:
+        notes.append(unreadable_lines_note(read.rejected_lines))
     return tuple(notes)
+
+
+def unreadable_lines_note(rejected: Sequence[RejectedLine]) -> str:
+    """One sentence on the lines that could not be read as metrics: how many, the first one."""
+    first = rejected[0]
+    return (
+        f"Input problems: {len(rejected):,} line(s) could not be read as metrics and are in no "
+        f"figure (first at line {first.line_no}: {first.reason}). Send the /metrics output as "
+        "the exporter wrote it, without edits."
+    )
 
 
 def allocation_devices(
@@ -481,7 +490,8 @@ def summarize_readings(
     node: str | None = None,
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Summary:
-    """``input_warnings``: sentences about input set aside before reading, for the headline."""
+    """``input_warnings``: sentences about input set aside before reading, for the headline
+    (and ``InputReport.set_aside``)."""
     t = settings.thresholds
     devices, indexes = gpu_order(readings.devices.values())
     gpu_number = _gpu_numbers(devices)
@@ -504,7 +514,9 @@ def summarize_readings(
     hosts, containers = readings.host_gpus.values(), readings.containers.values()
     runtime = build_runtime(hosts, containers, scheduler_uuids, missing_monitors)
     usage = _real_usage(real_usage, workloads, t)
-    report = _input_report(readings, cleaning_notes, with_real_usage=real_usage is not None)
+    report = _input_report(
+        readings, cleaning_notes, input_warnings, with_real_usage=real_usage is not None
+    )
     notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
     gap_note = device_series_gap_note(missing_series, device_values_left_out)
     warnings = (*input_warnings, input_problems_note(readings.problems), gap_note)
@@ -623,7 +635,11 @@ def _real_usage(
 
 
 def _input_report(
-    readings: MetricsReadings, cleaning_notes: Sequence[str], *, with_real_usage: bool
+    readings: MetricsReadings,
+    cleaning_notes: Sequence[str],
+    set_aside: Sequence[str],
+    *,
+    with_real_usage: bool,
 ) -> InputReport:
     components = sorted(readings.components)
     if with_real_usage:
@@ -636,6 +652,7 @@ def _input_report(
         cleaning_notes=tuple(cleaning_notes),
         hami_version=readings.hami_version,
         problems=readings.problems,
+        set_aside=tuple(note for note in set_aside if note),
     )
 
 

@@ -173,3 +173,22 @@ def test_the_installed_command_on_hostile_values_gives_strict_json(tmp_path: Pat
             json.loads(done.stdout, parse_constant=refuse)
         else:
             assert b"'=HYPERLINK" in done.stdout
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "text"])
+def test_lines_that_cannot_be_read_are_warned_of_on_stderr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    # A stray quote in a node name: every line of gpu-node-1 is unreadable, its GPUs are gone.
+    text = read_fixture("scheduler-small.prom").replace("gpu-node-1", '<b>gpu-node-1</b>&"x')
+    path = write(tmp_path, text)
+    code, out, err = run(capsys, str(path), "--format", fmt)
+    assert code == 0
+    assert err == (
+        f"hami-summary summarize ({path}): warning: Input problems: 27 line(s) could not be read "
+        "as metrics and are in no figure (first at line 6: a label value has no closing double "
+        "quote, so the label set never ends). Send the /metrics output as the exporter wrote "
+        "it, without edits.\n"
+    )
+    if fmt == "json":
+        assert json.loads(out)["cluster"]["gpus"] == 3

@@ -8,6 +8,7 @@ from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo
 from core.settings import Limits, Settings
+from core.views import render
 from tests.conftest import read_fixture
 
 SOURCE = SourceInfo(kind="paste", label="pasted text")
@@ -80,3 +81,30 @@ def test_a_truncated_last_line_is_dropped_and_noted() -> None:
     summary = summarize_text(cut, SOURCE)
     assert summary.cluster.gpus == 6
     assert any("truncated" in note or "cut off" in note for note in summary.notes)
+
+
+# One stray quote in a node name makes every line of that node unreadable: the first at line 6.
+BROKEN_NODE = read_fixture("scheduler-small.prom").replace("gpu-node-1", '<b>gpu-node-1</b>&"x')
+UNREADABLE = (
+    "Input problems: 27 line(s) could not be read as metrics and are in no figure (first at "
+    "line 6: a label value has no closing double quote, so the label set never ends). Send the "
+    "/metrics output as the exporter wrote it, without edits."
+)
+
+
+def test_lines_that_cannot_be_read_are_said_above_the_figures_they_are_missing_from() -> None:
+    summary = summarize_text(BROKEN_NODE, SOURCE)
+    assert (summary.cluster.nodes, summary.cluster.gpus) == (1, 3)  # gpu-node-1 is gone
+    assert summary.input.set_aside == (UNREADABLE,)
+    assert UNREADABLE in summary.headline
+    assert summary.notes.count(UNREADABLE) == 1
+    report = render(summary, "text")
+    assert report.index("line(s) could not be read as metrics") < report.index("3 GPUs on 1 node")
+    markdown = render(summary, "markdown")
+    assert markdown.index("could not be read as metrics") < markdown.index("**3 GPUs** on 1 node")
+
+
+def test_readable_input_sets_nothing_aside() -> None:
+    summary = summarize_text(read_fixture("scheduler-small.prom"), SOURCE)
+    assert summary.input.set_aside == ()
+    assert not any("could not be read" in note for note in summary.notes)

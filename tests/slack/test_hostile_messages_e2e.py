@@ -76,3 +76,14 @@ def test_a_file_with_a_four_megabyte_label_is_summarised_without_that_line(
     assert "cores allocated: *not known* (1 GPU lacks a limit or allocation series)" in text
     assert "1 line(s) over the size limits were left out: line 6" in text
     assert "it is 4,000,161 characters long, over the limit of 16,384" in text
+
+
+def test_a_file_with_unreadable_lines_says_so_in_the_first_reply(bot: RunningBot) -> None:
+    # Markup and a stray quote in a node name: every line of that node is unreadable.
+    metrics = read_fixture("scheduler-small.prom").replace("gpu-node-1", '<b>gpu-node-1</b>&"x')
+    file = bot.api.add_private_file("broken-node.prom", metrics.encode())
+    _, ts = bot.sender.mention("", files=[file])
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "27 line(s) could not be read as metrics and are in no figure (first at line 6" in text
+    assert text.index("could not be read as metrics") < text.index("3 GPUs")
+    assert "<b>" not in text
