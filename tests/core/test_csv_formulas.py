@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.api import summarize_text
@@ -14,6 +13,7 @@ from core.views import render
 from core.views.csv_view import table_csv
 from core.views.spreadsheet import may_start_a_formula
 from tests.conftest import read_fixture
+from tests.support.properties import quick_and_full
 
 SOURCE = SourceInfo(kind="paste", label="pasted text")
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -82,12 +82,18 @@ CELLS = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(CELLS, min_size=1, max_size=4), min_size=1, max_size=5))
-def test_the_one_scan_check_never_misses_a_formula_cell(table: list[list[object]]) -> None:
+def _the_one_scan_check_never_misses_a_formula_cell(table: list[list[object]]) -> None:
     needs_quoting = any(isinstance(c, str) and c.startswith(FORMULA) for r in table for c in r)
     if needs_quoting:
         assert may_start_a_formula(_plain_csv(table))
+
+
+(
+    test_the_one_scan_check_never_misses_a_formula_cell,
+    test_the_one_scan_check_never_misses_a_formula_cell_in_full,
+) = quick_and_full(300, st.lists(st.lists(CELLS, min_size=1, max_size=4), min_size=1, max_size=5))(
+    _the_one_scan_check_never_misses_a_formula_cell
+)
 
 
 def test_the_one_scan_check_passes_plain_tables() -> None:

@@ -13,10 +13,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.json_text import dumps, dumps_utf8
+from tests.support.properties import quick_and_full
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,12 +73,16 @@ def assert_standard_text(text: str, document: object, pretty: bool) -> None:
         assert text == expected
 
 
-@settings(max_examples=200, deadline=None)
-@given(DOCUMENTS, st.booleans())
-def test_the_text_is_the_standard_librarys_but_for_small_floats(
-    document: object, pretty: bool
-) -> None:
+def _the_text_is_the_standard_librarys_but_for_small_floats(document: object, pretty: bool) -> None:
     assert_standard_text(dumps(document, pretty=pretty), document, pretty)
+
+
+(
+    test_the_text_is_the_standard_librarys_but_for_small_floats,
+    test_the_text_is_the_standard_librarys_but_for_small_floats_in_full,
+) = quick_and_full(200, DOCUMENTS, st.booleans())(
+    _the_text_is_the_standard_librarys_but_for_small_floats
+)
 
 
 def test_small_floats_read_back_as_the_same_values() -> None:
@@ -96,14 +100,18 @@ def test_non_finite_values_never_reach_the_text_as_bare_names() -> None:
     assert json.loads(text) == {"a": None, "b": [None]}
 
 
-@settings(max_examples=200, deadline=None)
-@given(DOCUMENTS, st.booleans())
-def test_the_utf8_route_writes_the_same_text(document: object, pretty: bool) -> None:
+def _the_utf8_route_writes_the_same_text(document: object, pretty: bool) -> None:
     """``dumps_utf8`` gives orjson's bytes or the standard library's string: either way the
     text of ``dumps``, which the command line writes without decoding it first."""
     written = dumps_utf8(document, pretty=pretty)
     text = written.decode() if isinstance(written, bytes) else written
     assert_standard_text(text, document, pretty)
+
+
+(
+    test_the_utf8_route_writes_the_same_text,
+    test_the_utf8_route_writes_the_same_text_in_full,
+) = quick_and_full(200, DOCUMENTS, st.booleans())(_the_utf8_route_writes_the_same_text)
 
 
 def test_the_utf8_route_leaves_unencodable_text_to_the_standard_library() -> None:

@@ -9,12 +9,12 @@ import math
 import sys
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import readings
 from core.readings import FamilyRows
 from core.sample_screen import VALUE_RANGES, ValueRange, _all_in_range, _value_reason
+from tests.support.properties import quick_and_full
 
 _RANGES = sorted(set(VALUE_RANGES.values()))
 
@@ -65,21 +65,27 @@ def test_a_column_is_in_range_exactly_when_each_of_its_values_is(
         assert _all_in_range(column, bounds) == _each_in_range(column, bounds), column
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    st.sampled_from(_RANGES),
-    st.lists(
-        st.one_of(
-            st.floats(),
-            st.floats(min_value=0.0, max_value=2.0**66),
-            st.integers(min_value=0, max_value=2**64).map(float),
-        ),
-        min_size=1,
-        max_size=12,
+_COLUMNS = st.lists(
+    st.one_of(
+        st.floats(),
+        st.floats(min_value=0.0, max_value=2.0**66),
+        st.integers(min_value=0, max_value=2**64).map(float),
     ),
+    min_size=1,
+    max_size=12,
 )
-def test_any_column_is_screened_as_value_by_value(bounds: ValueRange, column: list[float]) -> None:
+
+
+def _any_column_is_screened_as_value_by_value(bounds: ValueRange, column: list[float]) -> None:
     assert _all_in_range(column, bounds) == _each_in_range(column, bounds)
+
+
+(
+    test_any_column_is_screened_as_value_by_value,
+    test_any_column_is_screened_as_value_by_value_in_full,
+) = quick_and_full(300, st.sampled_from(_RANGES), _COLUMNS)(
+    _any_column_is_screened_as_value_by_value
+)
 
 
 # Readings: every input read by the whole-column paths equals the row-by-row reading.
@@ -143,15 +149,19 @@ def _family_rows(draw: st.DrawFn) -> FamilyRows:
     return rows
 
 
-@settings(max_examples=400, deadline=None)
-@given(_family_rows())
-def test_whole_column_readings_equal_row_by_row_readings(rows: FamilyRows) -> None:
+def _whole_column_readings_equal_row_by_row_readings(rows: FamilyRows) -> None:
     fast = readings.read_family_rows(rows)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(readings, "_device_column", lambda *_: None)
         patch.setattr(readings, "_allocation_column", lambda *_: None)
         slow = readings.read_family_rows(rows)
     assert fast == slow
+
+
+(
+    test_whole_column_readings_equal_row_by_row_readings,
+    test_whole_column_readings_equal_row_by_row_readings_in_full,
+) = quick_and_full(400, _family_rows())(_whole_column_readings_equal_row_by_row_readings)
 
 
 def test_the_first_device_family_with_a_masked_uuid_is_read_row_by_row() -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from heapq import nsmallest
 
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.model import GpuState, GpuSummary, Workload
 from core.views.tables import _gpu_order, _workload_order, first_gpus, largest_workloads
+from tests.support.properties import quick_and_full
 
 STATES: list[GpuState] = ["idle", "partial", "full", "inconsistent"]
 FLAG_SETS = [(), ("shared",), ("overcommitted",), ("shared", "overcommitted"), ("exclusive",)]
@@ -33,12 +33,16 @@ gpu_lists = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(gpu_lists, st.integers(0, 70))
-def test_first_gpus_are_the_smallest_by_interest(rows: list[tuple], top: int) -> None:
+def _first_gpus_are_the_smallest_by_interest(rows: list[tuple], top: int) -> None:
     gpus = [_gpu(*row) for row in rows]
     expected = gpus if len(gpus) <= top else nsmallest(top, gpus, key=_gpu_order)
     assert first_gpus(gpus, top) == expected
+
+
+(
+    test_first_gpus_are_the_smallest_by_interest,
+    test_first_gpus_are_the_smallest_by_interest_in_full,
+) = quick_and_full(300, gpu_lists, st.integers(0, 70))(_first_gpus_are_the_smallest_by_interest)
 
 
 workload_lists = st.lists(
@@ -52,11 +56,17 @@ workload_lists = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(workload_lists, st.integers(-1, 70))
-def test_largest_workloads_are_the_smallest_by_size(rows: list[tuple], top: int) -> None:
+def _largest_workloads_are_the_smallest_by_size(rows: list[tuple], top: int) -> None:
     workloads = [
         Workload(ns, pod, str(i), "node", f"GPU-{i}", cores, mem, False, False, False)
         for i, (ns, pod, cores, mem) in enumerate(rows)
     ]
     assert largest_workloads(workloads, top) == nsmallest(top, workloads, key=_workload_order)
+
+
+(
+    test_largest_workloads_are_the_smallest_by_size,
+    test_largest_workloads_are_the_smallest_by_size_in_full,
+) = quick_and_full(300, workload_lists, st.integers(-1, 70))(
+    _largest_workloads_are_the_smallest_by_size
+)
