@@ -10,7 +10,7 @@ from core.views.digest import Digest, build_digest
 from core.views.digest_filtered import filter_words
 from core.views.table_spec import markdown_lines
 from core.views.tables import Table
-from core.views.visible_text import visible
+from core.views.visible_text import markdown_text
 
 TOP_ROWS = 20
 
@@ -27,9 +27,9 @@ MARKDOWN_HINTS = Hints(
 
 def _strong(line: Line) -> str:
     return " · ".join(
-        f"{visible(f.before)}**{visible(f.strong)}**{visible(f.after)}"
+        f"{markdown_text(f.before)}**{markdown_text(f.strong)}**{markdown_text(f.after)}"
         if f.strong
-        else visible(f.before + f.after)
+        else markdown_text(f.before + f.after)
         for f in line
     )
 
@@ -39,19 +39,19 @@ def first_page_lines(digest: Digest) -> list[str]:
     out = [_strong(line) + "  " for line in digest.headline]
     out[-1] = out[-1].rstrip()
     if digest.scope:
-        out += ["", f"_{visible(digest.scope)}_"]
+        out += ["", f"_{markdown_text(digest.scope)}_"]
     for section in digest.sections:
-        out += ["", f"## {visible(section.title)}", ""]
+        out += ["", f"## {markdown_text(section.title)}", ""]
         if section.note:
-            out += [f"_{visible(section.note)}_", ""]
+            out += [f"_{markdown_text(section.note)}_", ""]
         if section.table is not None:
             out += markdown_lines(section.table)
         if section.after:
-            out += ["", visible(section.after)]
+            out += ["", markdown_text(section.after)]
         if section.lines_title:
-            out += ["", visible(section.lines_title), ""]
+            out += ["", markdown_text(section.lines_title), ""]
         out += [f"- {_strong(item)}" for item in section.lines]
-    return [*out, "", visible(digest.more), ""]
+    return [*out, "", markdown_text(digest.more), ""]
 
 
 def format_table(table: Table) -> list[str]:
@@ -70,13 +70,13 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
     """The report: the first page, then every section in detail, each table cut to ``top``
     rows with how many more and where they are."""
     scope = f", {filter_words(summary.focus)}" if summary.focus is not None else ""
-    out = [f"# HAMi GPU allocation summary{visible(scope)}", ""]
-    out += [f"- {visible(line)}" for line in tables.header_lines(summary)]
+    out = [f"# HAMi GPU allocation summary{markdown_text(scope)}", ""]
+    out += [f"- {markdown_text(line)}" for line in tables.header_lines(summary)]
     for note in summary.headline:
-        out += ["", f"> {visible(note)}"]
+        out += ["", f"> {markdown_text(note)}"]
     out += ["", *first_page_lines(build_digest(summary, MARKDOWN_HINTS))]
     out += ["# Details", "", "## Cluster overview", ""]
-    out += [f"- {visible(line)}" for line in tables.overview_lines(summary)]
+    out += [f"- {markdown_text(line)}" for line in tables.overview_lines(summary)]
     out.append("")
     for table in (
         *focus_tables.share_tables(summary, top),
@@ -89,11 +89,11 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
     ):
         out += format_table(table)
     out += ["## Findings", ""]
-    out += [f"- **{f.severity}** {visible(f.message)}" for f in summary.findings] or [
+    out += [f"- **{f.severity}** {markdown_text(f.message)}" for f in summary.findings] or [
         "_None: nothing stands out._"
     ]
     out += ["", "## Consistency checks", ""]
-    out += [f"- **{c.status}** {c.name}: {visible(c.message)}" for c in summary.checks]
+    out += [f"- **{c.status}** {c.name}: {markdown_text(c.message)}" for c in summary.checks]
     out.append("")
     runtime = tables.runtime_tables(summary, top)
     if runtime:
@@ -101,7 +101,7 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
             out += format_table(table)
         if summary.runtime and summary.runtime.missing_monitors:
             missing = ", ".join(summary.runtime.missing_monitors)
-            out += [f"vGPU monitors not reached: {visible(missing)}", ""]
+            out += [f"vGPU monitors not reached: {markdown_text(missing)}", ""]
     else:
         out += [
             "## Runtime usage",
@@ -118,5 +118,5 @@ def render(summary: Summary, top: int = TOP_ROWS) -> str:
         out += format_table(outlook)
     other_notes = tables.other_notes(summary)
     if other_notes:
-        out += ["## Notes", ""] + [f"- {visible(note)}" for note in other_notes]
+        out += ["## Notes", ""] + [f"- {markdown_text(note)}" for note in other_notes]
     return "\n".join(out).rstrip() + "\n"

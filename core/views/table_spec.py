@@ -29,7 +29,7 @@ from typing import Any, Generic, Literal, NamedTuple, TypeVar
 from core.model import FrozenRecord
 from core.views import numbers
 from core.views.text_fit import shorten_middle, wrap_words
-from core.views.visible_text import visible
+from core.views.visible_text import markdown_text, visible
 
 R = TypeVar("R")
 Align = Literal["left", "right"]
@@ -627,15 +627,12 @@ def aligned_lines(
     return fixed_width(table, width)
 
 
-def _escape_markdown(value: str) -> str:
-    return value.replace("|", "\\|")
-
-
 def markdown_lines(table: Table) -> list[str]:
-    """``table`` as a Markdown table: numbers right-aligned, pipes in cells escaped."""
+    """``table`` as a Markdown table: numbers right-aligned, cells shown as written
+    (``markdown_text``: a pipe never ends a cell, a name is never HTML or a link)."""
     rule = ["---:" if table.aligned(i) == "right" else "---" for i in range(len(table.headers))]
     return [
         "| " + " | ".join(table.headers) + " |",
         "|" + "|".join(rule) + "|",
-        *("| " + " | ".join(_escape_markdown(v) for v in row) + " |" for row in table.rows),
+        *("| " + " | ".join(markdown_text(v) for v in row) + " |" for row in table.rows),
     ]

@@ -36,3 +36,15 @@ def visible_lines(text: str) -> str:
     if text.isprintable():
         return text
     return "\n".join(map(visible, text.split("\n")))
+
+
+# What turns text into Markdown markup other than emphasis: raw HTML and entities (<, >, &),
+# links and images ([, ]), the end of a table cell (|), and a backslash, which would escape
+# the character after it. CommonMark lets any ASCII punctuation be escaped with a backslash.
+_MARKDOWN_MARKUP = str.maketrans({char: "\\" + char for char in "\\<>&[]|"})
+
+
+def markdown_text(text: str) -> str:
+    """``text`` made ``visible`` and shown as written in Markdown: a pod named
+    ``<img src=x onerror=...>`` or ``[login](http://...)`` stays text, never HTML or a link."""
+    return visible(text).translate(_MARKDOWN_MARKUP)

@@ -15,6 +15,8 @@ from tests.conftest import read_fixture
 POD_AS_WRITTEN = "llm\\ninfer\t0\x1b[31m"
 POD = "llm\ninfer\t0\x1b[31m"
 POD_SHOWN = "llm\\ninfer\\t0\\x1b[31m"
+# In Markdown, each backslash of those escapes and the "[" escaped again: rendered, POD_SHOWN.
+POD_MARKDOWN = "llm\\\\ninfer\\\\t0\\\\x1b\\[31m"
 
 
 def summary_with_odd_pod() -> Summary:
@@ -28,8 +30,8 @@ def test_markdown_rows_stay_one_line_each() -> None:
     report = render(summary_with_odd_pod(), "markdown", top=20)
     rows = [line for line in report.split("\n") if "llm" in line]
     assert rows == [
-        f"| team-a | {POD_SHOWN} | gpu-node-1/0 | 30 | 10.0 GiB | fraction, shared |",
-        f"| team-a | 30 | 10.0 GiB | {POD_SHOWN} |",
+        f"| team-a | {POD_MARKDOWN} | gpu-node-1/0 | 30 | 10.0 GiB | fraction, shared |",
+        f"| team-a | 30 | 10.0 GiB | {POD_MARKDOWN} |",
     ]
     assert "\x1b" not in report
 
