@@ -108,3 +108,54 @@ def test_readable_input_sets_nothing_aside() -> None:
     summary = summarize_text(read_fixture("scheduler-small.prom"), SOURCE)
     assert summary.input.set_aside == ()
     assert not any("could not be read" in note for note in summary.notes)
+
+
+FETCH_ADVICE = (
+    "Fix what it says (the Service's name and namespace, access to the cluster, the "
+    "kubeconfig's credentials) and fetch them again."
+)
+
+
+@pytest.mark.parametrize(
+    "failed",
+    [
+        "Error from server (ServiceUnavailable): the server is currently unable to handle the "
+        "request (get services hami-scheduler:monitor)",
+        'Error from server (NotFound): services "hami-scheduler" not found',
+        "error: You must be logged in to the server (Unauthorized)",
+        "The connection to the server localhost:8080 was refused - did you specify the right "
+        "host or port?",
+        "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout",
+        "curl: (7) Failed to connect to 10.0.0.1 port 31993 after 0 ms: Couldn't connect to server",
+    ],
+)
+def test_a_failed_fetch_is_quoted_with_what_to_do(failed: str) -> None:
+    message = refusal(f"$ kubectl get --raw /api/v1/.../proxy/metrics\n{failed}\n")
+    assert message.startswith(
+        "That is the error of the command that fetched the metrics, not metrics: "
+        f"`{failed[:119] + '…' if len(failed) > 120 else failed}`. {FETCH_ADVICE}"
+    )
+    assert HOW_TO in message
+
+
+def test_client_go_log_lines_before_an_error_are_quoted_first() -> None:
+    text = (
+        "E1203 15:00:00.123456   12345 memcache.go:265] couldn't get current server API group "
+        'list: Get "https://10.0.0.1:6443/api?timeout=32s": dial tcp 10.0.0.1:6443: i/o timeout\n'
+        "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout\n"
+    )
+    assert refusal(text).startswith(
+        "That is the error of the command that fetched the metrics, not metrics: `E1203 "
+        "15:00:00.123456   12345 memcache.go:265] couldn't get current server API group list:"
+    )
+
+
+def test_a_quoted_error_shows_control_characters_as_escapes() -> None:
+    message = refusal("Error from server (NotFound): services \x1b[2J\x1b]0;x\x07 not found\n")
+    assert "\x1b" not in message and "\x07" not in message
+    assert "`Error from server (NotFound): services \\x1b[2J\\x1b]0;x\\x07 not found`" in message
+
+
+def test_words_about_an_error_are_not_taken_for_one() -> None:
+    message = refusal("the scheduler says: error: no metrics today\n")
+    assert message.startswith("No metrics found in that text")

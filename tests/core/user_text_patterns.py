@@ -76,6 +76,7 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.exposition:_ASCII_BLANKS_RE": UserTextPattern("split", METRICS),
     "core.exposition:_unquoted_run": UserTextPattern("match", METRICS, _unquoted_run),
     "core.line_limits:_QUOTED": UserTextPattern("finditer", METRICS),
+    "core.command_errors:_COMMAND_ERROR": UserTextPattern("search", METRICS),
     "core.paste:_SUSPECT_LINE": UserTextPattern("search", METRICS),
     "core.paste:_SLACK_ENTITY": UserTextPattern("sub", METRICS),
     "core.paste:_BARE_AMPERSAND": UserTextPattern("search", METRICS),
