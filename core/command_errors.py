@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from core.errors import shorten_line
+from core.errors import InputError, shorten_line
 from core.views.visible_text import visible
 
 # Lines kubectl, client-go and curl write when a fetch fails, at the start of a line.
@@ -36,3 +36,16 @@ def command_error_line(text: str) -> str | None:
     end = text.find("\n", match.start())
     line = text[match.start() : len(text) if end == -1 else end].strip()
     return shorten_line(visible(line))
+
+
+def failed_fetch_error(text: str, how_to_fetch: str) -> InputError | None:
+    """What to say of a text that holds no metrics but a failed fetch's error (None when it
+    holds none): that line quoted, what to fix, and ``how_to_fetch`` the metrics."""
+    failed = command_error_line(text)
+    if failed is None:
+        return None
+    return InputError(
+        f"That is the error of the command that fetched the metrics, not metrics: `{failed}`. "
+        "Fix what it says (the Service's name and namespace, access to the cluster, the "
+        f"kubeconfig's credentials) and fetch them again. {how_to_fetch}"
+    )

@@ -107,11 +107,13 @@ from bot.store.ratelimit import RateLimiter, rate_limit_message
 from bot.store.state import BotState, ClusterTarget, PastedKind, PastedMetrics, PickerChoice
 from bot.store.summary_memo import memoized_render
 from core.api import cluster_of, summarize_text
+from core.command_errors import failed_fetch_error
 from core.errors import InputError
 from core.fit_shape import Shape
 from core.history.snapshot import snapshot_of
 from core.model import SourceInfo, Summary
 from core.settings import DEFAULT_SETTINGS, Settings
+from core.summary.build import HOW_TO_GET_METRICS
 from core.views.csv_view import runtime_csv
 
 BUTTON_ACTIONS: dict[str, FollowUpAction] = {
@@ -686,6 +688,10 @@ class Conversation:
                 "threads). It is for the Slack users listed in HAMI_SUMMARY_ADMINS.",
                 title="Ask for the admin report with the slash command",
             )
+        # A failed kubectl or curl pasted instead of its output: say what failed.
+        failed = failed_fetch_error(body, HOW_TO_GET_METRICS)
+        if failed is not None:
+            return _problem(failed)
         subject = self.state.thread_subject(channel, thread_ts)
         if subject is None:
             return no_metrics_reply()

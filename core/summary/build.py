@@ -151,15 +151,11 @@ def _no_hami_error(text: str, samples: int, readings: MetricsReadings, rejected:
             f"{HOW_TO_GET_METRICS}"
         )
     if not samples:
-        from core.command_errors import command_error_line
+        from core.command_errors import failed_fetch_error
 
-        failed = command_error_line(text)
+        failed = failed_fetch_error(text, HOW_TO_GET_METRICS)
         if failed is not None:
-            return InputError(
-                f"That is the error of the command that fetched the metrics, not metrics: "
-                f"`{failed}`. Fix what it says (the Service's name and namespace, access to the "
-                f"cluster, the kubeconfig's credentials) and fetch them again. {HOW_TO_GET_METRICS}"
-            )
+            return failed
         detail = (
             f" {rejected} line(s) looked like metrics but could not be read." if rejected else ""
         )

@@ -87,3 +87,12 @@ def test_a_file_with_unreadable_lines_says_so_in_the_first_reply(bot: RunningBot
     assert "27 line(s) could not be read as metrics and are in no figure (first at line 6" in text
     assert text.index("could not be read as metrics") < text.index("3 GPUs")
     assert "<b>" not in text
+
+
+def test_a_pasted_fetch_error_is_quoted_with_what_to_fix(bot: RunningBot) -> None:
+    failed = 'Error from server (NotFound): services "hami-scheduler" not found'
+    _, ts = bot.sender.mention(f"```\n$ kubectl get --raw .../proxy/metrics\n{failed}\n```")
+    text = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "That is the error of the command that fetched the metrics, not metrics" in text
+    assert 'services "hami-scheduler" not found' in text
+    assert "No metrics here yet" not in text
