@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bot.cli.summarize import UsageProblem, format_summary, write_chart
+from bot.cli.summarize import UsageProblem, format_summary, left_out_warnings, write_chart
 from bot.clusters.collect import collect_from_kubeconfig
 from bot.clusters.errors import CollectionError
 from bot.settings_file import load_settings
@@ -115,4 +115,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for note in collected.notes:
         print(visible_lines(f"note: {note}"), file=sys.stderr)
+    for warning in left_out_warnings(summary):
+        where = f'hami-summary scrape (context "{args.context}")'
+        print(visible_lines(f"{where}: warning: {warning}"), file=sys.stderr)
     return 0

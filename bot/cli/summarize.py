@@ -234,15 +234,20 @@ def _summarize(args: argparse.Namespace) -> int:
         message = problem.message if isinstance(problem, InputError) else str(problem)
         print(f"hami-summary summarize{_where(args)}: {message}", file=sys.stderr)
         return 2
-    # JSON and CSV readers may never look at the notes: what was left out goes to stderr too.
-    warnings = [*summary.input.set_aside, input_problems_note(summary.input.problems)]
-    for warning in filter(None, warnings):
+    for warning in left_out_warnings(summary):
         print(f"hami-summary summarize{_where(args)}: warning: {warning}", file=sys.stderr)
     if getattr(args, "end_process", False):
         # The whole output is written: freeing the text and the summary object by object, then
         # tearing the interpreter down, would only cost time.
         end_process_when_flushed(0)
     return 0
+
+
+def left_out_warnings(summary: Summary) -> list[str]:
+    """The sentences on what was left out of the figures (lines set aside, values no exporter
+    writes), for stderr: readers of JSON and CSV may never look at the notes."""
+    warnings = [*summary.input.set_aside, input_problems_note(summary.input.problems)]
+    return [warning for warning in warnings if warning]
 
 
 def end_process_when_flushed(code: int) -> None:

@@ -12,6 +12,10 @@ from bot.cli.main import main
 from tests.kube.fake_apiserver import FakeApiServer, FakeCluster
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "scheduler-small.prom"
+A100_0_CORES = (
+    'hami_gpu_core_allocated_ratio{device_index="0",device_type="NVIDIA A100-PCIE-40GB",'
+    'device_uuid="GPU-5f3c1a2e-7b4d-4e91-9c0a-1d2e3f405162",node="gpu-node-1",zone="vGPU"}'
+)
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -130,3 +134,30 @@ def test_scrape_unknown_context_and_missing_file(
     code, _, err = _run(["scrape", "--kubeconfig", str(missing), "--context", "test"], capsys)
     assert code == 2
     assert err.startswith(f"hami-summary scrape: cannot read kubeconfig {missing}: ")
+
+
+def test_scrape_warns_on_stderr_of_what_it_left_out(
+    cluster: FakeCluster, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A stray quote that makes every line of gpu-node-2 unreadable, and a value no exporter
+    # writes on gpu-node-1.
+    text = FIXTURE.read_text(encoding="utf-8").replace("gpu-node-2", 'gpu-node-2"x')
+    text = text.replace(A100_0_CORES + " 50", A100_0_CORES + " NaN")
+    cluster.service_proxy[("kube-system", "hami-scheduler", "monitor")].body = text.encode()
+    code, out, err = _run(
+        ["scrape", "--kubeconfig", str(kubeconfig), "--context", "test", "--format", "json"],
+        capsys,
+    )
+    assert code == 0, err
+    assert json.loads(out)["cluster"]["nodes"] == 1
+    warnings = [line for line in err.splitlines() if ": warning: " in line]
+    assert len(warnings) == 2, err
+    assert warnings[0].startswith(
+        'hami-summary scrape (context "test"): warning: Input problems: 26 line(s) could not be '
+        "read as metrics and are in no figure (first at line "
+    )
+    assert warnings[1].startswith(
+        'hami-summary scrape (context "test"): warning: Input problems: 1 value(s) that no HAMi '
+        'exporter writes were left out of every figure: hami_gpu_core_allocated_ratio{node="'
+        'gpu-node-1",'
+    )
