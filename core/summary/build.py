@@ -524,7 +524,7 @@ def summarize_readings(
     )
     notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
     gap_note = device_series_gap_note(missing_series, device_values_left_out)
-    warnings = (*input_warnings, input_problems_note(readings.problems), gap_note)
+    warnings = (*report.set_aside, input_problems_note(readings.problems), gap_note)
     headline = _lift_warnings(notes, warnings)
     whole = Summary(
         source=source,
