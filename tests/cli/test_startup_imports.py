@@ -86,18 +86,13 @@ def test_chart_loads_matplotlib_only_when_asked(tmp_path: Path) -> None:
 
 # Standard modules a summary does not need, each a few milliseconds of every run: argparse's
 # default help width (shutil, which brings the archive modules), paths (pathlib), name
-# suggestions for a filter that matches nothing (difflib), and the modules orjson would look
-# up types in at import (dataclasses with inspect, uuid with platform; see core.json_text).
+# suggestions for a filter that matches nothing (difflib) and the archive modules.
 UNNEEDED_STANDARD_MODULES = {
     "shutil",
     "pathlib",
     "difflib",
     "bz2",
     "lzma",
-    "dataclasses",
-    "inspect",
-    "uuid",
-    "platform",
 }
 
 
