@@ -164,16 +164,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command ``argv`` (default: this process's command line).
-
-    Without ``argv`` this is the whole process (the console script, ``python -m``): a command
-    that has written all its output may then end the process itself rather than return, which
-    spares freeing what it built (``args.end_process``). Callers passing ``argv`` always get the
-    exit code back.
-    """
+    """Run the command ``argv`` (default: this process's command line)."""
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    args.end_process = argv is None
     if "logging" in sys.modules:
         # The chosen command's modules (or the libraries they use) log: set the level and the
         # credential redaction up before it runs. A command whose modules never import logging

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import zlib
@@ -201,18 +200,6 @@ def write_chart(summary: Summary, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # One command, then the process ends: reference counting frees what it built, and the
-    # cyclic collector would only rescan the million objects of a large summary's output.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _summarize(args)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-
-
-def _summarize(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(path=args.settings)
         text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
@@ -236,10 +223,6 @@ def _summarize(args: argparse.Namespace) -> int:
         return 2
     for warning in left_out_warnings(summary):
         print(f"hami-summary summarize{_where(args)}: warning: {warning}", file=sys.stderr)
-    if getattr(args, "end_process", False):
-        # The whole output is written: freeing the text and the summary object by object, then
-        # tearing the interpreter down, would only cost time.
-        end_process_when_flushed(0)
     return 0
 
 
@@ -248,18 +231,6 @@ def left_out_warnings(summary: Summary) -> list[str]:
     writes), for stderr: readers of JSON and CSV may never look at the notes."""
     warnings = [*summary.input.set_aside, input_problems_note(summary.input.problems)]
     return [warning for warning in warnings if warning]
-
-
-def end_process_when_flushed(code: int) -> None:
-    """End the process with ``code`` at once, without the interpreter's teardown, once the
-    standard streams are flushed. When a flush fails (the reader went away), return: the
-    interpreter's own exit then reports the unwritten output as it always has."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:
-        return
-    os._exit(code)
 
 
 def _where(args: argparse.Namespace) -> str:

@@ -6,13 +6,11 @@ capacity, runtime, real usage -> notes. Every figure a view shows is computed he
 
 from __future__ import annotations
 
-import functools
-import gc
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING
 
 from core.errors import InputError
 from core.families import FAMILIES
@@ -87,8 +85,6 @@ DEVICE_FIGURE_ROLES = frozenset(
         "overview_mem_allocated_bytes",
     }
 )
-P = ParamSpec("P")
-R = TypeVar("R")
 _NODE_AND_UUID = attrgetter("node", "device_uuid")
 
 NO_DEVICES_ANSWER = (
@@ -224,29 +220,6 @@ def _overview(
     )
 
 
-def _cyclic_gc_paused(function: Callable[P, R]) -> Callable[P, R]:
-    """Pause the cyclic garbage collector while ``function`` builds a summary.
-
-    A large scrape creates a few hundred thousand small acyclic objects; CPython's collector
-    would rescan them over and over (a third of the run time on 70,000 samples) although
-    reference counting frees them all. The collector's state is process-wide: a concurrent
-    summary may re-enable it early, which only costs speed.
-    """
-
-    @functools.wraps(function)
-    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return paused
-
-
-@_cyclic_gc_paused
 def summarize_text(
     text: str,
     source: SourceInfo,
