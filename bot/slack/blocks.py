@@ -37,7 +37,8 @@ from bot.conversation.rich import Rich
 from bot.slack.mrkdwn import code_block, mrkdwn
 from core.model import Summary
 from core.views.attention import Hints, Line
-from core.views.digest import Digest, Section, build_digest, plain
+from core.views.digest import Digest, Section, plain
+from core.views.first_page import build_digest
 from core.views.table_spec import fixed_width
 from core.views.tables import age_text
 from core.views.visible_text import visible

@@ -406,13 +406,8 @@ def warnings_of(summary: Summary) -> tuple[str, ...]:
     return tuple(note for note in summary.headline if note != ALLOCATION_ONLY_NOTE)
 
 
-def build_digest(summary: Summary, hints: Hints) -> Digest:
-    """The first page of ``summary``; ``hints`` say where the full lists are. A filtered
-    summary gets the filter's page (``digest_filtered``)."""
-    if summary.focus is not None:
-        from core.views.digest_filtered import filtered_digest
-
-        return filtered_digest(summary, hints)
+def cluster_digest(summary: Summary, hints: Hints) -> Digest:
+    """The first page of an unfiltered ``summary``; ``hints`` say where the full lists are."""
     known = _devices_known(summary)
     sections: list[Section] = []
     if known:

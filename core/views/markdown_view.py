@@ -6,8 +6,9 @@ from __future__ import annotations
 from core.model import Summary
 from core.views import focus_tables, tables
 from core.views.attention import Hints, Line
-from core.views.digest import Digest, build_digest
+from core.views.digest import Digest
 from core.views.digest_filtered import filter_words
+from core.views.first_page import build_digest
 from core.views.table_spec import markdown_lines
 from core.views.tables import Table
 from core.views.visible_text import markdown_text

@@ -10,8 +10,9 @@ from __future__ import annotations
 from core.model import Summary
 from core.views import focus_tables, tables
 from core.views.attention import Hints
-from core.views.digest import Digest, build_digest, plain
+from core.views.digest import Digest, plain
 from core.views.digest_filtered import filter_words
+from core.views.first_page import build_digest
 from core.views.table_spec import fixed_width
 from core.views.tables import Table
 from core.views.text_fit import wrap_words
