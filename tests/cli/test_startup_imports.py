@@ -86,7 +86,7 @@ def test_chart_loads_matplotlib_only_when_asked(tmp_path: Path) -> None:
 
 # Standard modules a summary does not need, each a few milliseconds of every run: argparse's
 # default help width (shutil, which brings the archive modules), paths (pathlib), name
-# suggestions for a filter that matches nothing (difflib) and the archive modules.
+# suggestions for a filter that matches nothing (difflib).
 UNNEEDED_STANDARD_MODULES = {
     "shutil",
     "pathlib",
