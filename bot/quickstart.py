@@ -3,6 +3,7 @@
     python3 -m bot.quickstart run    # set up .venv, then the bot in this terminal, example loaded
     python3 -m bot.quickstart test   # set up .venv with the dev extra, then lint, type-check, test
     python3 -m bot.quickstart test --fast   # the same without the tests marked slow
+    python3 -m bot.quickstart docs   # build the documentation site, --strict (a test step)
 
 Standard library only: this runs before any dependency is installed. The virtual environment is
 (re)installed only when pyproject.toml changed since the last install.
@@ -15,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -194,6 +196,7 @@ def run_tests(extra_args: list[str]) -> int:
         ("ruff", [str(BIN / "ruff"), "check", "core", "bot", "tests"]),
         ("ruff format", [str(BIN / "ruff"), "format", "--check", "."]),
         ("mypy", [str(BIN / "mypy")]),
+        ("docs", [str(PYTHON), "-m", "bot.quickstart", "docs"]),
         ("pytest", pytest_command(extra_args)),
     ]
     for name, command in steps:
@@ -207,11 +210,27 @@ def run_tests(extra_args: list[str]) -> int:
     return 0
 
 
+def build_docs() -> int:
+    """``mkdocs build --strict`` of ``docs/`` into a temporary folder, so the site never lands in
+    the checkout; a broken link, a page left out of the navigation or any warning fails it.
+
+    mkdocs-material prints a notice about its successor on every start, which would read as a
+    warning in every test run; its own switch turns it off.
+    """
+    ensure_environment("dev")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    with tempfile.TemporaryDirectory(prefix="hami-summary-site-") as site:
+        command = [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", site]
+        return _run(*command, env=env)
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("run", "test"):
+    if not argv or argv[0] not in ("run", "test", "docs"):
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
+    if command == "docs":
+        return build_docs()
     return run_main_job(rest) if command == "run" else run_tests(rest)
 
 

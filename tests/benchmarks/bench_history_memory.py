@@ -1,4 +1,5 @@
-"""Measure: Redis memory of one cluster's full summary history (README, "History").
+"""Measure: Redis memory of one cluster's full summary history (docs/operating.md, "Summary
+history").
 
 Run from the repository root:
 

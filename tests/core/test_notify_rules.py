@@ -188,7 +188,8 @@ def test_states_survive_json_and_texts_name_rule_and_subjects() -> None:
 
 
 def test_the_simulated_scheduler_drifts_enough_to_fire_and_resolve() -> None:
-    """What the README's demo promises of ``simulate --nodes 20 --gpus-per-node 4`` (seed 0)."""
+    """What the demo of docs/slack.md ("Digests and alerts") promises of ``simulate --nodes 20
+    --gpus-per-node 4`` (seed 0)."""
     from core.simulate import drift_cluster, simulate_cluster
     from tests.core.history_support import snapshot_at
 

@@ -1,6 +1,7 @@
-"""The deployment documents say what is true: every documented Helm command renders, the chart
-README is the one its generator writes, both Slack manifests describe the same app, and every
-setting the bot reads from the environment is documented."""
+"""The documents say what is true: every documented Helm command renders, the chart README is
+the one its generator writes, both Slack manifests describe the same app, every setting the bot
+reads from the environment is documented, the replies shown are what the commands print today,
+and every page of the site is in its navigation."""
 
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "helm" / "hami-summary"
-DOCUMENTS = [REPO / "README.md", CHART / "README.md"]
+PAGES = sorted((REPO / "docs").glob("*.md"))
+DOCUMENTS = [REPO / "README.md", *PAGES, CHART / "README.md"]
+
+
+def site_text() -> str:
+    """The README and every page of the documentation site, one after the other."""
+    return "\n".join(path.read_text(encoding="utf-8") for path in [REPO / "README.md", *PAGES])
 
 
 def chart_readme_tool() -> ModuleType:
@@ -102,10 +109,44 @@ def values_of(command: str) -> tuple[str, str, dict[str, Any]]:
 ALL_COMMANDS = [(doc.relative_to(REPO), cmd) for doc in DOCUMENTS for cmd in helm_commands(doc)]
 
 
-def test_the_readmes_document_helm_commands() -> None:
+def test_the_documents_show_helm_commands() -> None:
     documents = {str(doc) for doc, _ in ALL_COMMANDS}
-    assert documents == {"README.md", "deploy/helm/hami-summary/README.md"}
+    assert documents == {"docs/operating.md", "deploy/helm/hami-summary/README.md"}
     assert len(ALL_COMMANDS) >= 5
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    """A page left out of ``nav`` builds but no reader finds it; mkdocs only says so in INFO."""
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    in_nav = {next(iter(entry.values())) for entry in config["nav"]}
+    assert in_nav == {page.name for page in PAGES}
+    assert {"index.md", "architecture.md", "development.md"} <= in_nav
+
+
+def test_the_readme_links_every_page_and_stays_short() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(docs/([a-z-]+\.md)\)", readme))
+    assert linked == {page.name for page in PAGES}
+    assert len(readme.splitlines()) <= 250
+
+
+def test_the_readme_sample_is_what_summarize_prints() -> None:
+    """The README's sample text reply is the start of ``hami-summary summarize --example``."""
+    from importlib import resources
+
+    from core.api import summarize_text
+    from core.model import SourceInfo
+    from core.views import text_view
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    command = "$ hami-summary summarize --example\n"
+    shown = readme[readme.index(command) + len(command) :]
+    shown = shown[: shown.index("```")]
+    example = resources.files("core").joinpath("data/example-scheduler.prom").read_text("utf-8")
+    summary = summarize_text(example, SourceInfo(kind="file", label="bundled example cluster"))
+    printed = text_view.render(summary)
+    assert len(shown.splitlines()) >= 10
+    assert printed.startswith(shown)
 
 
 @pytest.fixture(scope="module")
@@ -210,23 +251,24 @@ def test_every_setting_read_from_the_environment_is_documented() -> None:
     names = set(re.findall(r'"((?:HAMI_SUMMARY|SLACK|REDIS|HAMI)_[A-Z_]+)"', config))
     assert {"HAMI_SUMMARY_THREAD_MAX_BYTES", "HAMI_SUMMARY_WORKER_THREADS"} <= names
     assert "HAMI_SUMMARY_HTTP_IDLE_TIMEOUT_SECONDS" in names
-    readme = (REPO / "README.md").read_text()
-    assert sorted(name for name in names if f"`{name}`" not in readme) == []
+    documents = site_text()
+    assert sorted(name for name in names if f"`{name}`" not in documents) == []
 
 
 @pytest.mark.slow
-def test_the_readme_shows_the_first_reply_its_command_prints() -> None:
-    """The README's first reply for a simulated 1,000-node cluster is what `hami-summary chat
-    sim1000.prom` prints for it today (up to the line where it saves the chart)."""
+def test_the_docs_show_the_first_reply_its_command_prints() -> None:
+    """The first reply docs/slack.md shows for a simulated 1,000-node cluster is what
+    `hami-summary chat sim1000.prom` prints for it today (up to the line where it saves the
+    chart)."""
     from bot.cli.chat import CHAT_HINTS
     from core.api import summarize_text
     from core.model import SourceInfo
     from core.simulate import simulate_exposition
     from core.views import text_view
 
-    readme = (REPO / "README.md").read_text()
+    page = (REPO / "docs" / "slack.md").read_text(encoding="utf-8")
     command = "$ hami-summary chat sim1000.prom < /dev/null\n"
-    shown = readme[readme.index(command) + len(command) :]
+    shown = page[page.index(command) + len(command) :]
     shown = shown[: shown.index("```")]
     # The chat reads the file as an attached file named by its file name.
     summary = summarize_text(

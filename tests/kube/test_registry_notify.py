@@ -220,9 +220,9 @@ def test_a_cluster_cannot_be_named_after_the_digests_command(tmp_path: Path) -> 
     )
 
 
-def test_the_readme_example_is_a_registry_the_bot_accepts(tmp_path: Path) -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Digests and alerts", 1)[1]
+def test_the_documented_example_is_a_registry_the_bot_accepts(tmp_path: Path) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "slack.md").read_text(encoding="utf-8")
+    section = page.split("## Digests and alerts", 1)[1]
     example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "clusters.yaml"
     path.write_text(example, encoding="utf-8")
