@@ -172,7 +172,7 @@ def load_registry(path: str | Path) -> ClusterRegistry:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise RegistryError(
-            f"{file}: cluster registry file not found. Create it (see the README, "
+            f"{file}: cluster registry file not found. Create it (see docs/clusters.md, "
             '"Cluster registry") or unset HAMI_CLUSTERS_FILE to run without live clusters.'
         ) from exc
     except (OSError, UnicodeDecodeError) as exc:

@@ -18,7 +18,7 @@ from core.views.changes_view import span_text
 NONE_DECLARED = (
     "None of the clusters you may query here has a digest. An operator declares them in the "
     "cluster registry: `digests:` under a cluster, with `channel`, `at`, `time_zone` and "
-    '`weekdays` (see the README, "Digests and alerts").'
+    '`weekdays` (see docs/slack.md, "Digests and alerts").'
 )
 
 

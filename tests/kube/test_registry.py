@@ -268,6 +268,7 @@ def test_missing_file() -> None:
     with pytest.raises(RegistryError) as caught:
         load_registry("/nonexistent/clusters.yaml")
     assert caught.value.message == (
-        "/nonexistent/clusters.yaml: cluster registry file not found. Create it (see the README, "
-        '"Cluster registry") or unset HAMI_CLUSTERS_FILE to run without live clusters.'
+        "/nonexistent/clusters.yaml: cluster registry file not found. Create it "
+        '(see docs/clusters.md, "Cluster registry") or unset HAMI_CLUSTERS_FILE '
+        "to run without live clusters."
     )
