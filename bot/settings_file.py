@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 
 from core.settings import DEFAULT_SETTINGS, Settings, SettingsError, settings_from_mapping
 
@@ -58,6 +59,6 @@ def load_settings(env: Mapping[str, str] | None = None, path: str | None = None)
             raise SettingsError(
                 f"{MAX_INPUT_VARIABLE} must be a positive number of MiB, got {raw!r}"
             )
-        limits = settings.limits._replace(max_input_bytes=int(mib * 1048576))
-        settings = settings._replace(limits=limits)
+        limits = replace(settings.limits, max_input_bytes=int(mib * 1048576))
+        settings = replace(settings, limits=limits)
     return settings

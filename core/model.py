@@ -1,14 +1,8 @@
 """The immutable result of a summary: every figure of a report, computed once.
 
 Views (text, Markdown, JSON, CSV, Block Kit, chart) only format these objects; they never
-recompute a number. The types are NamedTuples rather than frozen dataclasses: a 1,000-node
-cluster has about 20,000 rows (GPUs, nodes, workloads), which are built four times faster, and
-every command that imports this module defines each class once, which costs a sixth of what a
-frozen dataclass costs (whose methods are compiled from generated source at import); they are
-declared as ``Record``s (``core.record``), which spares typing's per-field check. A summary is
-changed with ``_replace``. ``GpuReading`` is a ``FrozenRecord`` with the same methods: a
-NamedTuple field may not be named ``index``, and a dataclass would import ``dataclasses`` (and
-``inspect``) into every command.
+recompute a number. Every type is a frozen, slotted dataclass; a changed copy comes from
+``dataclasses.replace``.
 
 Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` are share points
 (100 = one whole GPU), ``*_percent`` is 0-100.
@@ -16,10 +10,9 @@ Units are part of every field name: ``*_mib`` is MiB, ``*_cores`` / ``core_*`` a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Self, cast
-
-from core.record import Record
+from typing import Literal
 
 SourceKind = Literal["paste", "file", "cluster"]
 Surface = Literal["current", "legacy", "mixed", "none"]
@@ -39,7 +32,8 @@ ExecFailure = Literal[
 ]
 
 
-class SourceInfo(Record):
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
     """Where the metrics text came from; supplied by the caller, never guessed."""
 
     kind: SourceKind
@@ -49,12 +43,8 @@ class SourceInfo(Record):
     fetched_at: datetime | None = None
 
 
-# A row from a tuple of all its fields, built in C: calling a NamedTuple class runs a generated
-# Python ``__new__``, which costs as much again for the 20,000 rows of a 1,000-node cluster.
-new_row = tuple.__new__
-
-
-class GpuSummary(Record):
+@dataclass(frozen=True, slots=True)
+class GpuSummary:
     node: str
     device_index: int
     device_uuid: str
@@ -75,7 +65,8 @@ class GpuSummary(Record):
     mem_ratio_reported: float | None = None
 
 
-class NodeSummary(Record):
+@dataclass(frozen=True, slots=True)
+class NodeSummary:
     node: str
     gpus: int
     device_types: tuple[str, ...]
@@ -99,7 +90,8 @@ class NodeSummary(Record):
     pods: int
 
 
-class Workload(Record):
+@dataclass(frozen=True, slots=True)
+class Workload:
     """One (namespace, pod, container index, device) allocation."""
 
     namespace: str
@@ -114,7 +106,8 @@ class Workload(Record):
     shares_gpu: bool
 
 
-class QuotaFigure(Record):
+@dataclass(frozen=True, slots=True)
+class QuotaFigure:
     """HAMi quota accounting for one resource of one namespace.
 
     ``limit`` is None when no limit is set (HAMi prints ``limit="0"`` for that case).
@@ -125,7 +118,8 @@ class QuotaFigure(Record):
     limit: float | None
 
 
-class NamespaceSummary(Record):
+@dataclass(frozen=True, slots=True)
+class NamespaceSummary:
     namespace: str
     cores: float
     mem_mib: float
@@ -149,20 +143,23 @@ class NamespaceSummary(Record):
     quota_state: Literal["over", "near", "within", "no limit"] = "no limit"
 
 
-class Finding(Record):
+@dataclass(frozen=True, slots=True)
+class Finding:
     kind: str
     severity: Severity
     message: str
     subjects: tuple[str, ...] = ()
 
 
-class Check(Record):
+@dataclass(frozen=True, slots=True)
+class Check:
     name: str
     status: CheckStatus
     message: str
 
 
-class ClusterOverview(Record):
+@dataclass(frozen=True, slots=True)
+class ClusterOverview:
     nodes: int
     gpus: int
     core_limit: float
@@ -186,7 +183,8 @@ class ClusterOverview(Record):
     capacity_answer: str
 
 
-class ShapeFit(Record):
+@dataclass(frozen=True, slots=True)
+class ShapeFit:
     """How often one job shape fits now, and where."""
 
     name: str
@@ -198,7 +196,8 @@ class ShapeFit(Record):
     node_count: int = 0  # how many nodes have at least one placement (``nodes`` is cut)
 
 
-class ModelSummary(Record):
+@dataclass(frozen=True, slots=True)
+class ModelSummary:
     """One GPU model (``device_type``): how much of it is allocated and what fits on it now.
 
     A job asks HAMi for GPUs of one model (``nvidia.com/use-gputype``), so free capacity is
@@ -226,7 +225,8 @@ class ModelSummary(Record):
     capacity: tuple[ShapeFit, ...]  # the capacity outlook's job shapes on this model only
 
 
-class WholeJob(Record):
+@dataclass(frozen=True, slots=True)
+class WholeJob:
     """The largest whole-GPU job that fits on one node now, and on how many nodes."""
 
     gpus: int = 0
@@ -234,7 +234,8 @@ class WholeJob(Record):
     model: str | None = None  # the model, when every such node has that one model
 
 
-class HostGpuRuntime(Record):
+@dataclass(frozen=True, slots=True)
+class HostGpuRuntime:
     node: str
     device_index: int
     device_uuid: str
@@ -245,7 +246,8 @@ class HostGpuRuntime(Record):
     scheduler_device_known: bool
 
 
-class ContainerRuntime(Record):
+@dataclass(frozen=True, slots=True)
+class ContainerRuntime:
     namespace: str
     pod: str
     container: str
@@ -258,16 +260,16 @@ class ContainerRuntime(Record):
     seconds_since_last_kernel: float | None
 
 
-class RuntimeSection(Record):
+@dataclass(frozen=True, slots=True)
+class RuntimeSection:
     host_gpus: tuple[HostGpuRuntime, ...]
     containers: tuple[ContainerRuntime, ...]
     missing_monitors: tuple[str, ...] = ()
 
 
 class SlotRecord:
-    """Base of a class with slots whose fields are ``_FIELDS``, in order: equal to another of
-    its class with equal fields, and shown by them. Written out rather than a dataclass, whose
-    import (with ``inspect``) every command would pay."""
+    """Base of ``core.readings``' reading rows (classes with slots whose fields are
+    ``_FIELDS``): equal to another of its class with equal fields, and shown by them."""
 
     __slots__ = ()
     _FIELDS: tuple[str, ...] = ()
@@ -286,64 +288,20 @@ class SlotRecord:
         return f"{type(self).__name__}({shown})"
 
 
-class FrozenRecord(SlotRecord):
-    """An immutable ``SlotRecord``: also hashed, copied and pickled by its fields; a changed copy
-    comes from ``_replace``.
-
-    For the records a NamedTuple cannot be (a field named ``index``) or should not be (a
-    normalising ``__init__``). A subclass's ``__init__`` stores its values with ``_store``.
-    """
-
-    __slots__ = ()
-
-    def _store(self, *values: object) -> None:
-        for field, value in zip(self._FIELDS, values, strict=True):
-            object.__setattr__(self, field, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable: use _replace({name}=...)")
-
-    def _replace(self, **changes: Any) -> Self:
-        values: dict[str, Any] = dict(zip(self._FIELDS, self._values(), strict=True))
-        values.update(changes)
-        rebuild: Any = type(self)
-        return cast(Self, rebuild(**values))
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __reduce__(self) -> tuple[type[Self], tuple[object, ...]]:
-        # copy and pickle rebuild it through __init__ (its attributes refuse to be set).
-        return (type(self), self._values())
-
-
-class GpuReading(FrozenRecord):
-    """One GPU row of nvidia-smi output as seen inside a container (immutable: a changed copy
-    comes from ``_replace``)."""
-
-    __slots__ = ("index", "mem_total_mib", "mem_used_mib", "name", "utilization_percent", "uuid")
-    _FIELDS = ("index", "uuid", "utilization_percent", "mem_used_mib", "mem_total_mib", "name")
+@dataclass(frozen=True, slots=True)
+class GpuReading:
+    """One GPU row of nvidia-smi output as seen inside a container."""
 
     index: int | None
     uuid: str | None
     utilization_percent: float | None
     mem_used_mib: float | None
     mem_total_mib: float | None
-    name: str | None
-
-    def __init__(
-        self,
-        index: int | None,
-        uuid: str | None,
-        utilization_percent: float | None,
-        mem_used_mib: float | None,
-        mem_total_mib: float | None,
-        name: str | None = None,
-    ) -> None:
-        self._store(index, uuid, utilization_percent, mem_used_mib, mem_total_mib, name)
+    name: str | None = None
 
 
-class PodExecResult(Record):
+@dataclass(frozen=True, slots=True)
+class PodExecResult:
     """What exec'ing nvidia-smi in one pod returned (collected by ``bot``)."""
 
     namespace: str
@@ -354,7 +312,8 @@ class PodExecResult(Record):
     detail: str = ""
 
 
-class PodRealUsage(Record):
+@dataclass(frozen=True, slots=True)
+class PodRealUsage:
     namespace: str
     pod: str
     container: str | None
@@ -368,7 +327,8 @@ class PodRealUsage(Record):
     detail: str
 
 
-class IdleAllocation(Record):
+@dataclass(frozen=True, slots=True)
+class IdleAllocation:
     """A pod that holds an allocation but, as measured, does not use it."""
 
     namespace: str
@@ -378,7 +338,8 @@ class IdleAllocation(Record):
     mem_used_percent: float | None  # of the memory it may use (vGPU limit or allocation)
 
 
-class InputProblem(Record):
+@dataclass(frozen=True, slots=True)
+class InputProblem:
     """A sample left out of every figure because its value cannot be right.
 
     ``series`` names it as written (family and identifying labels), ``value`` is the value as
@@ -391,7 +352,8 @@ class InputProblem(Record):
     reason: str
 
 
-class InputReport(Record):
+@dataclass(frozen=True, slots=True)
+class InputReport:
     """What was read: surface, exporters, families and what was set aside."""
 
     surface: Surface
@@ -407,7 +369,8 @@ class InputReport(Record):
     set_aside: tuple[str, ...] = ()
 
 
-class PodShare(Record):
+@dataclass(frozen=True, slots=True)
+class PodShare:
     """One pod under a filter: what it holds, and on which GPUs (node, index; -1 when the
     scheduler lists no such GPU)."""
 
@@ -419,7 +382,8 @@ class PodShare(Record):
     whole_gpus: int  # allocations of a whole GPU
 
 
-class GpuShare(Record):
+@dataclass(frozen=True, slots=True)
+class GpuShare:
     """A GPU under a filter, with the part the filter's pods hold of it."""
 
     gpu: GpuSummary
@@ -428,7 +392,8 @@ class GpuShare(Record):
     pods: int
 
 
-class NodeShare(Record):
+@dataclass(frozen=True, slots=True)
+class NodeShare:
     """A node under a filter, with the part the filter's pods hold of it."""
 
     node: NodeSummary
@@ -438,7 +403,8 @@ class NodeShare(Record):
     pods: int
 
 
-class NamespaceShare(Record):
+@dataclass(frozen=True, slots=True)
+class NamespaceShare:
     """One namespace's allocation within a filter (on a node: its totals there)."""
 
     namespace: str
@@ -450,7 +416,8 @@ class NamespaceShare(Record):
     mem_percent: float  # of their memory
 
 
-class Focus(Record):
+@dataclass(frozen=True, slots=True)
+class Focus:
     """What a filter (``ns=``, ``node=``) narrows a summary to, beyond its filtered rows.
 
     ``pods``, ``gpus``, ``nodes`` and ``namespaces`` list everything in the filter (largest
@@ -472,7 +439,8 @@ class Focus(Record):
     containers: int = 0  # runtime containers measured in the filter
 
 
-class Summary(Record):
+@dataclass(frozen=True, slots=True)
+class Summary:
     source: SourceInfo
     input: InputReport
     cluster: ClusterOverview

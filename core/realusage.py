@@ -208,7 +208,7 @@ def _checked(reading: GpuReading, notes: list[str]) -> GpuReading:
     label = _label(reading)
     if total is not None and total > IMPLAUSIBLE_MIB:
         notes.append(f"{label}: a memory total of {total:,.0f} MiB is implausible; left out")
-        reading = reading._replace(mem_total_mib=None)
+        reading = replace(reading, mem_total_mib=None)
         total = None
     if used is None:
         return reading
@@ -218,7 +218,7 @@ def _checked(reading: GpuReading, notes: list[str]) -> GpuReading:
             f"{label}: memory used {used:,.0f} MiB is more than {limit}, an implausible reading "
             "(HAMi-core has miscounted like this); left out of the efficiency"
         )
-        return reading._replace(mem_used_mib=None)
+        return replace(reading, mem_used_mib=None)
     return reading
 
 
@@ -495,7 +495,7 @@ def _gpu_readings(
                 f"GPU {gpu.index}: its MIG devices add up to {max(slice_total, slice_used):,.0f} "
                 f"MiB, more than the GPU's {capacity:,.0f} MiB; the GPU row is used instead"
             )
-            return [whole._replace(utilization_percent=None)]
+            return [replace(whole, utilization_percent=None)]
     return [_checked(s, notes) for s in slices]
 
 

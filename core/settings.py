@@ -1,19 +1,18 @@
 """Every threshold of a summary in one typed object, with the documented defaults.
 
-Operators override them in configuration; tests use the defaults. The types are NamedTuples
-(changed with ``_replace``): every command defines them at start-up, and a frozen dataclass
-costs several times as much to define as its methods are compiled from generated source.
+Operators override them in configuration; tests use the defaults. The types are frozen
+dataclasses; a changed copy comes from ``dataclasses.replace``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
-from core.record import Record
 
-
-class Thresholds(Record):
+@dataclass(frozen=True, slots=True)
+class Thresholds:
     # A GPU dimension at or above this share of its limit is saturated; a GPU with all its
     # cores allocated and its memory saturated is "full".
     saturation_percent: float = 99.0
@@ -46,12 +45,14 @@ class Thresholds(Record):
     normal_utilization_percent: float = 40.0
 
 
-class Limits(Record):
+@dataclass(frozen=True, slots=True)
+class Limits:
     max_input_bytes: int = 64 * 1024 * 1024
     top_rows: int = 20
 
 
-class History(Record):
+@dataclass(frozen=True, slots=True)
+class History:
     """How much summary history is kept per cluster (``core.history.retention``).
 
     The recent tier keeps up to ``recent_snapshots`` snapshots at least ``min_spacing_minutes``
@@ -63,7 +64,8 @@ class History(Record):
     daily_days: int = 14
 
 
-class Settings(Record):
+@dataclass(frozen=True, slots=True)
+class Settings:
     thresholds: Thresholds = Thresholds()
     limits: Limits = Limits()
     history: History = History()
@@ -102,7 +104,7 @@ _T = TypeVar("_T", Thresholds, Limits, History)
 def _section(kind: type[_T], values: Any, where: str) -> _T:
     if not isinstance(values, Mapping):
         raise SettingsError(f"{where} must be a mapping of field: value")
-    known = set(kind._fields)
+    known = {f.name for f in fields(kind)}
     changes: dict[str, Any] = {}
     for name, value in values.items():
         if name not in known:
@@ -121,4 +123,4 @@ def _section(kind: type[_T], values: Any, where: str) -> _T:
         if name == "max_input_bytes" and value < 1:
             raise SettingsError(f"{where}.{name} must be at least 1, got {value!r}")
         changes[name] = int(value) if wants_int else float(value)
-    return kind()._replace(**changes)
+    return replace(kind(), **changes)

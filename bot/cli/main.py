@@ -16,16 +16,16 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
-
-from core.record import Record
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 
 
-class Command(Record):
+@dataclass(frozen=True, slots=True)
+class Command:
     """A subcommand: its module exposes ``register(subparsers)``, which adds the full parser
     (with the same ``help``) and sets ``run``."""
 

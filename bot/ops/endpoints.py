@@ -23,7 +23,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from prometheus_client import make_wsgi_app
@@ -33,6 +33,15 @@ from bot.ops.metrics import METRICS, OpsMetrics
 CheckStatus = Literal["ok", "degraded", "pending", "failed", "disabled"]
 # Statuses that leave the bot able to answer Slack.
 _SERVING: frozenset[str] = frozenset({"ok", "degraded", "disabled"})
+
+
+class StoreHealth(Protocol):
+    """A store's state and why it is not ok (``bot.store.resilient.RedisHealth``)."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +56,7 @@ class Readiness:
     def __init__(
         self,
         *,
-        redis_state: Callable[[], str | tuple[str, str]] = lambda: "disabled",
+        redis_state: Callable[[], str | StoreHealth] = lambda: "disabled",
         redis_required: bool = False,
     ) -> None:
         self._lock = threading.Lock()
@@ -80,9 +89,9 @@ class Readiness:
             self._registry = result
 
     def _redis_check(self) -> CheckResult:
-        # The store's state, or (state, reason): why Redis is away or refuses writes.
+        # The store's state, alone or with the reason Redis is away or refuses writes.
         given = self._redis_state()
-        state, reason = (given, "") if isinstance(given, str) else given
+        state, reason = (given, "") if isinstance(given, str) else (given.state, given.reason)
         if state == "ok":
             return CheckResult("ok", "Redis takes writes; cache, locks and de-duplication shared")
         if state == "disabled":

@@ -27,13 +27,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from bot.ops.metrics import METRICS
 from bot.store.memory import MemoryStore
 from bot.store.outage_journal import OutageJournal
 from bot.store.redis_store import RedisStore, StoreUnavailableError
-from core.record import Record
 
 RedisState = Literal["ok", "degraded", "disabled"]
 
@@ -45,7 +45,8 @@ DEFAULT_RETRY_INTERVAL_SECONDS = 5.0
 DEFAULT_HEALTH_INTERVAL_SECONDS = 1.0
 
 
-class RedisHealth(Record):
+@dataclass(frozen=True, slots=True)
+class RedisHealth:
     """The store's Redis state and, when not ok, why (for ``/readyz``)."""
 
     state: RedisState

@@ -1,9 +1,9 @@
 """A compact, versioned snapshot of a summary: the figures ``core.history.changes`` compares.
 
 A snapshot keeps, per namespace, GPU model, node and pod, only the numbers that say who holds
-what and what is free, plus the inconsistent GPUs and the quota use. Rows are NamedTuples (a
-1,000-node cluster has thousands of pods) and are serialised as JSON arrays, not objects, then
-zlib-compressed: a 1,000-node snapshot is a few hundred KB of JSON and far less compressed.
+what and what is free, plus the inconsistent GPUs and the quota use. Rows are serialised as
+JSON arrays of their fields in order, not objects (a 1,000-node cluster has thousands of pods),
+then zlib-compressed: a 1,000-node snapshot is a few hundred KB of JSON and far less compressed.
 
 The serialised form carries ``SNAPSHOT_VERSION``; a snapshot of another version, or bytes that
 are not a snapshot at all, raise ``SnapshotFormatError`` rather than being misread.
@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from core.model import Summary
-from core.record import Record
 
 SNAPSHOT_VERSION = 1
 # A decompressed snapshot larger than this is refused (a 10,000-node cluster stays below it).
@@ -30,7 +29,8 @@ class SnapshotFormatError(ValueError):
     """Bytes that are not a snapshot this release can read; the message says why."""
 
 
-class NamespaceFigures(Record):
+@dataclass(frozen=True, slots=True)
+class NamespaceFigures:
     namespace: str
     cores: float
     mem_mib: float
@@ -38,7 +38,8 @@ class NamespaceFigures(Record):
     gpus: int
 
 
-class ModelFigures(Record):
+@dataclass(frozen=True, slots=True)
+class ModelFigures:
     """One GPU model (device type as HAMi registers it)."""
 
     model: str
@@ -50,7 +51,8 @@ class ModelFigures(Record):
     free_whole: int
 
 
-class NodeFigures(Record):
+@dataclass(frozen=True, slots=True)
+class NodeFigures:
     node: str
     gpus: int
     free_cores: float
@@ -62,7 +64,8 @@ class NodeFigures(Record):
     free_whole: int
 
 
-class PodFigures(Record):
+@dataclass(frozen=True, slots=True)
+class PodFigures:
     """What one pod holds, over all its containers and devices."""
 
     namespace: str
@@ -73,21 +76,24 @@ class PodFigures(Record):
     mem_mib: float
 
 
-class InconsistentGpu(Record):
+@dataclass(frozen=True, slots=True)
+class InconsistentGpu:
     node: str
     device_index: int
     device_uuid: str
     model: str
 
 
-class QuotaUse(Record):
+@dataclass(frozen=True, slots=True)
+class QuotaUse:
     namespace: str
     resource: str
     used: float
     limit: float | None  # None: no limit set
 
 
-class ClusterFigures(Record):
+@dataclass(frozen=True, slots=True)
+class ClusterFigures:
     nodes: int
     gpus: int
     core_limit: float
@@ -212,7 +218,9 @@ def _number(value: float) -> float | int:
     return int(rounded) if rounded.is_integer() else rounded
 
 
-def _row(values: Iterable[Any]) -> list[Any]:
+def _row(row: Any) -> list[Any]:
+    """A row's fields in order, as JSON values."""
+    values = (getattr(row, f.name) for f in fields(row))
     return [_number(v) if isinstance(v, float) else v for v in values]
 
 
@@ -289,7 +297,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-_Row = TypeVar("_Row", bound=tuple[Any, ...])
+_Row = TypeVar(
+    "_Row",
+    NamespaceFigures,
+    ModelFigures,
+    NodeFigures,
+    PodFigures,
+    InconsistentGpu,
+    QuotaUse,
+    ClusterFigures,
+)
 
 
 def _text(value: Any) -> str:
@@ -322,10 +339,9 @@ _READERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _readers(kind: type[tuple[Any, ...]]) -> list[Callable[[Any], Any]]:
-    """One converter per field, from the row class's annotations (strings or ForwardRefs)."""
-    names = [getattr(a, "__forward_arg__", a) for a in kind.__annotations__.values()]
-    return [_READERS[str(name)] for name in names]
+def _readers(kind: type[_Row]) -> list[Callable[[Any], Any]]:
+    """One converter per field, from the row class's annotations (their text)."""
+    return [_READERS[str(f.type)] for f in fields(kind)]
 
 
 def _read_row(kind: type[_Row], row: Any, table: str) -> _Row:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from operator import attrgetter
 
-from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict, new_row
+from core.model import GpuState, GpuSummary, NodeSummary, NodeVerdict
 from core.readings import BYTES_PER_MIB, DeviceReading
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns
@@ -27,26 +27,6 @@ def _index(value: str) -> int:
         return int(value)
     except ValueError:
         return -1
-
-
-def gpu_state(
-    cores: float, core_limit: float, mem_mib: float, mem_limit_mib: float, t: Thresholds
-) -> GpuState:
-    if cores <= 0 and mem_mib <= 0:
-        return "idle"
-    if 0 < cores < core_limit and 0 < mem_mib < mem_limit_mib:
-        return "partial"  # the common case, decided without the checks below
-    if cores >= core_limit > 0 and (
-        mem_limit_mib <= 0 or mem_mib >= mem_limit_mib * t.saturation_percent / 100.0
-    ):
-        return "full"
-    # Only a dimension that exists can be missing: devices registered with no memory
-    # (AWS Neuron) are not "inconsistent" for allocating cores alone.
-    if (mem_mib > 0 and cores <= 0 and core_limit > 0) or (
-        cores > 0 and mem_mib <= 0 and mem_limit_mib > 0
-    ):
-        return "inconsistent"
-    return "partial"
 
 
 # A GPU's flags, in the order a row lists them, as bits: ``_FLAG_SETS[bits]`` is the tuple.
@@ -69,10 +49,50 @@ _FLAG_SETS = tuple(
 )
 
 
-def _overcommitted(cores: float, core_limit: float, mem_mib: float, mem_limit_mib: float) -> bool:
+def gpu_state(
+    cores: float, core_limit: float, mem_mib: float, mem_limit_mib: float, t: Thresholds
+) -> GpuState:
+    if cores <= 0 and mem_mib <= 0:
+        return "idle"
+    if 0 < cores < core_limit and 0 < mem_mib < mem_limit_mib:
+        return "partial"  # the common case, decided without the checks below
+    if cores >= core_limit > 0 and (
+        mem_limit_mib <= 0 or mem_mib >= mem_limit_mib * t.saturation_percent / 100.0
+    ):
+        return "full"
+    # Only a dimension that exists can be missing: devices registered with no memory
+    # (AWS Neuron) are not "inconsistent" for allocating cores alone.
+    if (mem_mib > 0 and cores <= 0 and core_limit > 0) or (
+        cores > 0 and mem_mib <= 0 and mem_limit_mib > 0
+    ):
+        return "inconsistent"
+    return "partial"
+
+
+def gpu_flags(
+    state: GpuState,
+    cores: float,
+    core_limit: float,
+    mem_mib: float,
+    mem_limit_mib: float,
+    shared: int,
+    t: Thresholds,
+) -> tuple[str, ...]:
+    """The flags of a GPU in ``state`` (by ``gpu_state``) with ``shared`` allocations."""
+    if state == "idle" and shared == 0:
+        return ()
+    bits = _SHARED if shared > 1 else _EXCLUSIVE if shared == 1 else 0
+    saturation = t.saturation_percent
+    if core_limit > 0 and cores / core_limit * 100.0 >= saturation:
+        bits |= _CORE_SATURATED
+    if mem_limit_mib > 0 and mem_mib / mem_limit_mib * 100.0 >= saturation:
+        bits |= _MEM_SATURATED
     # A limit of 0 is unknown (series missing) or a dimension the device lacks: never "over" it.
-    cores_over = core_limit > 0 and cores > core_limit
-    return cores_over or (mem_limit_mib > 0 and mem_mib > mem_limit_mib)
+    if (core_limit > 0 and cores > core_limit) or (mem_limit_mib > 0 and mem_mib > mem_limit_mib):
+        bits |= _OVERCOMMITTED
+    if state == "inconsistent":
+        bits |= _INVESTIGATE
+    return _FLAG_SETS[bits]
 
 
 _NODE = attrgetter("node")
@@ -135,10 +155,7 @@ def build_gpus(
     gpus: list[GpuSummary] = []
     append = gpus.append
     missing = dict.fromkeys(_FIGURES, 0)
-    saturation = t.saturation_percent
     rows = zip(devices, indexes, containers, namespaces, strict=True)
-    # One pass with the states, flags and figures decided inline: a call costs as much as the
-    # whole common case (a complete, idle or partly allocated GPU).
     for dev, index, held, names in rows:
         core_limit = dev.core_limit
         cores = dev.core_allocated
@@ -162,30 +179,8 @@ def build_gpus(
         if shared is None:
             shared = dev.overview_shared_count
         shared = int(shared) if shared is not None else held
-        core_pct = cores / core_limit * 100.0 if core_limit > 0 else 0.0
-        mem_pct = mem / mem_limit * 100.0 if mem_limit > 0 else 0.0
-        # gpu_state and gpu_flags, inline: neither an idle nor a partial GPU can be over a
-        # limit or inconsistent.
-        if cores <= 0 and mem <= 0:
-            state: GpuState = "idle"
-            bits = 0
-        elif 0 < cores < core_limit and 0 < mem < mem_limit:
-            state = "partial"
-            bits = 0
-        else:
-            state = gpu_state(cores, core_limit, mem, mem_limit, t)
-            bits = (_OVERCOMMITTED if _overcommitted(cores, core_limit, mem, mem_limit) else 0) | (
-                _INVESTIGATE if state == "inconsistent" else 0
-            )
-        if state == "idle" and shared == 0:
-            flags: tuple[str, ...] = ()
-        else:
-            flags = _FLAG_SETS[
-                bits
-                | (_SHARED if shared > 1 else _EXCLUSIVE if shared == 1 else 0)
-                | (_CORE_SATURATED if core_limit > 0 and core_pct >= saturation else 0)
-                | (_MEM_SATURATED if mem_limit > 0 and mem_pct >= saturation else 0)
-            ]
+        state = gpu_state(cores, core_limit, mem, mem_limit, t)
+        flags = gpu_flags(state, cores, core_limit, mem, mem_limit, shared, t)
         free_cores = core_limit - cores if core_limit > cores else 0.0
         free_mem = mem_limit - mem if mem_limit > mem else 0.0
         if incomplete:
@@ -194,27 +189,28 @@ def build_gpus(
             free_cores = free_mem = 0.0
             if state == "full":
                 state = "partial"
-        row = (
-            dev.node,
-            index,
-            dev.device_uuid,
-            dev.device_type or "unknown",
-            core_limit,
-            cores,
-            core_pct,
-            mem_limit,
-            mem,
-            mem_pct,
-            shared,
-            held,
-            state,
-            flags,
-            free_cores,
-            free_mem,
-            names,
-            dev.mem_ratio,
+        append(
+            GpuSummary(
+                node=dev.node,
+                device_index=index,
+                device_uuid=dev.device_uuid,
+                device_type=dev.device_type or "unknown",
+                core_limit=core_limit,
+                core_allocated=cores,
+                core_allocated_percent=percent(cores, core_limit),
+                mem_limit_mib=mem_limit,
+                mem_allocated_mib=mem,
+                mem_allocated_percent=percent(mem, mem_limit),
+                shared_count=shared,
+                containers=held,
+                state=state,
+                flags=flags,
+                free_cores=free_cores,
+                free_mem_mib=free_mem,
+                namespaces=names,
+                mem_ratio_reported=dev.mem_ratio,
+            )
         )
-        append(new_row(GpuSummary, row))
     return gpus, missing
 
 
@@ -268,31 +264,28 @@ def build_nodes(
             zip(cols.free_cores[start:end], cols.free_mem_mib[start:end], strict=True)
         )
         nodes.append(
-            new_row(
-                NodeSummary,
-                (
-                    name,
-                    end - start,
-                    tuple(sorted(set(cols.device_type[start:end]))),
-                    float(core_limit),
-                    float(cores),
-                    percent(cores, core_limit),
-                    float(mem_limit),
-                    float(mem),
-                    percent(mem, mem_limit),
-                    idle,
-                    node_states.count("partial"),
-                    node_states.count("full"),
-                    node_states.count("inconsistent"),
-                    sum(1 for count in cols.shared_count[start:end] if count > 1),
-                    free_whole,
-                    float(free_cores),
-                    float(free_mem),
-                    float(best_cores),
-                    float(best_mem),
-                    node_verdict(free_whole, free_cores, free_mem),
-                    pods_per_node.get(name, 0),
-                ),
+            NodeSummary(
+                node=name,
+                gpus=end - start,
+                device_types=tuple(sorted(set(cols.device_type[start:end]))),
+                core_limit=float(core_limit),
+                core_allocated=float(cores),
+                core_allocated_percent=percent(cores, core_limit),
+                mem_limit_mib=float(mem_limit),
+                mem_allocated_mib=float(mem),
+                mem_allocated_percent=percent(mem, mem_limit),
+                idle_gpus=idle,
+                partial_gpus=node_states.count("partial"),
+                full_gpus=node_states.count("full"),
+                inconsistent_gpus=node_states.count("inconsistent"),
+                shared_gpus=sum(1 for count in cols.shared_count[start:end] if count > 1),
+                free_whole_gpus=free_whole,
+                free_cores=float(free_cores),
+                free_mem_mib=float(free_mem),
+                largest_free_cores=float(best_cores),
+                largest_free_mem_mib=float(best_mem),
+                verdict=node_verdict(free_whole, free_cores, free_mem),
+                pods=pods_per_node.get(name, 0),
             )
         )
     return nodes

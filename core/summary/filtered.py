@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from core.errors import InputError
 from core.model import (
@@ -342,7 +343,8 @@ def filter_summary(whole: Summary, *, namespace: str | None, node: str | None) -
         node_row=nodes[0] if node is not None and nodes else None,
         containers=len(runtime.containers) if runtime is not None else 0,
     )
-    return whole._replace(
+    return replace(
+        whole,
         gpus=tuple(gpus),
         nodes=tuple(nodes),
         workloads=tuple(workloads),

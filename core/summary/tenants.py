@@ -16,10 +16,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from core.model import QuotaFigure
-from core.record import Record
 from core.settings import Thresholds
 
 SIZE_LABELS = {
@@ -30,7 +30,8 @@ SIZE_LABELS = {
 }
 
 
-class Fleet(Record):
+@dataclass(frozen=True, slots=True)
+class Fleet:
     """The cluster's capacity, which a namespace's footprint is measured against."""
 
     core_limit: float
@@ -38,7 +39,8 @@ class Fleet(Record):
     gpus: int
 
 
-class TenantShape(Record):
+@dataclass(frozen=True, slots=True)
+class TenantShape:
     """What one namespace's allocations are made of."""
 
     allocations: int
@@ -50,7 +52,8 @@ class TenantShape(Record):
 QuotaState = Literal["over", "near", "within", "no limit"]
 
 
-class TenantClass(Record):
+@dataclass(frozen=True, slots=True)
+class TenantClass:
     size: str
     shape: str
     footprint_percent: float

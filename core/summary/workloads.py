@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from operator import attrgetter, itemgetter, le
 
-from core.model import NamespaceSummary, QuotaFigure, Workload, new_row
+from core.model import NamespaceSummary, QuotaFigure, Workload
 from core.readings import BYTES_PER_MIB, AllocationReading, DeviceKey, QuotaReading
 from core.settings import Thresholds
 from core.summary.devices import percent
@@ -156,19 +156,20 @@ def build_workloads(
         mem = mem / BYTES_PER_MIB if mem is not None else 0.0
         # Without a device series, 100 share points is the NVIDIA whole-GPU scale.
         core_limit = core_limits[device] if device < known else 100.0
-        row = (
-            a.namespace,
-            a.pod,
-            a.container_index,
-            node,
-            a.device_uuid,
-            cores,
-            mem,
-            core_limit > 0 and cores >= core_limit,
-            pod in multi_gpu,
-            device in shared,
+        append(
+            Workload(
+                namespace=a.namespace,
+                pod=a.pod,
+                container_index=a.container_index,
+                node=node,
+                device_uuid=a.device_uuid,
+                cores=cores,
+                mem_mib=mem,
+                whole_gpu=core_limit > 0 and cores >= core_limit,
+                multi_gpu=pod in multi_gpu,
+                shares_gpu=device in shared,
+            )
         )
-        append(new_row(Workload, row))
     return workloads
 
 
@@ -380,7 +381,12 @@ def _tallies(
     """
     if not workloads:
         return {}
-    namespaces, pods, _, nodes, _, cores, mems, whole, _, _ = zip(*workloads, strict=True)
+    namespaces = [w.namespace for w in workloads]
+    pods = [w.pod for w in workloads]
+    nodes = [w.node for w in workloads]
+    cores = [w.cores for w in workloads]
+    mems = [w.mem_mib for w in workloads]
+    whole = [w.whole_gpu for w in workloads]
     tallies: dict[str, _NamespaceTally] = {}
     for namespace, rows in _rows_of_namespaces(namespaces).items():
         tally = tallies[namespace] = _NamespaceTally()

@@ -9,16 +9,17 @@ the Summary's rows; the examples are the first rows in the order the full tables
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from core.model import NamespaceSummary, Summary
-from core.record import Record
 from core.views import numbers
 from core.views.names import gpu_name, pod_name
 
 EXAMPLES = 3
 
 
-class Hints(Record):
+@dataclass(frozen=True, slots=True)
+class Hints:
     """Where each full list is, in the words of one surface (a button, a command, a file)."""
 
     gpus: str
@@ -32,7 +33,8 @@ class Hints(Record):
     more: str = ""
 
 
-class Fact(Record):
+@dataclass(frozen=True, slots=True)
+class Fact:
     """A phrase with one emphasised part: ``before`` **strong** ``after``."""
 
     strong: str

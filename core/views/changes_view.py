@@ -287,10 +287,6 @@ def changes_to_json(changes: Changes) -> dict[str, Any]:
     data = asdict(changes)
     data["before_at"] = datetime.fromtimestamp(changes.before_at, UTC).isoformat()
     data["after_at"] = datetime.fromtimestamp(changes.after_at, UTC).isoformat()
-    data["totals_before"] = changes.totals_before._asdict()
-    data["totals_after"] = changes.totals_after._asdict()
-    for name in ("pods_started", "pods_stopped", "became_inconsistent", "no_longer_inconsistent"):
-        data[name] = [row._asdict() for row in getattr(changes, name)]
     for row, change in zip(data["namespaces"], changes.namespaces, strict=True):
         row.update(
             cores_delta=change.cores_delta,

@@ -16,9 +16,9 @@ more and where they are), so the page stays one screen from 6 to 8,000 GPUs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from core.model import ModelSummary, NamespaceSummary, Summary
-from core.record import Record
 from core.summary.build import ALLOCATION_ONLY_NOTE
 from core.views import digest_tables, numbers
 from core.views.attention import EXAMPLES, Fact, Hints, Line, attention
@@ -45,7 +45,8 @@ TOP_RUNTIME_ROWS_MEASURED = 3
 _USAGE_RANK = {"idle": 0, "low / over-allocated": 1, "normal": 2, "high": 3}
 
 
-class Section(Record):
+@dataclass(frozen=True, slots=True)
+class Section:
     key: str
     title: str
     note: str = ""
@@ -55,7 +56,8 @@ class Section(Record):
     lines_title: str = ""  # said before the lines
 
 
-class Digest(Record):
+@dataclass(frozen=True, slots=True)
+class Digest:
     title: str
     warnings: tuple[str, ...]  # what the reader must see first (runtime only, incomplete input)
     basis: str | None  # "allocation, not utilisation", when the answer rests on allocation only

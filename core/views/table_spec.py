@@ -22,11 +22,11 @@ as a Markdown table; ``TableSpec.csv_rows`` / ``records`` give the exact values.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
-from core.model import FrozenRecord
 from core.views import numbers
 from core.views.text_fit import shorten_middle, wrap_words
 from core.views.visible_text import markdown_text, visible
@@ -40,81 +40,35 @@ NAME_MIN_WIDTH = 8
 WRAP_MIN_WIDTH = 16
 
 
-class Table(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class Table:
     """A table's shown cells, ready for a view: title, headers, rows and what was left out.
 
-    Immutable; a changed copy comes from ``_replace`` (a ``FrozenRecord``, whose ``__init__``
-    makes every cell visible, which a NamedTuple's cannot).
+    Every cell is made visible when the table is made (a changed copy too): cells hold label
+    values, and a newline in one must not end its row in any view.
     """
-
-    __slots__ = (
-        "align",
-        "droppable",
-        "elastic",
-        "empty_reason",
-        "headers",
-        "name_floor",
-        "omitted",
-        "omitted_hint",
-        "rows",
-        "tight_gaps",
-        "title",
-        "wrap_last",
-    )
-    _FIELDS = (
-        "title",
-        "headers",
-        "rows",
-        "omitted",
-        "omitted_hint",
-        "empty_reason",
-        "elastic",
-        "align",
-        "wrap_last",
-        "droppable",
-        "name_floor",
-        "tight_gaps",
-    )
 
     title: str
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
-    omitted: int
-    omitted_hint: str
-    empty_reason: str
+    omitted: int = 0
+    omitted_hint: str = ""
+    empty_reason: str = ""
     # Column indexes shortened first when a row is too wide (long names).
-    elastic: tuple[int, ...]
-    align: tuple[Align, ...]
+    elastic: tuple[int, ...] = ()
+    align: tuple[Align, ...] = ()
     # The last column wraps onto continuation lines rather than being shortened.
-    wrap_last: bool
+    wrap_last: bool = True
     # Column indexes a narrow layout leaves out, in this order, before cutting any name.
-    droppable: tuple[int, ...]
+    droppable: tuple[int, ...] = ()
     # A name is never cut below this many characters.
-    name_floor: int
+    name_floor: int = NAME_MIN_WIDTH
     # A tight line puts one space, not two, between two right-aligned numbers.
-    tight_gaps: bool
+    tight_gaps: bool = True
 
-    def __init__(
-        self,
-        title: str,
-        headers: tuple[str, ...],
-        rows: tuple[tuple[str, ...], ...],
-        omitted: int = 0,
-        omitted_hint: str = "",
-        empty_reason: str = "",
-        elastic: tuple[int, ...] = (),
-        align: tuple[Align, ...] = (),
-        wrap_last: bool = True,
-        droppable: tuple[int, ...] = (),
-        name_floor: int = NAME_MIN_WIDTH,
-        tight_gaps: bool = True,
-    ) -> None:
-        # Cells hold label values: a newline in one must not end its row in any view.
-        shown_rows = tuple(tuple(map(visible, row)) for row in rows)
-        self._store(
-            title, headers, shown_rows, omitted, omitted_hint, empty_reason, elastic, align,
-            wrap_last, droppable, name_floor, tight_gaps,
-        )  # fmt: skip
+    def __post_init__(self) -> None:
+        shown_rows = tuple(tuple(map(visible, row)) for row in self.rows)
+        object.__setattr__(self, "rows", shown_rows)  # frozen: the one normalised field
 
     def aligned(self, column: int) -> Align:
         return self.align[column] if column < len(self.align) else "left"
@@ -124,7 +78,8 @@ def _nothing(_row: object) -> str:
     return ""
 
 
-class Column(NamedTuple, Generic[R]):
+@dataclass(frozen=True, slots=True)
+class Column(Generic[R]):
     # Shown under this header in text, Markdown and Slack; "" keeps it out of them.
     header: str
     # The CSV header and JSON key, with its unit; "" keeps it out of the files.
@@ -142,11 +97,9 @@ class Column(NamedTuple, Generic[R]):
     in_json: bool = True
 
 
-class TableSpec(NamedTuple, Generic[R]):
-    """A table's columns, defined once for every view.
-
-    ``Column`` and ``TableSpec`` are NamedTuples (changed with ``_replace``): every command
-    defines them at start-up, where a frozen dataclass costs several times as much."""
+@dataclass(frozen=True, slots=True)
+class TableSpec(Generic[R]):
+    """A table's columns, defined once for every view."""
 
     columns: tuple[Column[R], ...]
     empty_reason: str = ""
@@ -191,8 +144,8 @@ class TableSpec(NamedTuple, Generic[R]):
         unknown = set(headers) - set(self.headers)
         if unknown:
             raise ValueError(f"no column {', '.join(sorted(unknown))} in this table")
-        chosen = tuple(c._replace(key="", optional=0) for c in self.shown if c.header in headers)
-        return self._replace(columns=chosen)
+        chosen = tuple(replace(c, key="", optional=0) for c in self.shown if c.header in headers)
+        return replace(self, columns=chosen)
 
     def csv_header(self) -> tuple[str, ...]:
         return tuple(c.key for c in self.columns if c.key and c.in_csv)
@@ -202,7 +155,7 @@ class TableSpec(NamedTuple, Generic[R]):
         if not rows:
             return []
         cells = tuple(c.csv or _exact(c) for c in self.columns if c.key and c.in_csv)
-        return _compiled(cells, None, _row_fields(rows[0]))(rows)
+        return _compiled(cells, None)(rows)
 
     def records(self, rows: Iterable[R]) -> list[dict[str, object]]:
         rows = list(rows)
@@ -213,42 +166,30 @@ class TableSpec(NamedTuple, Generic[R]):
             # Keys the order does not name (a column added since) follow it, in column order.
             place = {key: i for i, key in enumerate(self.json_order)}
             columns.sort(key=lambda c: place.get(c.key, len(place)))
-        build = _compiled(
-            tuple(_exact(c) for c in columns), tuple(c.key for c in columns), _row_fields(rows[0])
-        )
-        return build(rows)
+        return _compiled(tuple(_exact(c) for c in columns), tuple(c.key for c in columns))(rows)
 
 
 def _exact(column: Column[R]) -> Callable[[R], object]:
     return column.value if column.value is not None else column.show
 
 
+@dataclass(frozen=True, slots=True)
 class Field:
     """The exact value of a column that is one attribute of the row, ``convert`` applied if
     given; a table whose exact values are all fields is read without a call per column
     (``_compiled``)."""
 
-    __slots__ = ("convert", "name")
-
-    def __init__(self, name: str, convert: Callable[[Any], object] | None = None) -> None:
-        self.name = name
-        self.convert = convert
+    name: str
+    convert: Callable[[Any], object] | None = None
 
     def __call__(self, row: object) -> Any:
         value = getattr(row, self.name)
         return value if self.convert is None else self.convert(value)
 
 
-def _row_fields(row: object) -> tuple[str, ...] | None:
-    """The field names of a named tuple row, which ``_compiled`` unpacks; None for others."""
-    order = getattr(type(row), "_fields", None)
-    return order if isinstance(order, tuple) else None
-
-
 def _compiled(
     getters: tuple[Callable[[Any], object], ...],
     keys: tuple[str, ...] | None,
-    order: tuple[str, ...] | None,
 ) -> Callable[[list[Any]], list[Any]]:
     """A function from rows to their values: a dict of ``keys`` each (JSON), or a tuple (CSV).
 
@@ -256,24 +197,23 @@ def _compiled(
     tables (``exec`` of the source costs more than the 1,000 rows of a large cluster's nodes).
     """
     try:
-        return _compile_cached(getters, keys, order)
+        return _compile_cached(getters, keys)
     except TypeError:  # a getter that cannot be a key (one that defines __eq__ only)
-        return _compile(getters, keys, order)
+        return _compile(getters, keys)
 
 
 def _compile(
     getters: tuple[Callable[[Any], object], ...],
     keys: tuple[str, ...] | None,
-    order: tuple[str, ...] | None,
 ) -> Callable[[list[Any]], list[Any]]:
     """The function of ``_compiled``.
 
     Each row is one dict (or tuple) display, compiled the way ``dataclasses`` writes its
     methods: the JSON document of a large cluster has 8,000 GPU and 10,000 workload records,
-    and a display built from the row's fields unpacked (a named tuple, as ``order`` shows) or
-    read by one ``attrgetter`` is several times faster than a call per column. A field that is
-    ``rounded`` is rounded a whole column at a time (``_rounded_column``) and given to the row
-    function as an argument. The keys are the column definitions' own, never input text.
+    and a display built from the row's fields read by one ``attrgetter`` is several times
+    faster than a call per column. A field that is ``rounded`` is rounded a whole column at a
+    time (``_rounded_column``) and given to the row function as an argument. The keys are the
+    column definitions' own, never input text.
     """
     env: dict[str, Any] = {"rounded_column": _rounded_column}
     params = ["row"]
@@ -292,16 +232,7 @@ def _compile(
             else:
                 read.append((f"v{i}", f))
                 exprs.append(_inline(f"v{i}", f, env, i))
-        if read and order is not None and all(f.name in order for _, f in read):
-            # A named tuple: unpack it whole, as the hand-written comprehension did.
-            slots = ["_"] * len(order)
-            for name, f in read:
-                if slots[order.index(f.name)] == "_":
-                    slots[order.index(f.name)] = name
-                else:
-                    lines.append(f"    {name} = row.{f.name}")
-            lines.insert(0, f"    {', '.join(slots)}, = row")
-        elif read:
+        if read:
             env["fetch"] = attrgetter(*(f.name for _, f in read))
             unpacked = f"{', '.join(n for n, _ in read)}," if len(read) > 1 else read[0][0]
             lines.append(f"    {unpacked} = fetch(row)")
@@ -557,7 +488,8 @@ def _without(table: Table, column: int) -> Table:
     def shift(indexes: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i - (i > column) for i in indexes if i != column)
 
-    return table._replace(
+    return replace(
+        table,
         headers=cut(table.headers),
         rows=tuple(cut(row) for row in table.rows),
         elastic=shift(table.elastic),

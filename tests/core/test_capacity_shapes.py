@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from operator import itemgetter
 
 import pytest
@@ -87,10 +88,10 @@ def test_the_ratio_shortcut_is_taken_only_where_it_is_exact() -> None:
     assert None not in taken
     for unsafe in (0.0, 1e-300, math.inf, math.nan):
         gpus = _table(1, POSITIVE, mixed=False)
-        gpus[0] = gpus[0]._replace(core_limit=unsafe)
+        gpus[0] = replace(gpus[0], core_limit=unsafe)
         assert capacity._fraction_slices_by_ratio(GpuColumns.of(gpus)) is None
     gpus = _table(1, POSITIVE, mixed=False)
-    gpus[-1] = gpus[-1]._replace(free_mem_mib=1e300, mem_limit_mib=1.0, free_cores=1e300)
+    gpus[-1] = replace(gpus[-1], free_mem_mib=1e300, mem_limit_mib=1.0, free_cores=1e300)
     assert capacity._fraction_slices_by_ratio(GpuColumns.of(gpus)) is None
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter, defaultdict
+from dataclasses import replace
 
 import pytest
 from matplotlib.collections import PolyCollection
@@ -392,7 +393,7 @@ def test_runtime_chart_keeps_up_with_many_containers() -> None:
                          None, None, None)
         for i in range(400)
     )  # fmt: skip
-    summary = base._replace(runtime=RuntimeSection(hosts, containers))
+    summary = replace(base, runtime=RuntimeSection(hosts, containers))
     figure = build_figure(summary)
     drawn = drawn_texts(figure)
     texts = [d.text for d in drawn]
@@ -414,7 +415,7 @@ def test_figures_not_known_are_said_so_never_drawn_as_free() -> None:
 
 
 def test_an_input_with_nothing_to_draw_says_so() -> None:
-    summary = hand_summary([gpu("node-a", 0, 0, 0)], [])._replace(gpus=(), nodes=())
+    summary = replace(hand_summary([gpu("node-a", 0, 0, 0)], []), gpus=(), nodes=())
     assert choose_layout(summary) == "empty"
     texts = texts_of(build_figure(summary))
     assert any(t.startswith("No GPU devices in this input") for t in texts)

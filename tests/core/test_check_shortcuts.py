@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -27,7 +28,7 @@ def _thresholds(tolerance: float | None) -> Thresholds:
     t = DEFAULT_SETTINGS.thresholds
     if tolerance is None:
         return t
-    return t._replace(check_ratio=tolerance, check_cores=tolerance, check_mem_mib=tolerance)
+    return replace(t, check_ratio=tolerance, check_cores=tolerance, check_mem_mib=tolerance)
 
 
 def _table(seed: int) -> tuple[list[GpuSummary], list[Workload], list[int]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import pytest
@@ -40,7 +40,7 @@ def _free_share(g: GpuSummary) -> float:
 def with_free_share(monkeypatch: pytest.MonkeyPatch) -> None:
     """The GPU table with one more column, shown as "free %" and written as free_percent."""
     added = col.percent("free %", "free_percent", _free_share)
-    spec: TableSpec[GpuSummary] = columns.GPUS._replace(columns=(*columns.GPUS.columns, added))
+    spec: TableSpec[GpuSummary] = replace(columns.GPUS, columns=(*columns.GPUS.columns, added))
     monkeypatch.setattr(columns, "GPUS", spec)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -216,7 +217,7 @@ def test_many_gpu_models_stay_on_one_screen_changed_ones_first() -> None:
     cluster = simulate_cluster(5, 2, seed=1)
     base = snapshot_at(cluster, T0)
     models = tuple(ModelFigures(f"NVIDIA Model-{n:02d}", 8, 4, 2, 2, 0, 4) for n in range(20))
-    changed = (models[17]._replace(free_whole=1), models[3]._replace(free_whole=6))
+    changed = (replace(models[17], free_whole=1), replace(models[3], free_whole=6))
     after_models = tuple(next((c for c in changed if c.model == m.model), m) for m in models)
     before = dataclasses.replace(base, models=models)
     after = dataclasses.replace(base, models=after_models, taken_at=T0 + 600)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -955,7 +956,7 @@ def test_a_gpu_reading_is_an_immutable_value() -> None:
     assert reading == GpuReading(0, "GPU-a", 41.0, 9000.0, 10240.0, None)
     assert hash(reading) == hash(GpuReading(0, "GPU-a", 41.0, 9000.0, 10240.0))
     assert reading != GpuReading(1, "GPU-a", 41.0, 9000.0, 10240.0)
-    changed = reading._replace(mem_used_mib=None, name="NVIDIA L4")
+    changed = replace(reading, mem_used_mib=None, name="NVIDIA L4")
     assert (changed.index, changed.mem_used_mib, changed.name) == (0, None, "NVIDIA L4")
     assert reading.mem_used_mib == 9000.0
     with pytest.raises(AttributeError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,7 @@ from core.views.table_spec import Table, fixed_width
 def test_cells_are_made_visible_when_built_and_replaced() -> None:
     table = Table("t", ("a", "b"), (("one\ntwo", "x"),), omitted=2)
     assert "\n" not in table.rows[0][0]
-    changed = table._replace(rows=(("three\nfour", "y"),), title="u")
+    changed = replace(table, rows=(("three\nfour", "y"),), title="u")
     assert "\n" not in changed.rows[0][0]
     assert (changed.title, changed.omitted, table.title) == ("u", 2, "t")
 
@@ -24,7 +25,7 @@ def test_a_table_is_an_immutable_value() -> None:
     assert table == Table("t", ("a",), (("1",),), 0, "", "", (), ("right",))
     assert hash(table) == hash(copy.deepcopy(table))
     assert pickle.loads(pickle.dumps(table)) == table
-    assert table != table._replace(omitted=1)
+    assert table != replace(table, omitted=1)
     assert table.aligned(0) == "right" and table.aligned(5) == "left"
     with pytest.raises(AttributeError):
         table.title = "u"  # type: ignore[misc]
