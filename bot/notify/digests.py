@@ -23,7 +23,7 @@ from bot.conversation.clusters import LiveSource
 from bot.conversation.service import Conversation
 from bot.notify.digest_message import DigestPost, compose_digest
 from bot.notify.lease import Lease, replica_id
-from bot.notify.records import NotifyRecords, SlotRecord
+from bot.notify.records import NotifyRecords, SlotMark
 from bot.slack.delivery import Delivery
 from core.notify.schedule import LATE_WINDOW_SECONDS, Digest, Slot, due_slot, is_late
 
@@ -124,12 +124,12 @@ class DigestRunner:
             return "missed"
         if not lease.held():
             return "busy"  # expired while composing (a stalled store); the new holder posts
-        mark = SlotRecord("sending", self.clock(), replica_id(), late=late_at is not None)
+        mark = SlotMark("sending", self.clock(), replica_id(), late=late_at is not None)
         self.records.mark_slot(entry.name, digest.name, slot.key, mark)
         return self._send(entry, digest, slot, post, mark)
 
     def _send(
-        self, entry: ClusterEntry, digest: Digest, slot: Slot, post: DigestPost, mark: SlotRecord
+        self, entry: ClusterEntry, digest: Digest, slot: Slot, post: DigestPost, mark: SlotMark
     ) -> str:
         try:
             ts = self.delivery.post(digest.channel, None, post.top)
@@ -149,7 +149,7 @@ class DigestRunner:
         if ts is None:
             self._failed(entry, digest, slot, mark, "the bot may not post in the channel")
             return "failed"
-        posted = SlotRecord("posted", self.clock(), mark.by, ts, mark.late)
+        posted = SlotMark("posted", self.clock(), mark.by, ts, mark.late)
         self.records.mark_slot(entry.name, digest.name, slot.key, posted)
         log.info(
             "posted digest %s of %s to %s%s",
@@ -162,7 +162,7 @@ class DigestRunner:
         return "posted-late" if mark.late else "posted"
 
     def _failed(
-        self, entry: ClusterEntry, digest: Digest, slot: Slot, mark: SlotRecord, reason: str
+        self, entry: ClusterEntry, digest: Digest, slot: Slot, mark: SlotMark, reason: str
     ) -> None:
         log.warning(
             "digest %s of %s not posted to %s: %s (invite the bot to the channel, or "
@@ -173,7 +173,7 @@ class DigestRunner:
             reason,
             digest.defined_at,
         )
-        failed = SlotRecord("failed", self.clock(), mark.by, late=mark.late, error=reason)
+        failed = SlotMark("failed", self.clock(), mark.by, late=mark.late, error=reason)
         self.records.mark_slot(entry.name, digest.name, slot.key, failed)
 
     def _thread(self, entry: ClusterEntry, digest: Digest, post: DigestPost, ts: str) -> None:

@@ -34,7 +34,9 @@ FAILED_RETRY_SECONDS = 300.0
 
 
 @dataclass(frozen=True, slots=True)
-class SlotRecord:
+class SlotMark:
+    """What is written for one digest slot: sending, posted or failed, when and by whom."""
+
     state: SlotState
     at: float  # when the state was written
     by: str = ""  # the replica
@@ -43,7 +45,7 @@ class SlotRecord:
     error: str | None = None
 
     def blocks_posting(self, now: float) -> bool:
-        """Whether this record means the slot must not be posted (now)."""
+        """Whether this mark means the slot must not be posted (now)."""
         return self.state != "failed" or now - self.at < FAILED_RETRY_SECONDS
 
 
@@ -83,14 +85,14 @@ class NotifyRecords:
     def digest_lease_key(self, cluster: str, digest: str, slot: str) -> str:
         return self._key("digest-lease", cluster, digest, slot)
 
-    def slot(self, cluster: str, digest: str, slot: str) -> SlotRecord | None:
+    def slot(self, cluster: str, digest: str, slot: str) -> SlotMark | None:
         payload = codec.decode(
             "digest-slot", self.kv.get(self._key("digest-slot", cluster, digest, slot))
         )
         if payload is None:
             return None
         try:
-            return SlotRecord(
+            return SlotMark(
                 state=payload["state"],
                 at=float(payload["at"]),
                 by=str(payload.get("by") or ""),
@@ -101,7 +103,7 @@ class NotifyRecords:
         except (KeyError, TypeError, ValueError):
             return None
 
-    def mark_slot(self, cluster: str, digest: str, slot: str, record: SlotRecord) -> None:
+    def mark_slot(self, cluster: str, digest: str, slot: str, record: SlotMark) -> None:
         payload: dict[str, Any] = {
             "state": record.state,
             "at": record.at,
@@ -120,7 +122,7 @@ class NotifyRecords:
                 DIGEST_SNAPSHOT_TTL_SECONDS,
             )
 
-    def last_posted(self, cluster: str, digest: str) -> tuple[str, SlotRecord] | None:
+    def last_posted(self, cluster: str, digest: str) -> tuple[str, SlotMark] | None:
         """The latest posted slot of a digest and its record (for listings)."""
         payload = codec.decode(
             "digest-last", self.kv.get(self._key("digest-last", cluster, digest))
@@ -128,7 +130,7 @@ class NotifyRecords:
         if payload is None:
             return None
         try:
-            record = SlotRecord(
+            record = SlotMark(
                 "posted",
                 float(payload["at"]),
                 str(payload.get("by") or ""),

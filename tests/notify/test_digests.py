@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.notify.records import SlotRecord
+from bot.notify.records import SlotMark
 from bot.notify.settings import NotifySettings
 from tests.notify.conftest import (
     ALICE,
@@ -128,7 +128,7 @@ def test_a_slot_that_may_have_been_sent_is_never_sent_again(digest_at_now: Notif
 
     slot = due_slot(digest.schedule, n.clock.now)
     assert slot is not None
-    n.records.mark_slot("demo", digest.name, slot.key, SlotRecord("sending", n.clock.now, "x:1"))
+    n.records.mark_slot("demo", digest.name, slot.key, SlotMark("sending", n.clock.now, "x:1"))
     assert [o.outcome for o in n.a.loop.digests.tick()] == ["done"]
     assert n.posts() == []
 
