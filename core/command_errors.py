@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from core.errors import InputError, shorten_line
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 # Lines kubectl, client-go and curl write when a fetch fails, at the start of a line.
 _COMMAND_ERROR = re.compile(

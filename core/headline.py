@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core import number_style
 from core.history.snapshot import model_figures
 from core.model import Summary
-from core.views import numbers
 from core.views.names import short_type
 
 
@@ -72,8 +72,8 @@ def headline_text(headline: ClusterHeadline) -> str:
         return "no scheduler device series: allocation not known from these metrics"
     parts = [
         f"{_count(headline.gpus, 'GPU')} on {_count(headline.nodes, 'node')}",
-        f"cores {numbers.percent(headline.core_allocated_percent)}",
-        f"memory {numbers.percent(headline.mem_allocated_percent)}",
+        f"cores {number_style.percent(headline.core_allocated_percent)}",
+        f"memory {number_style.percent(headline.mem_allocated_percent)}",
         f"free whole GPUs: {free_per_model_text(headline)}",
     ]
     if headline.inconsistent_gpus:

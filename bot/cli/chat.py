@@ -55,7 +55,7 @@ from bot.conversation.service import Conversation
 from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
 from core.views.attention import Hints
-from core.views.visible_text import visible_lines
+from core.visible_text import visible_lines
 
 log = logging.getLogger("hami_summary.chat")
 

@@ -16,7 +16,7 @@ from bot.clusters.discovery import Discovery, default_kubeconfig_dir, discover_k
 from bot.clusters.errors import KubeconfigError, RegistryError
 from bot.clusters.registry import ClusterEntry, ClusterRegistry, load_registry
 from bot.clusters.url_display import display_url
-from core.views.visible_text import visible_lines
+from core.visible_text import visible_lines
 
 REGISTRY_ENV = "HAMI_CLUSTERS_FILE"
 

@@ -18,7 +18,7 @@ from bot.settings_file import load_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.settings import SettingsError
-from core.views.visible_text import visible_lines
+from core.visible_text import visible_lines
 
 FORMATS = ("text", "markdown", "json", "csv")
 

@@ -11,7 +11,7 @@ from core.fit_shape import Shape
 from core.model import Summary
 from core.summary.filtered import fit_scope
 from core.views.fit_view import PLACEMENTS_MEANING, headline, models_line, table_lines
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 SLACK_NODES = 10
 NODE_HEADER = ("node", "placements", "GPUs free", "fragmented after")

@@ -41,7 +41,7 @@ from core.views.digest import Digest, Section, plain
 from core.views.first_page import build_digest
 from core.views.table_spec import fixed_width
 from core.views.tables import age_text
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 MAX_BLOCKS = 50
 SECTION_TEXT_MAX = 3000

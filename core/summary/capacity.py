@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from itertools import chain, compress, islice, repeat
 from operator import eq, lt, truediv
 
+from core import number_style
 from core.model import ShapeFit
 from core.summary.columns import GpuColumns
-from core.views import numbers
 
 _TOP_NODES = 5
 
@@ -249,7 +249,9 @@ def shapes_on(
     # count in C; no other value is larger, and a NaN equals nothing).
     holding = groups.counts(free_mem, largest_mem) if largest_mem > 0 else [0] * len(names)
     shapes.append(
-        _shape(f"memory-only {numbers.mem_each(largest_mem)}", 1, 0.0, largest_mem, names, holding)
+        _shape(
+            f"memory-only {number_style.mem_each(largest_mem)}", 1, 0.0, largest_mem, names, holding
+        )
     )
     return shapes
 
@@ -283,26 +285,28 @@ def capacity_answer(
                 f"the other {gpus - incomplete_gpus} are fully allocated."
             )
         return "No: every GPU is fully allocated; no new GPU job can start until something ends."
-    free = f"{numbers.cores(free_cores)} and {numbers.mem_total(free_mem_mib)} free in all"
+    free = (
+        f"{number_style.cores(free_cores)} and {number_style.mem_total(free_mem_mib)} free in all"
+    )
     if fitting:
         biggest = max(fitting, key=lambda s: s.gpus)
         where = ", ".join(f"{n} ({c:,})" for n, c in biggest.nodes[:3])
         return (
-            f"Yes: {numbers.counted(whole[0].placements, 'whole GPU')} free; the largest job "
+            f"Yes: {number_style.counted(whole[0].placements, 'whole GPU')} free; the largest job "
             f"that fits on one node is {biggest.name} (on {where}); {free}."
         )
     if half is not None and half.placements > 0:
         return (
             f"Only fractional jobs: no whole GPU is free, but "
-            f"{numbers.counted(half.placements, 'half-GPU slice')} fit ({free})."
+            f"{number_style.counted(half.placements, 'half-GPU slice')} fit ({free})."
         )
     if quarter is not None and quarter.placements > 0:
         return (
             f"Only small jobs: no whole or half GPU is free, but "
-            f"{numbers.counted(quarter.placements, 'quarter-GPU slice')} fit ({free})."
+            f"{number_style.counted(quarter.placements, 'quarter-GPU slice')} fit ({free})."
         )
     mem_only = shapes[-1]
     return (
         f"Barely: only slivers are free ({free}); the largest memory-only request that fits is "
-        f"{numbers.mem_each(mem_only.mem_per_gpu_mib or 0)}."
+        f"{number_style.mem_each(mem_only.mem_per_gpu_mib or 0)}."
     )

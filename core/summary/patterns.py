@@ -13,11 +13,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from itertools import accumulate, compress
 
+from core import number_style
 from core.model import Distribution, Finding, GpuSummary, NamespaceSummary, Severity, Workload
 from core.settings import Thresholds
 from core.summary.columns import GpuColumns, where
 from core.summary.workloads import is_memory_resource
-from core.views import numbers
 
 _MAX_SUBJECTS = 10
 
@@ -240,14 +240,18 @@ def _quota_findings(namespaces: Sequence[NamespaceSummary]) -> list[Finding]:
     for ns in namespaces:
         for figure in ns.quota:
             if figure.limit is not None and figure.used > figure.limit:
-                amount = numbers.mem_total if is_memory_resource(figure.resource) else numbers.cores
+                amount = (
+                    number_style.mem_total
+                    if is_memory_resource(figure.resource)
+                    else number_style.cores
+                )
                 findings.append(
                     Finding(
                         "quota-exceeded",
                         "warn",
                         f"Namespace {ns.namespace} uses {amount(figure.used)} of "
                         f"{figure.resource} against a quota limit of {amount(figure.limit)} "
-                        f"({numbers.percent(figure.used / figure.limit * 100.0)}).",
+                        f"({number_style.percent(figure.used / figure.limit * 100.0)}).",
                         (ns.namespace,),
                     )
                 )

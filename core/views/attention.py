@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core import number_style
 from core.model import NamespaceSummary, Summary
-from core.views import numbers
 from core.views.names import gpu_name, pod_name
 
 EXAMPLES = 3
@@ -52,7 +52,7 @@ def examples(names: Sequence[str], total: int, where: str) -> str:
     """``a, b, c and 346 more (GPUs button)``: at most three names, then a count."""
     shown = ", ".join(names[:EXAMPLES])
     rest = total - min(len(names), EXAMPLES)
-    return shown + (f" and {numbers.count(rest)} more ({where})" if rest > 0 else "")
+    return shown + (f" and {number_style.count(rest)} more ({where})" if rest > 0 else "")
 
 
 def _item(
@@ -60,7 +60,9 @@ def _item(
 ) -> Line:
     """``349 inconsistent GPUs (note): a, b, c and 346 more (where)``."""
     lead = f" ({note})" if note else ""
-    return (Fact(numbers.counted(total, noun, plural), f"{lead}: {examples(names, total, where)}"),)
+    return (
+        Fact(number_style.counted(total, noun, plural), f"{lead}: {examples(names, total, where)}"),
+    )
 
 
 def _quota_items(summary: Summary, hints: Hints) -> list[Line]:
@@ -72,18 +74,22 @@ def _quota_items(summary: Summary, hints: Hints) -> list[Line]:
     near.sort(key=lambda ns: (-(ns.quota_use_percent or 0.0), ns.namespace))
 
     def names(rows: Sequence[NamespaceSummary]) -> list[str]:
-        return [f"{ns.namespace} {numbers.percent(ns.quota_use_percent)}" for ns in rows]
+        return [f"{ns.namespace} {number_style.percent(ns.quota_use_percent)}" for ns in rows]
 
     facts: list[Fact] = []
     if over:
         facts.append(
             Fact(
-                numbers.counted(len(over), "namespace") + " over quota",
+                number_style.counted(len(over), "namespace") + " over quota",
                 ": " + examples(names(over), len(over), hints.namespaces),
             )
         )
     if near:
-        noun = numbers.counted(len(near), "namespace") if not over else numbers.count(len(near))
+        noun = (
+            number_style.counted(len(near), "namespace")
+            if not over
+            else number_style.count(len(near))
+        )
         facts.append(
             Fact(noun + " near quota", ": " + examples(names(near), len(near), hints.namespaces))
         )

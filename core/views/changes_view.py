@@ -15,14 +15,14 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
+from core import number_style
 from core.history.changes import Changes, NamespaceChange, QuotaCrossing
 from core.history.snapshot import PodFigures
-from core.views import numbers
 from core.views.names import short_type
 from core.views.spreadsheet import spreadsheet_cell
 from core.views.table_spec import aligned_lines
 from core.views.tables import quota_unit
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 TOP_ROWS = 5
 WIDTH = 100
@@ -32,7 +32,7 @@ NARROW = 80
 
 def whole(value: float) -> str:
     """A count or share-point figure rounded to a whole number, thousands separated."""
-    return numbers.count(round(value))
+    return number_style.count(round(value))
 
 
 def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
@@ -82,9 +82,9 @@ def header_lines(changes: Changes, subject: str | None = None, width: int = WIDT
         f"({span_text(changes.after_at - changes.before_at)} apart)",
         f"Cores allocated {whole(a.core_allocated)} -> {whole(b.core_allocated)} "
         f"({signed(b.core_allocated - a.core_allocated)}) of {whole(b.core_limit)}",
-        f"Memory allocated {numbers.mem_total(a.mem_allocated_mib)} -> "
-        f"{numbers.mem_total(b.mem_allocated_mib)} "
-        f"({signed(mem_delta, 1)} GiB) of {numbers.mem_total(b.mem_limit_mib)}",
+        f"Memory allocated {number_style.mem_total(a.mem_allocated_mib)} -> "
+        f"{number_style.mem_total(b.mem_allocated_mib)} "
+        f"({signed(mem_delta, 1)} GiB) of {number_style.mem_total(b.mem_limit_mib)}",
         _then_now(a.pods, b.pods, f"Pods holding GPUs {a.pods:,} -> {b.pods:,}")
         + "; "
         + _then_now(
@@ -117,7 +117,7 @@ def _narrow_namespace_row(c: NamespaceChange) -> tuple[str, ...]:
     return (
         c.namespace,
         f"{whole(c.cores_after)} ({signed(c.cores_delta)})",
-        f"{numbers.mem_total(c.mem_after_mib)} ({signed(c.mem_delta_mib / 1024, 1)} GiB)",
+        f"{number_style.mem_total(c.mem_after_mib)} ({signed(c.mem_delta_mib / 1024, 1)} GiB)",
         f"{c.gpus_after} ({signed(c.gpus_delta)})",
     )
 
@@ -144,7 +144,7 @@ def _pod_row(p: PodFigures) -> tuple[str, ...]:
         p.node,
         f"{p.gpus} GPU" + ("" if p.gpus == 1 else "s"),
         f"{whole(p.cores)} cores",
-        numbers.mem_total(p.mem_mib),
+        number_style.mem_total(p.mem_mib),
     )
 
 
@@ -254,8 +254,8 @@ def _quota_lines(crossings: tuple[QuotaCrossing, ...], top: int, width: int = WI
         amount = f"{whole(c.used)} of {whole(c.limit)}" + (f" {unit}" if unit else "")
         lines += _wrap(
             f"{namespace} {resource} {verb} {marks} "
-            f"({numbers.percent(c.before_percent)} -> {numbers.percent(c.after_percent)}; "
-            f"{amount})",
+            f"({number_style.percent(c.before_percent)} -> "
+            f"{number_style.percent(c.after_percent)}; {amount})",
             width,
             indent="  ",
         )

@@ -22,7 +22,7 @@ from core.model import GpuSummary, NamespaceSummary, QuotaFigure, Summary
 from core.summary.workloads import is_core_resource, is_memory_resource
 from core.views import palette
 from core.views.chart_text import model_name, model_short_names, node_labels
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 OTHER_KEY: Final = "\x00other"  # keys no namespace can have (RFC 1123 labels)
 UNATTRIBUTED_KEY: Final = "\x00unattributed"

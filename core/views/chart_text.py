@@ -1,6 +1,6 @@
 """How the charts write numbers and names: the one number style of every view.
 
-The figures are written by ``core.views.numbers`` (thousands separators, cores as "cores",
+The figures are written by ``core.number_style`` (thousands separators, cores as "cores",
 memory totals in GiB or TiB with three significant digits, memory of one GPU or pod in GiB with
 one decimal, percentages with one decimal, "not known" never 0); names are shortened in the
 middle by ``core.views.text_fit``. What is the chart's own is here: node labels without their
@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from core.views import numbers
+from core import number_style
 from core.views.text_fit import shorten_middle
-from core.views.visible_text import visible
+from core.visible_text import visible
 
-NOT_KNOWN: Final = numbers.NOT_KNOWN
+NOT_KNOWN: Final = number_style.NOT_KNOWN
 MAX_NAME_CHARS: Final = 22
 
 
@@ -25,28 +25,28 @@ def count(value: int | None, noun: str = "", plural: str | None = None) -> str:
     if value is None:
         return f"{noun} {NOT_KNOWN}".strip() if noun else NOT_KNOWN
     if not noun:
-        return numbers.count(value)
+        return number_style.count(value)
     word = noun if value == 1 else (plural or noun + "s")
-    return f"{numbers.count(value)} {word}"
+    return f"{number_style.count(value)} {word}"
 
 
 def cores(value: float) -> str:
     """``9,530 cores`` (HAMi's unit: 100 cores are one whole GPU)."""
-    return numbers.cores(value)
+    return number_style.cores(value)
 
 
 def percent(value: float | None) -> str:
-    return numbers.percent(value)
+    return number_style.percent(value)
 
 
 def memory_total(mib: float | None) -> str:
     """A sum over GPUs or pods: ``40.0 GiB``, ``1.21 TiB``, ``189 TiB``."""
-    return numbers.mem_total(mib)
+    return number_style.mem_total(mib)
 
 
 def memory_each(mib: float | None) -> str:
     """One GPU's or pod's memory: ``39.5 GiB``, ``512 MiB`` below 1 GiB."""
-    return numbers.mem_each(mib)
+    return number_style.mem_each(mib)
 
 
 def short_name(name: str, limit: int = MAX_NAME_CHARS) -> str:

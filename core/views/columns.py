@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
+from core import number_style
 from core.model import (
     ContainerRuntime,
     GpuSummary,
@@ -30,7 +31,6 @@ from core.model import (
     ShapeFit,
     Workload,
 )
-from core.views import numbers
 from core.views import table_spec as col
 from core.views.names import gpu_name, pod_name, short_type
 from core.views.table_spec import TableSpec, rounded
@@ -51,7 +51,8 @@ def _states(n: NodeSummary) -> str:
 
 
 def _largest_slice(n: NodeSummary) -> str:
-    return f"{numbers.cores(n.largest_free_cores)}, {numbers.mem_each(n.largest_free_mem_mib)}"
+    cores = number_style.cores(n.largest_free_cores)
+    return f"{cores}, {number_style.mem_each(n.largest_free_mem_mib)}"
 
 
 # The JSON document's order of a node's keys.
@@ -81,7 +82,7 @@ NODES: TableSpec[NodeSummary] = TableSpec(
         col.Column(
             "cores",
             "core_allocated_percent",
-            lambda n: numbers.percent(n.core_allocated_percent),
+            lambda n: number_style.percent(n.core_allocated_percent),
             col.Field("core_allocated_percent", rounded),
             "right",
             in_csv=False,
@@ -91,7 +92,7 @@ NODES: TableSpec[NodeSummary] = TableSpec(
         col.Column(
             "memory",
             "mem_allocated_percent",
-            lambda n: numbers.percent(n.mem_allocated_percent),
+            lambda n: number_style.percent(n.mem_allocated_percent),
             col.Field("mem_allocated_percent", rounded),
             "right",
             in_csv=False,
@@ -108,14 +109,14 @@ NODES: TableSpec[NodeSummary] = TableSpec(
         col.Column(
             "cores used",
             "",
-            lambda n: numbers.cores_pair(n.core_allocated, n.core_limit),
+            lambda n: number_style.cores_pair(n.core_allocated, n.core_limit),
             align="right",
             optional=3,
         ),
         col.Column(
             "memory used",
             "",
-            lambda n: numbers.mem_total_pair(n.mem_allocated_mib, n.mem_limit_mib),
+            lambda n: number_style.mem_total_pair(n.mem_allocated_mib, n.mem_limit_mib),
             align="right",
             optional=3,
         ),
@@ -170,7 +171,7 @@ GPUS: TableSpec[GpuSummary] = TableSpec(
         col.Column(
             "memory",
             "mem_allocated_mib",
-            lambda g: numbers.mem_each_pair(
+            lambda g: number_style.mem_each_pair(
                 _known(g, g.mem_allocated_mib), _known(g, g.mem_limit_mib)
             ),
             col.Field("mem_allocated_mib"),
@@ -187,7 +188,7 @@ GPUS: TableSpec[GpuSummary] = TableSpec(
         col.Column(
             "core shares",
             "",
-            lambda g: numbers.cores_pair(g.core_allocated, g.core_limit),
+            lambda g: number_style.cores_pair(g.core_allocated, g.core_limit),
             align="right",
             optional=3,
         ),
@@ -269,11 +270,13 @@ WORKLOADS = workloads_spec({})
 
 
 def _quota_use(ns: NamespaceSummary) -> str:
-    return "no limit" if ns.quota_use_percent is None else numbers.percent(ns.quota_use_percent)
+    return (
+        "no limit" if ns.quota_use_percent is None else number_style.percent(ns.quota_use_percent)
+    )
 
 
 def _with_share(value: str, share: float) -> str:
-    return f"{value} ({numbers.percent(share)})"
+    return f"{value} ({number_style.percent(share)})"
 
 
 def _quota_words(ns: NamespaceSummary) -> str:
@@ -289,14 +292,14 @@ NAMESPACES: TableSpec[NamespaceSummary] = TableSpec(
         col.Column(
             "cores (share)",
             "cores",
-            lambda ns: _with_share(numbers.cores_value(ns.cores), ns.core_share_percent),
+            lambda ns: _with_share(number_style.cores_value(ns.cores), ns.core_share_percent),
             lambda ns: ns.cores,
             "right",
         ),
         col.Column(
             "memory (share)",
             "mem_mib",
-            lambda ns: _with_share(numbers.mem_total(ns.mem_mib), ns.mem_share_percent),
+            lambda ns: _with_share(number_style.mem_total(ns.mem_mib), ns.mem_share_percent),
             lambda ns: ns.mem_mib,
             "right",
         ),
@@ -305,7 +308,7 @@ NAMESPACES: TableSpec[NamespaceSummary] = TableSpec(
         col.Column(
             "pods",
             "pods",
-            lambda ns: numbers.count(len(ns.pods)),
+            lambda ns: number_style.count(len(ns.pods)),
             lambda ns: list(ns.pods),
             "right",
             csv=lambda ns: len(ns.pods),
@@ -393,10 +396,10 @@ MODELS_NOTE = "free = whole GPUs free · max job = most of them free on one node
 
 def _shape(s: ShapeFit) -> str:
     if s.mem_per_gpu_mib is None:
-        share = numbers.percent(s.cores_per_gpu)
+        share = number_style.percent(s.cores_per_gpu)
         memory = "whole memory" if s.cores_per_gpu >= 100 else f"{share} memory"
-        return f"{s.gpus} GPU x {numbers.cores(s.cores_per_gpu)}, {memory}"
-    return f"1 GPU, {numbers.mem_each(s.mem_per_gpu_mib)}, no core share"
+        return f"{s.gpus} GPU x {number_style.cores(s.cores_per_gpu)}, {memory}"
+    return f"1 GPU, {number_style.mem_each(s.mem_per_gpu_mib)}, no core share"
 
 
 def _where(s: ShapeFit) -> str:
@@ -455,7 +458,7 @@ def _measured_percent(
     return col.Column(
         header,
         key,
-        lambda r: numbers.percent(get(r)),
+        lambda r: number_style.percent(get(r)),
         get,
         "right",
         csv=lambda r: rounded(get(r)),
@@ -468,7 +471,7 @@ def host_gpus_spec(scheduler_listed: bool) -> TableSpec[HostRow]:
 
     def scheduled(r: HostRow) -> str:
         if not scheduler_listed:
-            return numbers.NOT_KNOWN
+            return number_style.NOT_KNOWN
         return "yes" if r[0].scheduler_device_known else "no"
 
     return TableSpec(
@@ -505,7 +508,7 @@ HOST_GPUS = host_gpus_spec(scheduler_listed=True)
 
 def _last_kernel(r: ContainerRow) -> str:
     seconds = r[0].seconds_since_last_kernel
-    return "none yet" if seconds is None else numbers.seconds(seconds)
+    return "none yet" if seconds is None else number_style.seconds(seconds)
 
 
 CONTAINERS: TableSpec[ContainerRow] = TableSpec(
@@ -520,7 +523,7 @@ CONTAINERS: TableSpec[ContainerRow] = TableSpec(
         col.Column(
             "memory used / limit",
             "mem_used_mib",
-            lambda r: numbers.mem_each_pair(r[0].mem_used_mib, r[0].mem_limit_mib),
+            lambda r: number_style.mem_each_pair(r[0].mem_used_mib, r[0].mem_limit_mib),
             lambda r: r[0].mem_used_mib,
             "right",
         ),
@@ -574,7 +577,7 @@ REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
         col.Column(
             "util",
             "utilization_percent",
-            lambda u: _usage_or_failure(u, numbers.percent(u.utilization_percent)),
+            lambda u: _usage_or_failure(u, number_style.percent(u.utilization_percent)),
             lambda u: u.utilization_percent,
             "right",
         ),
@@ -582,7 +585,7 @@ REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
             "memory used",
             "mem_used_mib",
             lambda u: _usage_or_failure(
-                u, numbers.mem_each_pair(u.mem_used_mib, u.allocated_mem_mib)
+                u, number_style.mem_each_pair(u.mem_used_mib, u.allocated_mem_mib)
             ),
             lambda u: u.mem_used_mib,
             "right",
@@ -590,7 +593,7 @@ REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
         col.Column(
             "efficiency",
             "mem_efficiency_percent",
-            lambda u: _usage_or_failure(u, numbers.percent(u.mem_efficiency_percent)),
+            lambda u: _usage_or_failure(u, number_style.percent(u.mem_efficiency_percent)),
             lambda u: rounded(u.mem_efficiency_percent),
             "right",
         ),

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core import number_style
 from core.model import ModelSummary, NamespaceSummary, Summary
 from core.summary.build import ALLOCATION_ONLY_NOTE
-from core.views import digest_tables, numbers
+from core.views import digest_tables
 from core.views.attention import EXAMPLES, Fact, Hints, Line, attention
 from core.views.names import short_type
 from core.views.table_spec import Table
@@ -80,27 +81,30 @@ def _largest_job(summary: Summary) -> Fact:
     job = summary.largest_whole_job
     if job.gpus:
         what = (
-            f"{numbers.count(job.gpus)} × {short_type(job.model)}"
+            f"{number_style.count(job.gpus)} × {short_type(job.model)}"
             if job.model
-            else numbers.counted(job.gpus, "whole GPU")
+            else number_style.counted(job.gpus, "whole GPU")
         )
-        return Fact(what, f" on {numbers.counted(job.nodes, 'node')}", "largest job that fits: ")
+        return Fact(
+            what, f" on {number_style.counted(job.nodes, 'node')}", "largest job that fits: "
+        )
     for shape in summary.capacity:
         if shape.placements and shape.name in ("half GPU", "quarter GPU"):
             return Fact(
                 f"a {shape.name}",
-                f" ({numbers.counted(shape.placements, 'place')})",
+                f" ({number_style.counted(shape.placements, 'place')})",
                 "no whole GPU job fits; largest that fits now: ",
             )
     if summary.cluster.free_cores > 0 or summary.cluster.free_mem_mib > 0:
         return Fact("slivers", " of cores or memory", "what fits now: only ")
     incomplete = sum(1 for g in summary.gpus if "incomplete" in g.flags)
     if incomplete and incomplete >= len(summary.gpus):
-        return Fact(numbers.NOT_KNOWN, ": no GPU has every series", "what fits now: ")
+        return Fact(number_style.NOT_KNOWN, ": no GPU has every series", "what fits now: ")
     if incomplete:
         return Fact(
             "nothing",
-            f" on the {numbers.counted(len(summary.gpus) - incomplete, 'GPU')} with every series",
+            f" on the {number_style.counted(len(summary.gpus) - incomplete, 'GPU')} "
+            "with every series",
             "what fits now: ",
         )
     return Fact("nothing", ": every GPU is fully allocated", "what fits now: ")
@@ -111,26 +115,30 @@ def _allocated(what: str, percent: float, amounts: str, incomplete: int) -> Fact
     not known (their missing figures would count as 0)."""
     if incomplete:
         verb = "lacks" if incomplete == 1 else "lack"
-        lacking = f" ({numbers.counted(incomplete, 'GPU')} {verb} a limit or allocation series)"
-        return Fact(numbers.NOT_KNOWN, lacking, f"{what} allocated: ")
-    return Fact(numbers.percent(percent), f" allocated ({amounts})", f"{what} ")
+        lacking = (
+            f" ({number_style.counted(incomplete, 'GPU')} {verb} a limit or allocation series)"
+        )
+        return Fact(number_style.NOT_KNOWN, lacking, f"{what} allocated: ")
+    return Fact(number_style.percent(percent), f" allocated ({amounts})", f"{what} ")
 
 
 def _allocation_headline(summary: Summary) -> list[Line]:
     c = summary.cluster
     incomplete = sum(1 for g in summary.gpus if "incomplete" in g.flags)
-    unknown = f", {numbers.counted(incomplete, 'GPU')} not known" if incomplete else ""
-    cores = numbers.cores_pair(c.core_allocated, c.core_limit)
-    memory = numbers.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)
+    unknown = f", {number_style.counted(incomplete, 'GPU')} not known" if incomplete else ""
+    cores = number_style.cores_pair(c.core_allocated, c.core_limit)
+    memory = number_style.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)
     noun = "whole GPU" if c.free_whole_gpus == 1 else "whole GPUs"
     return [
         (
-            Fact(numbers.counted(c.gpus, "GPU"), f" on {numbers.counted(c.nodes, 'node')}"),
+            Fact(
+                number_style.counted(c.gpus, "GPU"), f" on {number_style.counted(c.nodes, 'node')}"
+            ),
             _allocated("cores", c.core_allocated_percent, cores, incomplete),
         ),
         (
             _allocated("memory", c.mem_allocated_percent, memory, incomplete),
-            Fact(numbers.count(c.free_whole_gpus), f" {noun} free{unknown}"),
+            Fact(number_style.count(c.free_whole_gpus), f" {noun} free{unknown}"),
         ),
         (_largest_job(summary),),
     ]
@@ -144,10 +152,10 @@ def _runtime_headline(summary: Summary) -> list[Line]:
     return [
         (
             Fact(
-                numbers.counted(len(hosts), "GPU"),
-                f" on {numbers.counted(nodes, 'node')} measured by the vGPU monitor",
+                number_style.counted(len(hosts), "GPU"),
+                f" on {number_style.counted(nodes, 'node')} measured by the vGPU monitor",
             ),
-            Fact(numbers.counted(len(containers), "container"), " measured"),
+            Fact(number_style.counted(len(containers), "container"), " measured"),
         ),
         (
             Fact(
@@ -173,7 +181,7 @@ def models_sections(summary: Summary, hints: Hints) -> list[Section]:
         return []
     shown = models[:TOP_MODELS]
     more = len(models) - len(shown)
-    parts = [f"{numbers.counted(more, 'more model')}: {hints.everything}"] if more else []
+    parts = [f"{number_style.counted(more, 'more model')}: {hints.everything}"] if more else []
     if measured(summary):
         parts.append(f"capacity outlook per model: {hints.everything}, or {hints.fit}")
     after = " · ".join(parts)
@@ -233,16 +241,16 @@ def _namespaces_section(summary: Summary, hints: Hints) -> Section | None:
     title = "Namespaces" + (f": top {len(shown)} of {len(namespaces)}" if more else "")
     return Section(
         "namespaces",
-        f"{title} ({numbers.counted(pods, 'pod')})",
+        f"{title} ({number_style.counted(pods, 'pod')})",
         digest_tables.TOP_NAMESPACES_NOTE,
         digest_tables.TOP_NAMESPACES.table("Namespaces", shown, more),
-        after=f"{numbers.count(more)} more: {hints.namespaces}" if more else "",
+        after=f"{number_style.count(more)} more: {hints.namespaces}" if more else "",
     )
 
 
 def _more(count: int, plural: str, where: str) -> str:
     """``2,392 more host GPUs: CSV button``; nothing when none is left out."""
-    return f"{numbers.count(count)} more {plural}: {where}" if count else ""
+    return f"{number_style.count(count)} more {plural}: {where}" if count else ""
 
 
 def _runtime_rows(summary: Summary) -> int:
@@ -257,10 +265,10 @@ def host_section(summary: Summary, hints: Hints) -> Section | None:
     missing = len(runtime.missing_monitors)
     title = (
         "Runtime (vGPU monitor, measured at scrape time): "
-        + numbers.counted(len(hosts), "host GPU")
+        + number_style.counted(len(hosts), "host GPU")
         + ", "
-        + numbers.counted(len(runtime.containers), "container")
-        + (f", {numbers.counted(missing, 'monitor')} not reached" if missing else "")
+        + number_style.counted(len(runtime.containers), "container")
+        + (f", {number_style.counted(missing, 'monitor')} not reached" if missing else "")
     )
     if len(hosts) > ALL_GPUS_UP_TO:
         # The busiest first: where the measured use is.
@@ -298,7 +306,7 @@ def containers_section(summary: Summary, hints: Hints) -> Section | None:
         where.setdefault(h.device_uuid, f"{h.node}/{h.device_index}")
     return Section(
         "containers",
-        f"Containers ({numbers.count(len(containers))}), idle first",
+        f"Containers ({number_style.count(len(containers))}), idle first",
         digest_tables.CONTAINERS_NOTE,
         digest_tables.containers_spec(where).table(
             "Containers", shown, len(containers) - len(shown)
@@ -324,7 +332,7 @@ def real_usage_section(summary: Summary, hints: Hints) -> Section | None:
     classes = " · ".join(
         f"{name} {sum(1 for u in read if u.usage_class == name):,}" for name in _USAGE_RANK
     )
-    note = f"{numbers.counted(len(read), 'pod')} read of {len(usage):,}" + (
+    note = f"{number_style.counted(len(read), 'pod')} read of {len(usage):,}" + (
         f" · {classes}" if read else ""
     )
     unread = len(usage) - len(read)
@@ -341,7 +349,9 @@ def real_usage_section(summary: Summary, hints: Hints) -> Section | None:
         else None,
         lines=causes,
         after=_more(len(read) - len(shown), "pods read", hints.workloads),
-        lines_title=f"Could not read {numbers.counted(unread, 'pod')}, by cause:" if unread else "",
+        lines_title=f"Could not read {number_style.counted(unread, 'pod')}, by cause:"
+        if unread
+        else "",
     )
 
 

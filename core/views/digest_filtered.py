@@ -9,10 +9,11 @@ page ends with the whole cluster, labelled so: its headline and its GPU models.
 
 from __future__ import annotations
 
+from core import number_style
 from core.model import Focus, NamespaceSummary, NodeSummary, QuotaFigure, Summary
 from core.summary.build import ALLOCATION_ONLY_NOTE
 from core.summary.workloads import is_core_resource, is_memory_resource
-from core.views import digest_tables, focus_tables, numbers
+from core.views import digest_tables, focus_tables
 from core.views.attention import Fact, Hints, Line
 from core.views.digest import (
     ALL_GPUS_UP_TO,
@@ -70,7 +71,7 @@ def filter_words(focus: Focus) -> str:
 
 def _more(count: int, noun: str, where: str) -> str:
     """``211 more pods: Workloads button``; nothing when none is left out."""
-    return f"{numbers.counted(count, 'more ' + noun)}: {where}" if count > 0 else ""
+    return f"{number_style.counted(count, 'more ' + noun)}: {where}" if count > 0 else ""
 
 
 def _top_title(what: str, shown: int, total: int) -> str:
@@ -80,7 +81,7 @@ def _top_title(what: str, shown: int, total: int) -> str:
 def _quota_fact(row: NamespaceSummary | None) -> Fact:
     """``quota use 91.6% (cores 9,155 / 10,000 cores) — near its limit``."""
     if row is None or not row.quota:
-        return Fact(numbers.NOT_KNOWN, " (no quota series)", "quota: ")
+        return Fact(number_style.NOT_KNOWN, " (no quota series)", "quota: ")
     limited = [q for q in row.quota if q.limit is not None]
     if not limited or row.quota_use_percent is None:
         return Fact("no limit", "", "quota: ")
@@ -88,14 +89,14 @@ def _quota_fact(row: NamespaceSummary | None) -> Fact:
     def amount(q: QuotaFigure) -> str:
         limit = q.limit or 0.0
         if is_memory_resource(q.resource):
-            return f"memory {numbers.mem_total_pair(q.used, limit)}"
+            return f"memory {number_style.mem_total_pair(q.used, limit)}"
         if is_core_resource(q.resource):
-            return f"cores {numbers.cores_pair(q.used, limit)}"
-        return f"{q.resource} {numbers.count(q.used)} / {numbers.count(limit)}"
+            return f"cores {number_style.cores_pair(q.used, limit)}"
+        return f"{q.resource} {number_style.count(q.used)} / {number_style.count(limit)}"
 
     state = {"over": ", over quota", "near": ", near its limit"}.get(row.quota_state, "")
     details = "; ".join(amount(q) for q in limited)
-    return Fact(numbers.percent(row.quota_use_percent), f" ({details}){state}", "quota use ")
+    return Fact(number_style.percent(row.quota_use_percent), f" ({details}){state}", "quota use ")
 
 
 def _namespace_headline(summary: Summary, focus: Focus) -> list[Line]:
@@ -103,10 +104,11 @@ def _namespace_headline(summary: Summary, focus: Focus) -> list[Line]:
     name = filter_words(focus)
     if not focus.pods and focus.namespace_row is None:
         return [
-            (Fact(numbers.NOT_KNOWN, ": no scheduler allocation series for it", f"{name}: "),),
+            (Fact(number_style.NOT_KNOWN, ": no scheduler allocation series for it", f"{name}: "),),
             (
                 Fact(
-                    numbers.counted(focus.containers, "container"), " measured by the vGPU monitor"
+                    number_style.counted(focus.containers, "container"),
+                    " measured by the vGPU monitor",
                 ),
             ),
         ]
@@ -120,20 +122,20 @@ def _namespace_headline(summary: Summary, focus: Focus) -> list[Line]:
     return [
         (
             Fact(
-                numbers.cores(focus.cores),
-                f" ({numbers.share(focus.cores, core_base)} of {of_what})",
+                number_style.cores(focus.cores),
+                f" ({number_style.share(focus.cores, core_base)} of {of_what})",
                 f"{name}: ",
             ),
             Fact(
-                numbers.mem_total(focus.mem_mib),
-                f" ({numbers.share(focus.mem_mib, mem_base)})",
+                number_style.mem_total(focus.mem_mib),
+                f" ({number_style.share(focus.mem_mib, mem_base)})",
             ),
         ),
         (
             Fact(
-                numbers.counted(len(focus.pods), "pod"),
-                f" on {numbers.counted(len(focus.gpus), 'GPU')} of "
-                f"{numbers.counted(nodes, 'node')}",
+                number_style.counted(len(focus.pods), "pod"),
+                f" on {number_style.counted(len(focus.gpus), 'GPU')} of "
+                f"{number_style.counted(nodes, 'node')}",
             ),
             _quota_fact(focus.namespace_row),
         ),
@@ -144,58 +146,59 @@ def _node_headline(focus: Focus, node: NodeSummary | None) -> list[Line]:
     name = filter_words(focus)
     if node is None:
         return [
-            (Fact(numbers.NOT_KNOWN, ": no scheduler device series for it", f"{name}: "),),
+            (Fact(number_style.NOT_KNOWN, ": no scheduler device series for it", f"{name}: "),),
             (
                 Fact(
-                    numbers.counted(focus.containers, "container"), " measured by the vGPU monitor"
+                    number_style.counted(focus.containers, "container"),
+                    " measured by the vGPU monitor",
                 ),
             ),
         ]
     models = list(map(short_type, node.device_types))
     gpus = (
-        f"{numbers.count(node.gpus)} × {models[0]}"
+        f"{number_style.count(node.gpus)} × {models[0]}"
         if len(models) == 1
-        else f"{numbers.counted(node.gpus, 'GPU')} ({', '.join(models) or 'model not known'})"
+        else f"{number_style.counted(node.gpus, 'GPU')} ({', '.join(models) or 'model not known'})"
     )
     states = (
-        f", {numbers.count(node.partial_gpus)} partly allocated, "
-        f"{numbers.count(node.full_gpus)} full"
+        f", {number_style.count(node.partial_gpus)} partly allocated, "
+        f"{number_style.count(node.full_gpus)} full"
         + (
-            f", {numbers.count(node.inconsistent_gpus)} inconsistent"
+            f", {number_style.count(node.inconsistent_gpus)} inconsistent"
             if node.inconsistent_gpus
             else ""
         )
     )
     noun = "whole GPU" if node.free_whole_gpus == 1 else "whole GPUs"
-    memory = numbers.mem_total_pair(node.mem_allocated_mib, node.mem_limit_mib)
+    memory = number_style.mem_total_pair(node.mem_allocated_mib, node.mem_limit_mib)
     return [
         (
             Fact(name, f": {gpus}"),
-            Fact(numbers.count(node.idle_gpus), f" idle{states}"),
+            Fact(number_style.count(node.idle_gpus), f" idle{states}"),
         ),
         (
             Fact(
-                numbers.percent(node.core_allocated_percent),
-                f" allocated ({numbers.cores_pair(node.core_allocated, node.core_limit)})",
+                number_style.percent(node.core_allocated_percent),
+                f" allocated ({number_style.cores_pair(node.core_allocated, node.core_limit)})",
                 "cores ",
             ),
             Fact(
-                numbers.percent(node.mem_allocated_percent),
+                number_style.percent(node.mem_allocated_percent),
                 f" allocated ({memory})",
                 "memory ",
             ),
         ),
         (
-            Fact(numbers.count(node.free_whole_gpus), f" {noun} free"),
+            Fact(number_style.count(node.free_whole_gpus), f" {noun} free"),
             Fact(
-                f"{numbers.cores(node.largest_free_cores)}, "
-                f"{numbers.mem_each(node.largest_free_mem_mib)}",
+                f"{number_style.cores(node.largest_free_cores)}, "
+                f"{number_style.mem_each(node.largest_free_mem_mib)}",
                 "",
                 "largest free on one GPU: ",
             ),
             Fact(
-                numbers.counted(len(focus.pods), "pod"),
-                f" of {numbers.counted(len(focus.namespaces), 'namespace')}",
+                number_style.counted(len(focus.pods), "pod"),
+                f" of {number_style.counted(len(focus.namespaces), 'namespace')}",
             ),
         ),
     ]

@@ -7,6 +7,7 @@ the middle. The exact figures behind each cell are the table's CSV and JSON (``m
 
 from __future__ import annotations
 
+from core import number_style
 from core.model import (
     ContainerRuntime,
     GpuSummary,
@@ -16,7 +17,7 @@ from core.model import (
     PodRealUsage,
     ShapeFit,
 )
-from core.views import columns, numbers
+from core.views import columns
 from core.views import table_spec as col
 from core.views.names import gpu_name, pod_name, short_type
 from core.views.table_spec import TableSpec
@@ -56,7 +57,7 @@ def _quota(ns: NamespaceSummary) -> str:
     if ns.quota_use_percent is None:
         return "no limit"
     marker = " !" if ns.quota_state in ("over", "near") else ""
-    return numbers.percent(ns.quota_use_percent) + marker
+    return number_style.percent(ns.quota_use_percent) + marker
 
 
 def _class(ns: NamespaceSummary) -> str:
@@ -101,7 +102,9 @@ HOST_GPUS_WITH_ALLOCATION: TableSpec[tuple[HostGpuRuntime, GpuSummary | None]] =
         col.Column(
             "cores alloc",
             "scheduler_core_allocated_percent",
-            lambda r: _allocated(r, numbers.percent(r[1].core_allocated_percent if r[1] else 0)),
+            lambda r: _allocated(
+                r, number_style.percent(r[1].core_allocated_percent if r[1] else 0)
+            ),
             lambda r: r[1].core_allocated_percent if r[1] else None,
             "right",
         ),
@@ -110,7 +113,9 @@ HOST_GPUS_WITH_ALLOCATION: TableSpec[tuple[HostGpuRuntime, GpuSummary | None]] =
             "scheduler_mem_allocated_mib",
             lambda r: _allocated(
                 r,
-                numbers.mem_each_pair(r[1].mem_allocated_mib, r[1].mem_limit_mib) if r[1] else "",
+                number_style.mem_each_pair(r[1].mem_allocated_mib, r[1].mem_limit_mib)
+                if r[1]
+                else "",
             ),
             lambda r: r[1].mem_allocated_mib if r[1] else None,
             "right",
@@ -133,7 +138,7 @@ HOST_GPUS_NOTE = "measured memory used and utilisation · the scheduler's alloca
 def _last_kernel(c: ContainerRuntime) -> str:
     if c.seconds_since_last_kernel is None:
         return "none yet"
-    return numbers.seconds(c.seconds_since_last_kernel) + " ago"
+    return number_style.seconds(c.seconds_since_last_kernel) + " ago"
 
 
 def containers_spec(where: dict[str, str]) -> TableSpec[ContainerRuntime]:
@@ -147,7 +152,7 @@ def containers_spec(where: dict[str, str]) -> TableSpec[ContainerRuntime]:
             col.Column(
                 "memory",
                 "mem_used_mib",
-                lambda c: numbers.mem_each_pair(c.mem_used_mib, c.mem_limit_mib),
+                lambda c: number_style.mem_each_pair(c.mem_used_mib, c.mem_limit_mib),
                 lambda c: c.mem_used_mib,
                 "right",
             ),
@@ -175,7 +180,7 @@ REAL_USAGE: TableSpec[PodRealUsage] = TableSpec(
         col.Column(
             "memory",
             "mem_used_mib",
-            lambda u: numbers.mem_each_pair(u.mem_used_mib, u.allocated_mem_mib),
+            lambda u: number_style.mem_each_pair(u.mem_used_mib, u.allocated_mem_mib),
             lambda u: u.mem_used_mib,
             "right",
         ),

@@ -15,7 +15,7 @@ from typing import Any
 
 from core.fit import FitResult, NodeFit
 from core.views.table_spec import aligned_lines
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 PLACEMENTS_MEANING = (
     "placements: how many jobs of this shape could start now at once, each with all its GPUs "

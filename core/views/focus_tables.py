@@ -8,8 +8,8 @@ are the JSON document's ``focus``: the same rows, every one, figures to four dec
 
 from __future__ import annotations
 
+from core import number_style
 from core.model import GpuShare, NamespaceShare, NodeShare, PodShare, Summary
-from core.views import numbers
 from core.views import table_spec as col
 from core.views.names import gpu_name, pod_name, short_type
 from core.views.table_spec import Table, TableSpec, rounded
@@ -23,7 +23,7 @@ def where(p: PodShare) -> str:
         return gpu_name(node, index) if index >= 0 else node
     if len(nodes) == 1:
         return next(iter(nodes))
-    return numbers.counted(len(nodes), "node")
+    return number_style.counted(len(nodes), "node")
 
 
 def kind(p: PodShare) -> str:
@@ -93,7 +93,7 @@ SHARE_GPUS: TableSpec[GpuShare] = TableSpec(
         col.Column(
             "its memory",
             "mem_mib",
-            lambda s: numbers.mem_each_pair(s.mem_mib, s.gpu.mem_limit_mib),
+            lambda s: number_style.mem_each_pair(s.mem_mib, s.gpu.mem_limit_mib),
             lambda s: rounded(s.mem_mib),
             "right",
         ),

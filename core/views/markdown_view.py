@@ -11,7 +11,7 @@ from core.views.digest_filtered import filter_words
 from core.views.first_page import build_digest
 from core.views.table_spec import markdown_lines
 from core.views.tables import Table
-from core.views.visible_text import markdown_text
+from core.visible_text import markdown_text
 
 TOP_ROWS = 20
 

@@ -2,7 +2,7 @@
 
 A ``Column`` says what a table cell is: the header people read (``memory``), the key machines
 read with its unit (``mem_allocated_mib``), how the value is shown in the one number style
-(``core.views.numbers``), the exact value for JSON (and CSV, unless the CSV cell differs, as a
+(``core.number_style``), the exact value for JSON (and CSV, unless the CSV cell differs, as a
 list written as words separated by spaces), its alignment and its width class:
 
 * ``fixed``: never cut (numbers, short words);
@@ -27,9 +27,9 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Generic, Literal, TypeVar
 
-from core.views import numbers
+from core import number_style
 from core.views.text_fit import shorten_middle, wrap_words
-from core.views.visible_text import markdown_text, visible
+from core.visible_text import markdown_text, visible
 
 R = TypeVar("R")
 Align = Literal["left", "right"]
@@ -345,14 +345,14 @@ def count(
     header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
 ) -> Column[R]:
     """A count with thousands separators."""
-    return _figure(numbers.count, header, key, get, value)
+    return _figure(number_style.count, header, key, get, value)
 
 
 def cores(
     header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
 ) -> Column[R]:
     """Share points (100 = one GPU) under a header that names them."""
-    return _figure(numbers.cores_value, header, key, get, value)
+    return _figure(number_style.cores_value, header, key, get, value)
 
 
 def percent(
@@ -372,7 +372,7 @@ def percent(
     else:
         exact = lambda r: rounded(exact_get(r))  # noqa: E731
     return Column(
-        header, key, lambda r: numbers.percent(shown(r)), exact, "right", optional=optional
+        header, key, lambda r: number_style.percent(shown(r)), exact, "right", optional=optional
     )
 
 
@@ -380,14 +380,14 @@ def mem_each(
     header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
 ) -> Column[R]:
     """Memory of one GPU or pod, shown in GiB (MiB below 1 GiB); exact MiB for machines."""
-    return _figure(numbers.mem_each, header, key, get, value)
+    return _figure(number_style.mem_each, header, key, get, value)
 
 
 def mem_total(
     header: str, key: str, get: Number[R] | None = None, *, value: Number[R] | None = None
 ) -> Column[R]:
     """A memory total, shown in GiB or TiB with 3 significant digits; exact MiB for machines."""
-    return _figure(numbers.mem_total, header, key, get, value)
+    return _figure(number_style.mem_total, header, key, get, value)
 
 
 # -- layout ----------------------------------------------------------------------------------

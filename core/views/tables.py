@@ -4,7 +4,7 @@ Both views show the same top-N rows in the same order (the rows that most need a
 and say how many rows were left out; the tables file and the CSV view carry every row. The
 columns of each table are defined once: those that also go to CSV and JSON in
 ``core.views.columns``, the report's own (top pods, quotas, capacity) here, all in the one
-number style (``core.views.numbers``).
+number style (``core.number_style``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from heapq import nlargest, nsmallest
 from operator import attrgetter, itemgetter
 
+from core import number_style
 from core.model import (
     GpuSummary,
     NamespaceSummary,
@@ -23,7 +24,7 @@ from core.model import (
     Workload,
 )
 from core.summary.workloads import is_core_resource, is_memory_resource
-from core.views import columns, numbers
+from core.views import columns
 from core.views import table_spec as col
 from core.views.names import short_type
 from core.views.table_spec import Table, TableSpec
@@ -100,20 +101,20 @@ def overview_lines(summary: Summary) -> list[str]:
     # Free capacity is known only for GPUs with every series; say which the figure leaves out.
     unknown = ""
     if incomplete:
-        unknown = f" (not counting {numbers.counted(incomplete, 'incomplete GPU')})"
-    count = numbers.count
+        unknown = f" (not counting {number_style.counted(incomplete, 'incomplete GPU')})"
+    count = number_style.count
     return [
         f"Nodes {count(c.nodes)}, GPUs {count(c.gpus)}, pods {count(c.pods)}, namespaces "
         f"{count(c.namespaces)}",
-        f"Cores allocated {numbers.cores_pair(c.core_allocated, c.core_limit)} "
-        f"({numbers.percent(c.core_allocated_percent)})",
-        f"Memory allocated {numbers.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)} "
-        f"({numbers.percent(c.mem_allocated_percent)})",
+        f"Cores allocated {number_style.cores_pair(c.core_allocated, c.core_limit)} "
+        f"({number_style.percent(c.core_allocated_percent)})",
+        f"Memory allocated {number_style.mem_total_pair(c.mem_allocated_mib, c.mem_limit_mib)} "
+        f"({number_style.percent(c.mem_allocated_percent)})",
         f"GPUs idle {count(c.idle_gpus)}, partial {count(c.partial_gpus)}, full "
         f"{count(c.full_gpus)}, inconsistent {count(c.inconsistent_gpus)}; shared "
         f"{count(c.shared_gpus)}, exclusive {count(c.exclusive_gpus)}",
-        f"Free: {numbers.counted(c.free_whole_gpus, 'whole GPU')}, {numbers.cores(c.free_cores)}, "
-        f"{numbers.mem_total(c.free_mem_mib)}{unknown}",
+        f"Free: {number_style.counted(c.free_whole_gpus, 'whole GPU')}, "
+        f"{number_style.cores(c.free_cores)}, {number_style.mem_total(c.free_mem_mib)}{unknown}",
         f"Distribution: {c.distribution}",
         f"Free capacity: {c.capacity_answer}",
     ]
@@ -269,16 +270,16 @@ def quota_unit(resource: str) -> str:
 def quota_amount(resource: str, value: float) -> str:
     """A quota figure in the number style: memory as a total, cores as cores."""
     if is_memory_resource(resource):
-        return numbers.mem_total(value)
+        return number_style.mem_total(value)
     if is_core_resource(resource):
-        return numbers.cores(value)
-    return numbers.count(value)
+        return number_style.cores(value)
+    return number_style.count(value)
 
 
 def _quota_status(figure: QuotaFigure) -> str:
     if figure.limit is None:
         return "no limit set"
-    use = numbers.percent(figure.used / figure.limit * 100.0)
+    use = number_style.percent(figure.used / figure.limit * 100.0)
     return f"EXCEEDED ({use})" if figure.used > figure.limit else f"{use} of limit"
 
 

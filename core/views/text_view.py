@@ -16,7 +16,7 @@ from core.views.first_page import build_digest
 from core.views.table_spec import fixed_width
 from core.views.tables import Table
 from core.views.text_fit import wrap_words
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 WIDTH = 100
 TOP_ROWS = 20

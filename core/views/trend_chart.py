@@ -21,7 +21,7 @@ from core.history.snapshot import Snapshot
 from core.views.chart import drawing
 from core.views.names import short_type
 from core.views.palette import OTHER_COLOUR, PALETTE, assign_colours
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 TOP_NAMESPACES: Final = 8
 OTHER_LABEL: Final = "other namespaces"

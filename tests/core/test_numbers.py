@@ -1,10 +1,10 @@
-"""The one number style: every view formats its figures with ``core.views.numbers``."""
+"""The one number style: every view formats its figures with ``core.number_style``."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.views import numbers
+from core import number_style
 
 
 @pytest.mark.parametrize(
@@ -20,7 +20,7 @@ from core.views import numbers
     ],
 )
 def test_memory_of_one_gpu_or_pod_is_gib_with_one_decimal(mib: float, shown: str) -> None:
-    assert numbers.mem_each(mib) == shown
+    assert number_style.mem_each(mib) == shown
 
 
 @pytest.mark.parametrize(
@@ -40,31 +40,31 @@ def test_memory_of_one_gpu_or_pod_is_gib_with_one_decimal(mib: float, shown: str
     ],
 )
 def test_totals_have_three_significant_digits_in_gib_or_tib(mib: float, shown: str) -> None:
-    assert numbers.mem_total(mib) == shown
+    assert number_style.mem_total(mib) == shown
 
 
 def test_counts_cores_and_percentages() -> None:
-    assert numbers.count(8000) == "8,000"
-    assert numbers.counted(1, "GPU") == "1 GPU"
-    assert numbers.counted(8000, "GPU") == "8,000 GPUs"
-    assert numbers.counted(2, "namespace") == "2 namespaces"
-    assert numbers.cores(435170) == "435,170 cores"
-    assert numbers.cores(12.5) == "12.5 cores"
-    assert numbers.cores_pair(275, 600) == "275 / 600 cores"
-    assert numbers.percent(45.83333) == "45.8%"
-    assert numbers.percent(100) == "100.0%"
-    assert numbers.share(1, 3) == "33.3%"
+    assert number_style.count(8000) == "8,000"
+    assert number_style.counted(1, "GPU") == "1 GPU"
+    assert number_style.counted(8000, "GPU") == "8,000 GPUs"
+    assert number_style.counted(2, "namespace") == "2 namespaces"
+    assert number_style.cores(435170) == "435,170 cores"
+    assert number_style.cores(12.5) == "12.5 cores"
+    assert number_style.cores_pair(275, 600) == "275 / 600 cores"
+    assert number_style.percent(45.83333) == "45.8%"
+    assert number_style.percent(100) == "100.0%"
+    assert number_style.share(1, 3) == "33.3%"
 
 
 def test_what_is_not_known_says_so_never_zero() -> None:
     for value in (
-        numbers.count(None),
-        numbers.cores(None),
-        numbers.percent(None),
-        numbers.mem_each(None),
-        numbers.mem_total(None),
-        numbers.share(5, 0),
-        numbers.cores_pair(None, 600),
+        number_style.count(None),
+        number_style.cores(None),
+        number_style.percent(None),
+        number_style.mem_each(None),
+        number_style.mem_total(None),
+        number_style.share(5, 0),
+        number_style.cores_pair(None, 600),
     ):
         assert value == "not known"
-    assert numbers.counted(None, "GPU") == "GPUs not known"
+    assert number_style.counted(None, "GPU") == "GPUs not known"

@@ -8,7 +8,7 @@ import io
 from core.api import summarize_text
 from core.model import SourceInfo, Summary
 from core.views import render
-from core.views.visible_text import visible
+from core.visible_text import visible
 from tests.conftest import read_fixture
 
 # In exposition text a label value's newline is written "\n"; tabs and ESC may appear as is.

@@ -18,9 +18,9 @@ from bot.conversation.replies import SummaryRef, SummaryReply
 from bot.slack.messages import slack_message
 from core.api import summarize_text
 from core.model import SourceInfo
+from core.number_style import cores_value
 from core.simulate import SimulatedCluster, render_exposition, simulate_cluster
 from core.views import render
-from core.views.numbers import cores_value
 from tests.slack.test_blocks import assert_valid
 from tests.support.block_measure import code_blocks, rendered_lines, visible_text
 

@@ -22,10 +22,10 @@ from bot.conversation.formatting import (
 from bot.conversation.replies import SummaryRef, SummaryReply
 from bot.conversation.service import full_table_attachments
 from bot.slack.messages import slack_message
+from core import number_style as numbers
 from core.api import summarize_text
 from core.model import SourceInfo, Summary
 from core.simulate import simulate_exposition
-from core.views import numbers
 from core.views.names import gpu_name
 from tests.conftest import read_fixture
 from tests.support.block_measure import visible_text

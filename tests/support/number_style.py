@@ -1,4 +1,4 @@
-"""Checks of the one number style (``core.views.numbers``) on any rendered text.
+"""Checks of the one number style (``core.number_style``) on any rendered text.
 
 Each check finds figures written another way: a count of 1,000 or more without thousands
 separators, a percentage without exactly one decimal, MiB where GiB is due (1 GiB or more),
