@@ -8,25 +8,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.model import Summary
+from core.views import csv_view, json_view, markdown_view, text_view
+from core.views.csv_view import CSV_TABLES
+
+__all__ = ["CSV_TABLES", "TEXT_FORMATS", "TextView", "render"]
 
 TextView = Callable[[Summary], str]
 
-
-def _registry() -> dict[str, TextView]:
-    from core.views import csv_view, json_view, markdown_view, text_view
-
-    return {
-        "text": text_view.render,
-        "markdown": markdown_view.render,
-        "json": json_view.render,
-        "csv": csv_view.render,
-    }
-
-
+VIEWS: dict[str, TextView] = {
+    "text": text_view.render,
+    "markdown": markdown_view.render,
+    "json": json_view.render,
+    "csv": csv_view.render,
+}
 TEXT_FORMATS = ("text", "markdown", "json", "csv")
-# The tables of the CSV view, each printable on its own (named here so that a command line can
-# offer them without loading the CSV writer).
-CSV_TABLES = ("gpus", "workloads", "nodes", "namespaces", "models", "runtime")
 
 
 def render(summary: Summary, fmt: str, *, top: int | None = None) -> str:
@@ -36,12 +31,9 @@ def render(summary: Summary, fmt: str, *, top: int | None = None) -> str:
     CSV views always carry every row.
     """
     if fmt in ("text", "markdown") and top is not None:
-        from core.views import markdown_view, text_view
-
         if fmt == "text":
             return text_view.render(summary, top)
         return markdown_view.render(summary, top)
-    views = _registry()
-    if fmt not in views:
+    if fmt not in VIEWS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(TEXT_FORMATS)}")
-    return views[fmt](summary)
+    return VIEWS[fmt](summary)

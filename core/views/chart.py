@@ -29,6 +29,9 @@ from typing import Any, Final, Literal
 from core.model import Summary
 from core.views import chart_text as fmt
 from core.views.chart_data import ChartData, chart_data
+from core.views.chart_panels import draw_panels
+from core.views.chart_per_gpu import draw_per_gpu
+from core.views.chart_runtime import draw_runtime
 from core.views.chart_style import MUTED_COLOUR, Frame, header, load_matplotlib, new_figure
 from core.views.png_indexed import figure_png
 
@@ -103,8 +106,6 @@ def build_figure(
     layout = choose_layout(summary)
     frame = new_figure()
     if layout == "runtime":
-        from core.views.chart_runtime import draw_runtime
-
         top = header(frame, chart_title(summary, title, "HAMi GPU runtime"), runtime_lines(summary))
         draw_runtime(frame, summary, top, ranking)
         return frame.figure
@@ -116,12 +117,8 @@ def build_figure(
     data = chart_data(summary, ranking)
     top = header(frame, chart_title(summary, title), allocation_lines(summary, data, layout))
     if layout == "per-gpu":
-        from core.views.chart_per_gpu import draw_per_gpu
-
         draw_per_gpu(frame, summary, data, top)
     else:
-        from core.views.chart_panels import draw_panels
-
         draw_panels(frame, data, top)
     return frame.figure
 

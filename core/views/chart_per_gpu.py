@@ -31,7 +31,7 @@ from core.views.chart_style import (
     Frame,
     line_height_in,
 )
-from core.views.palette import EDGE_COLOUR, FREE_COLOUR, UNATTRIBUTED_COLOUR
+from core.views.palette import EDGE_COLOUR, FREE_COLOUR, OTHER_COLOUR, UNATTRIBUTED_COLOUR
 
 LEFT_IN: Final = 1.05  # the y axis label and tick labels
 MIN_LEGEND_IN: Final = 2.2
@@ -171,8 +171,6 @@ def _stack_bars(
 
 def _beyond_style(beyond: str) -> Style:
     if beyond == OTHER_KEY:
-        from core.views.palette import OTHER_COLOUR
-
         return Style(OTHER_COLOUR, "", "other namespaces")
     return Style(UNATTRIBUTED_COLOUR, "xx", "allocated, no pod series")
 

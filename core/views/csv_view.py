@@ -13,13 +13,14 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from core.model import Summary
-from core.views import CSV_TABLES, columns
+from core.views import columns
 from core.views.spreadsheet import may_start_a_formula, spreadsheet_cell
 from core.views.table_spec import TableSpec
 
 R = TypeVar("R")
 
-TABLES = CSV_TABLES
+# The tables of the CSV view, each printable on its own.
+CSV_TABLES = ("gpus", "workloads", "nodes", "namespaces", "models", "runtime")
 
 
 def _write(headers: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> str:
@@ -99,7 +100,7 @@ _BY_NAME: dict[str, Callable[[Summary], str]] = {
 
 def table_csv(summary: Summary, table: str) -> str:
     if table not in _BY_NAME:
-        raise ValueError(f"unknown table {table!r}; choose one of {', '.join(TABLES)}")
+        raise ValueError(f"unknown table {table!r}; choose one of {', '.join(CSV_TABLES)}")
     return _BY_NAME[table](summary)
 
 

@@ -26,6 +26,8 @@ from core.model import (
 from core.summary.workloads import is_core_resource, is_memory_resource
 from core.views import columns
 from core.views import table_spec as col
+from core.views.digest import namespace_order
+from core.views.digest_tables import OUTLOOK
 from core.views.names import short_type
 from core.views.table_spec import Table, TableSpec
 
@@ -221,8 +223,6 @@ def workloads_table(summary: Summary, top: int) -> Table:
 
 
 def namespaces_table(summary: Summary, top: int) -> Table:
-    from core.views.digest import namespace_order
-
     namespaces = sorted(summary.namespaces, key=namespace_order)
     omitted = _top(namespaces, top)
     title = (
@@ -359,8 +359,6 @@ def capacity_table(summary: Summary) -> Table:
 def model_outlook_table(summary: Summary) -> Table | None:
     """How many jobs of each shape every GPU model could start now (the first page shows the
     largest models, or none beside runtime and real usage); None without device series."""
-    from core.views.digest_tables import OUTLOOK
-
     if not summary.models:
         return None
     return OUTLOOK.table("Capacity outlook by GPU model (every model)", summary.models)

@@ -253,3 +253,193 @@ def test_a_conversation_that_imports_slack_is_caught(tmp_path: Path) -> None:
         "bot/conversation/replies.py imports slack_bolt.App",
         "bot/conversation/replies.py imports slack_sdk",
     ]
+
+
+# -- core/: layers, lowest first ---------------------------------------------------------------
+#
+# Shared values -> the parsers of the exposition text -> the typed readings -> the summary (and
+# fit) -> snapshots of it -> the views -> digests and alerts -> the entry points. A module may
+# import its own layer and those below it, never one above. Each entry is a module, or a package
+# with every module in it; every core module is in exactly one layer, so a new one must be
+# placed.
+
+CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "base",
+        (
+            "core",
+            "core.errors",
+            "core.model",
+            "core.settings",
+            "core.record",
+            "core.json_text",
+            "core.text_decoding",
+            "core.number_style",
+            "core.visible_text",
+            "core.command_errors",
+        ),
+    ),
+    (
+        "parse",
+        (
+            "core.families",
+            "core.exposition",
+            "core.line_limits",
+            "core.recognise",
+            "core.paste",
+            "core.sample_screen",
+        ),
+    ),
+    ("read", ("core.readings", "core.fast_reader", "core.realusage")),
+    (
+        "summary",
+        ("core.summary", "core.fit", "core.fit_shape", "core.fit_slices", "core.fit_reason"),
+    ),
+    ("history", ("core.history",)),
+    ("views", ("core.views", "core.headline")),
+    ("notify", ("core.notify",)),
+    ("entry", ("core.api", "core.simulate")),
+)
+
+
+def _core_graph(root: Path) -> dict[str, set[str]]:
+    """Which of ``root``'s modules each of them imports, anywhere in the file: for
+    ``from package import name`` the module ``package.name`` when there is one, else the
+    package (a submodule import runs its package's ``__init__`` but depends on the submodule)."""
+    modules = _modules(root)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    found.add(full if full in modules else node.module)
+        targets = set()
+        for imported in found:
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name:
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def _layer_entries(name: str, layers: tuple[tuple[str, tuple[str, ...]], ...]) -> list[int]:
+    """The layers whose entries hold module ``name`` (itself, or a package around it)."""
+    found = []
+    for rank, (_, entries) in enumerate(layers):
+        for entry in entries:
+            # A dotted entry is a package too: its modules are in its layer.
+            if name == entry or ("." in entry and name.startswith(entry + ".")):
+                found.append(rank)
+    return found
+
+
+def layer_problems(
+    root: Path, layers: tuple[tuple[str, tuple[str, ...]], ...] = CORE_LAYERS
+) -> list[str]:
+    """A module in no layer or in two, and every import of a higher layer."""
+    graph = _core_graph(root)
+    problems = []
+    rank: dict[str, int] = {}
+    for name in sorted(graph):
+        found = _layer_entries(name, layers)
+        if len(found) != 1:
+            problems.append(f"{name} is in {len(found)} layers")
+        else:
+            rank[name] = found[0]
+    for name, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if name in rank and target in rank and rank[target] > rank[name]:
+                problems.append(
+                    f"{name} ({layers[rank[name]][0]}) imports {target} ({layers[rank[target]][0]})"
+                )
+    return problems
+
+
+def function_imports(root: Path) -> list[str]:
+    """``"file imports name"`` for every import of a ``root`` module inside a function:
+    one hides a cycle (a lazy import is for a heavy library's start-up time, not core's)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    if name.split(".")[0] == root.name:
+                        found.append(f"{path.relative_to(root.parent)} imports {name}")
+    return sorted(set(found))
+
+
+def test_core_modules_import_only_their_layer_and_below() -> None:
+    assert layer_problems(CORE) == []
+
+
+def test_core_has_no_import_cycle() -> None:
+    assert cycles(_core_graph(CORE)) == []
+
+
+# Core modules imported inside a function for start-up time alone: text in the Go client's
+# format (what a scrape returns) never needs the general parser, the paste cleaner or the
+# foreign-metrics guess, nor a summary without nvidia-smi readings the real-usage judge. None of
+# them hides a cycle: the cycle check above sees imports inside functions too.
+START_UP_IMPORTS = frozenset(
+    {
+        "core/summary/build.py imports core.recognise",
+        "core/summary/build.py imports core.command_errors",
+        "core/summary/build.py imports core.paste",
+        "core/summary/build.py imports core.exposition",
+        "core/summary/build.py imports core.realusage",
+    }
+)
+
+
+def test_no_core_module_is_imported_inside_a_function() -> None:
+    assert sorted(set(function_imports(CORE)) - START_UP_IMPORTS) == []
+
+
+def test_the_core_layers_see_the_real_arrows() -> None:
+    # Guard against a vacuous pass: the graph holds the arrows the layers are drawn from.
+    graph = _core_graph(CORE)
+    assert "core.readings" in graph["core.summary.build"]
+    assert "core.summary.build" in graph["core.api"]
+    assert "core.views.columns" in graph["core.views.json_view"]
+    assert "core.views.changes_view" in graph["core.notify.rules"]
+
+
+def test_an_upward_import_an_unplaced_module_and_a_hidden_cycle_are_caught(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "core"
+    (package / "summary").mkdir(parents=True)
+    (package / "views").mkdir()
+    for init in ("__init__.py", "summary/__init__.py", "views/__init__.py"):
+        (package / init).write_text("")
+    (package / "model.py").write_text("")
+    (package / "views" / "numbers.py").write_text("from core.model import X\n")
+    (package / "summary" / "capacity.py").write_text(
+        "from core.views import numbers\ndef f():\n    from core.model import X\n"
+    )
+    (package / "stray.py").write_text("")
+    layers = (
+        ("base", ("core", "core.model")),
+        ("summary", ("core.summary",)),
+        ("views", ("core.views",)),
+    )
+    assert layer_problems(package, layers) == [
+        "core.stray is in 0 layers",
+        "core.summary.capacity (summary) imports core.views.numbers (views)",
+    ]
+    assert function_imports(package) == ["core/summary/capacity.py imports core.model"]
