@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from core.model import Summary
-from core.views import columns
+from core.views import columns, runtime_columns
 from core.views.spreadsheet import may_start_a_formula, spreadsheet_cell
 from core.views.table_spec import TableSpec
 
@@ -73,15 +73,19 @@ def runtime_csv(summary: Summary) -> str:
     monitors that could not be reached; empty tables when there is no runtime section."""
     runtime = summary.runtime
     if runtime is None:
-        return spec_csv(columns.HOST_GPUS, ()) + "\n" + spec_csv(columns.CONTAINERS, ())
-    scheduler = columns.gpus_by_uuid(summary.gpus)
+        return (
+            spec_csv(runtime_columns.HOST_GPUS, ())
+            + "\n"
+            + spec_csv(runtime_columns.CONTAINERS, ())
+        )
+    scheduler = runtime_columns.gpus_by_uuid(summary.gpus)
     hosts = [(h, scheduler.get(h.device_uuid)) for h in runtime.host_gpus]
     containers = [(c, scheduler.get(c.device_uuid)) for c in runtime.containers]
     missing = _write(("missing_monitor",), ((m,) for m in runtime.missing_monitors))
     return (
-        spec_csv(columns.HOST_GPUS, hosts)
+        spec_csv(runtime_columns.HOST_GPUS, hosts)
         + "\n"
-        + spec_csv(columns.CONTAINERS, containers)
+        + spec_csv(runtime_columns.CONTAINERS, containers)
         + "\n"
         + missing
     )

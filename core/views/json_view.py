@@ -17,7 +17,7 @@ from core.model import (
     ModelSummary,
     Summary,
 )
-from core.views import columns, focus_tables
+from core.views import columns, focus_tables, runtime_columns
 
 SCHEMA_VERSION = 1
 
@@ -99,8 +99,8 @@ def _runtime(summary: Summary) -> dict[str, Any] | None:
     if runtime is None:
         return None
     return {
-        "host_gpus": columns.HOST_GPUS.records((h, None) for h in runtime.host_gpus),
-        "containers": columns.CONTAINERS.records((c, None) for c in runtime.containers),
+        "host_gpus": runtime_columns.HOST_GPUS.records((h, None) for h in runtime.host_gpus),
+        "containers": runtime_columns.CONTAINERS.records((c, None) for c in runtime.containers),
         "missing_monitors": list(runtime.missing_monitors),
     }
 
@@ -155,7 +155,9 @@ def to_document(summary: Summary) -> dict[str, Any]:
         "models": [_model(m) for m in summary.models],
         "largest_whole_job": {"gpus": largest.gpus, "nodes": largest.nodes, "model": largest.model},
         "runtime": _runtime(summary),
-        "real_usage": None if real_usage is None else columns.REAL_USAGE.records(real_usage),
+        "real_usage": None
+        if real_usage is None
+        else runtime_columns.REAL_USAGE.records(real_usage),
         "filters": dict(summary.filters),
         "focus": _focus(summary.focus),
         "notes": list(summary.notes),

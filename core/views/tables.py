@@ -24,7 +24,7 @@ from core.model import (
     Workload,
 )
 from core.summary.workloads import is_core_resource, is_memory_resource
-from core.views import columns
+from core.views import columns, runtime_columns
 from core.views import table_spec as col
 from core.views.digest import namespace_order
 from core.views.digest_tables import OUTLOOK
@@ -330,14 +330,16 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
     rt = summary.runtime
     if rt is None:
         return []
-    scheduler = columns.gpus_by_uuid(summary.gpus)
+    scheduler = runtime_columns.gpus_by_uuid(summary.gpus)
     hosts = [(h, scheduler.get(h.device_uuid)) for h in rt.host_gpus[:top]]
     containers = [(c, scheduler.get(c.device_uuid)) for c in rt.containers[:top]]
     return [
-        columns.host_gpus_spec(bool(summary.gpus)).table(
+        runtime_columns.host_gpus_spec(bool(summary.gpus)).table(
             "Host GPUs (vGPU monitor)", hosts, _top(rt.host_gpus, top)
         ),
-        columns.CONTAINERS.table("Containers (vGPU monitor)", containers, _top(rt.containers, top)),
+        runtime_columns.CONTAINERS.table(
+            "Containers (vGPU monitor)", containers, _top(rt.containers, top)
+        ),
     ]
 
 
@@ -345,7 +347,7 @@ def real_usage_table(summary: Summary, top: int) -> Table | None:
     if summary.real_usage is None:
         return None
     usage = summary.real_usage
-    return columns.REAL_USAGE.table(
+    return runtime_columns.REAL_USAGE.table(
         "Real usage (nvidia-smi, point in time)", usage[:top], _top(usage, top)
     )
 
