@@ -317,8 +317,10 @@ def _csv_reading(line: str, columns: Mapping[str, int]) -> GpuReading | None:
 # --- the plain table --------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _TableGpu:
+    """One row of the GPU table, filled in from its memory line."""
+
     index: int
     name: str
     line: str
@@ -327,7 +329,7 @@ class _TableGpu:
     utilization: float | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _GpuInstance:
     """One MIG GPU instance: its compute instances share (and each repeat) its memory."""
 
@@ -347,7 +349,7 @@ class _Unreadable(Exception):
 _BODY_AFTER_RULE = {"header": "gpus", "mig-header": "mig"}
 
 
-@dataclass
+@dataclass(slots=True)
 class _TableReader:
     """Reads the GPU table and the "MIG devices" table; refuses any row it cannot place."""
 

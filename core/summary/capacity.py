@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import chain, compress, islice, repeat
 from operator import eq, lt, truediv
 
@@ -69,16 +70,14 @@ def _gpu_slices(figures: _Figures, fractions: Sequence[float]) -> tuple[float, .
 FRACTIONS = {"half GPU": 0.5, "quarter GPU": 0.25}
 
 
+@dataclass(frozen=True, slots=True)
 class FractionSlices:
     """What the capacity outlook counts on each GPU of a table, worked out once for the whole
     table (a model's shapes pick its rows): per fraction of ``FRACTIONS``, how many slices
     fit (``slices``), and whether all of its cores and memory are free (``whole``)."""
 
-    __slots__ = ("slices", "whole")
-
-    def __init__(self, slices: tuple[Sequence[float], ...], whole: Sequence[bool]) -> None:
-        self.slices = slices
-        self.whole = whole
+    slices: tuple[Sequence[float], ...]
+    whole: Sequence[bool]
 
 
 def fraction_slices(cols: GpuColumns) -> FractionSlices:
@@ -177,6 +176,7 @@ def _shape(
     )
 
 
+@dataclass(frozen=True, slots=True)
 class NodeGroups:
     """GPUs of a table grouped by node, each group given by its runs of consecutive rows.
 
@@ -185,15 +185,10 @@ class NodeGroups:
     sum over the group's own column would.
     """
 
-    __slots__ = ("bounds", "runs")
-
-    def __init__(
-        self,
-        bounds: Sequence[tuple[int, int]] | None,
-        runs: Sequence[Sequence[tuple[int, int]]] = (),
-    ) -> None:
-        self.bounds = bounds  # (first, past the last) row of each group, when one run each
-        self.runs = runs  # otherwise the runs of each group
+    # (first, past the last) row of each group, when each is one run; otherwise None and the
+    # runs of each group in ``runs``.
+    bounds: Sequence[tuple[int, int]] | None
+    runs: Sequence[Sequence[tuple[int, int]]] = ()
 
     def sums(self, column: Sequence[float]) -> list[float]:
         if self.bounds is not None:

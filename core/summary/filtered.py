@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from core.errors import InputError
 from core.model import (
@@ -126,14 +126,14 @@ def known_nodes(summary: Summary) -> list[str]:
     return sorted(names)
 
 
+@dataclass(slots=True)
 class _Tally:
-    __slots__ = ("cores", "gpus", "mem_mib", "pods")
+    """What the workloads added so far hold (filled in as they are read)."""
 
-    def __init__(self) -> None:
-        self.cores = 0.0
-        self.mem_mib = 0.0
-        self.pods: set[tuple[str, str]] = set()
-        self.gpus: set[tuple[str, str]] = set()
+    cores: float = 0.0
+    mem_mib: float = 0.0
+    pods: set[tuple[str, str]] = field(default_factory=set)
+    gpus: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, w: Workload) -> None:
         self.cores += w.cores

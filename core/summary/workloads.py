@@ -11,6 +11,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter, le
 
 from core.model import NamespaceSummary, QuotaFigure, Workload
@@ -324,29 +325,18 @@ def _top_pods(pods: dict[str, list[float]]) -> list[tuple[str, list[float]]]:
     return sorted(contenders, key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:_TOP_PODS]
 
 
+@dataclass(slots=True)
 class _NamespaceTally:
-    """Totals of one namespace's workloads."""
+    """Totals of one namespace's workloads (filled in as they are summed)."""
 
-    __slots__ = (
-        "allocations",
-        "cores",
-        "devices",
-        "mem_mib",
-        "memory_only",
-        "nodes",
-        "pods",
-        "whole",
-    )
-
-    def __init__(self) -> None:
-        self.cores = 0.0
-        self.mem_mib = 0.0
-        self.allocations = 0
-        self.whole = 0
-        self.memory_only = 0
-        self.pods: dict[str, list[float]] = {}
-        self.devices: set[int] = set()
-        self.nodes: set[str] = set()
+    cores: float = 0.0
+    mem_mib: float = 0.0
+    allocations: int = 0
+    whole: int = 0
+    memory_only: int = 0
+    pods: dict[str, list[float]] = field(default_factory=dict)
+    devices: set[int] = field(default_factory=set)
+    nodes: set[str] = field(default_factory=set)
 
 
 def _rows_of_namespaces(namespaces: Sequence[str]) -> dict[str, Sequence[int]]:
