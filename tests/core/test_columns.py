@@ -11,7 +11,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
@@ -100,7 +100,8 @@ class _Slot:
     tags: tuple[str, ...]
 
 
-class _Pair(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Pair:
     name: str
     share: float | None
     tags: tuple[str, ...]
@@ -108,8 +109,8 @@ class _Pair(NamedTuple):
 
 @pytest.mark.parametrize("row_type", [_Slot, _Pair])
 def test_exact_values_are_the_same_however_rows_are_read(row_type: type) -> None:
-    """Rows of fields only are read without a call per column (unpacked when they are named
-    tuples); their records and CSV rows are those of the column definitions all the same."""
+    """Rows of fields only are read without a call per column (slotted or not); their records
+    and CSV rows are those of the column definitions all the same."""
     spec: TableSpec[Any] = TableSpec(
         (
             col.text("name", "name"),
@@ -127,7 +128,8 @@ def test_exact_values_are_the_same_however_rows_are_read(row_type: type) -> None
     assert spec.records([]) == [] and spec.csv_rows(iter(rows)) == spec.csv_rows(rows)
 
 
-class _Share(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Share:
     share: Any
 
 

@@ -1,4 +1,4 @@
-"""``Table`` is an immutable value: equal by its fields, changed only through ``_replace``,
+"""``Table`` is an immutable value: equal by its fields, changed through ``dataclasses.replace``,
 its cells made visible (no newline ends a row) however it is built."""
 
 from __future__ import annotations
