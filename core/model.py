@@ -45,6 +45,8 @@ class SourceInfo:
 
 @dataclass(frozen=True, slots=True)
 class GpuSummary:
+    """One GPU as the scheduler registers it: its limits, what is allocated, its state and flags."""
+
     node: str
     device_index: int
     device_uuid: str
@@ -67,6 +69,8 @@ class GpuSummary:
 
 @dataclass(frozen=True, slots=True)
 class NodeSummary:
+    """One node: sums over its GPUs, its largest free slice and its verdict."""
+
     node: str
     gpus: int
     device_types: tuple[str, ...]
@@ -120,6 +124,8 @@ class QuotaFigure:
 
 @dataclass(frozen=True, slots=True)
 class NamespaceSummary:
+    """One namespace: what its workloads hold (or its quota says it uses), and its class."""
+
     namespace: str
     cores: float
     mem_mib: float
@@ -145,6 +151,8 @@ class NamespaceSummary:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """Something a reader should know about the cluster, naming what it is about."""
+
     kind: str
     severity: Severity
     message: str
@@ -153,6 +161,8 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class Check:
+    """One consistency check of the input: passed, a warning, or skipped."""
+
     name: str
     status: CheckStatus
     message: str
@@ -160,6 +170,8 @@ class Check:
 
 @dataclass(frozen=True, slots=True)
 class ClusterOverview:
+    """The whole cluster: totals, GPU states, free capacity and the distribution verdict."""
+
     nodes: int
     gpus: int
     core_limit: float
@@ -236,6 +248,8 @@ class WholeJob:
 
 @dataclass(frozen=True, slots=True)
 class HostGpuRuntime:
+    """One host GPU as the vGPU monitor measures it."""
+
     node: str
     device_index: int
     device_uuid: str
@@ -248,6 +262,8 @@ class HostGpuRuntime:
 
 @dataclass(frozen=True, slots=True)
 class ContainerRuntime:
+    """One container's use of one vGPU as the vGPU monitor measures it."""
+
     namespace: str
     pod: str
     container: str
@@ -262,6 +278,8 @@ class ContainerRuntime:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeSection:
+    """The vGPU monitor's measurements, and the nodes whose monitor is missing."""
+
     host_gpus: tuple[HostGpuRuntime, ...]
     containers: tuple[ContainerRuntime, ...]
     missing_monitors: tuple[str, ...] = ()
@@ -314,6 +332,8 @@ class PodExecResult:
 
 @dataclass(frozen=True, slots=True)
 class PodRealUsage:
+    """What nvidia-smi in one pod measured, judged against the pod's allocated memory."""
+
     namespace: str
     pod: str
     container: str | None
@@ -441,6 +461,8 @@ class Focus:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
+    """Every figure of one report: the input, the cluster, its rows and the judgements."""
+
     source: SourceInfo
     input: InputReport
     cluster: ClusterOverview
