@@ -371,12 +371,11 @@ def _tallies(
     """
     if not workloads:
         return {}
-    namespaces = [w.namespace for w in workloads]
-    pods = [w.pod for w in workloads]
-    nodes = [w.node for w in workloads]
-    cores = [w.cores for w in workloads]
-    mems = [w.mem_mib for w in workloads]
-    whole = [w.whole_gpu for w in workloads]
+    # Each field as one column, read in C.
+    namespaces, pods, nodes, cores, mems, whole = (
+        list(map(attrgetter(name), workloads))
+        for name in ("namespace", "pod", "node", "cores", "mem_mib", "whole_gpu")
+    )
     tallies: dict[str, _NamespaceTally] = {}
     for namespace, rows in _rows_of_namespaces(namespaces).items():
         tally = tallies[namespace] = _NamespaceTally()
