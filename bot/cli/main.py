@@ -43,6 +43,7 @@ COMMANDS: tuple[Command, ...] = (
         "what changed between two HAMi /metrics exports of one cluster",
     ),
     Command("fit", "bot.cli.fit", "where a job of a given GPU shape would be placed now"),
+    Command("why", "bot.cli.why", "why a pod is pending, from its kubectl describe output"),
     Command(
         "simulate",
         "bot.cli.simulate",
