@@ -12,7 +12,8 @@ column offsets.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 _AGE = r"(?:<unknown>|\S+(?: \(x\d+ over \S+\))?)"
 _DESCRIBE_EVENT = re.compile(
@@ -55,14 +56,15 @@ def is_hami_resource(name: str) -> bool:
 class PodEvent:
     type: str
     reason: str
-    age: str
+    age: str  # as kubectl writes it: ``11s (x14 over 18m)``
     source: str
     message: str
+    times_seen: int = 1
 
-    @property
-    def times_seen(self) -> int:
-        seen = _SEEN.search(self.age)
-        return int(seen.group(1)) if seen else 1
+
+def _times_seen(age: str) -> int:
+    seen = _SEEN.search(age)
+    return int(seen.group(1)) if seen else 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +90,8 @@ class PodDescription:
     containers: tuple[ContainerResources, ...] = ()
     events: tuple[PodEvent, ...] = ()
     events_shown: bool = False  # an Events section or event table was found (maybe empty)
+    scheduler_name: str = ""  # spec.schedulerName; a describe output does not show it
+    pending_since: datetime | None = None  # from the API: when the pod became unschedulable
 
     @property
     def ref(self) -> str:
@@ -190,10 +194,9 @@ def _event_row(line: str, events: list[PodEvent]) -> None:
                 age=found["age"],
                 source=found["source"] if "source" in found.groupdict() else "",
                 message=found["message"].strip(),
+                times_seen=_times_seen(found["age"]),
             )
         )
     elif events:  # a message continued on the next line
         last = events[-1]
-        events[-1] = PodEvent(
-            last.type, last.reason, last.age, last.source, f"{last.message} {stripped}"
-        )
+        events[-1] = replace(last, message=f"{last.message} {stripped}")

@@ -61,7 +61,7 @@ def pod_story(
     by_code: dict[str, CodedReason] = {}
     for reading in events:
         if isinstance(reading.reading, CodedReason):
-            by_code.setdefault(reading.reading.code, reading.reading)  # the newest is listed first
+            by_code[reading.reading.code] = reading.reading  # events come oldest first
     reasons = tuple(sorted(by_code.values(), key=lambda r: (-r.node_count, r.code)))
     reached = any(reading.event.reason == FILTERING_FAILED for reading in events)
     findings: tuple[crosscheck.Finding, ...] = ()
