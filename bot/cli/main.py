@@ -43,6 +43,8 @@ COMMANDS: tuple[Command, ...] = (
         "what changed between two HAMi /metrics exports of one cluster",
     ),
     Command("fit", "bot.cli.fit", "where a job of a given GPU shape would be placed now"),
+    Command("pending", "bot.cli.pending", "pods pending on HAMi's resources, grouped by reason"),
+    Command("why", "bot.cli.why", "why a pod is pending: its HAMi reasons checked against now"),
     Command(
         "simulate",
         "bot.cli.simulate",

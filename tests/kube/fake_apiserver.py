@@ -79,6 +79,9 @@ class FakeContainer:
     ports: tuple[tuple[str, int], ...] = ()
     # None: no nvidia-smi in this image (every command is "executable file not found").
     exec: ExecBehaviour | None = None
+    limits: dict[str, str] = field(default_factory=dict)
+    requests: dict[str, str] = field(default_factory=dict)
+    init: bool = False
 
 
 @dataclass
@@ -89,6 +92,25 @@ class FakePod:
     labels: dict[str, str] = field(default_factory=dict)
     node_name: str = "gpu-node-1"
     phase: str = "Running"
+    annotations: dict[str, str] = field(default_factory=dict)
+    scheduler_name: str = "default-scheduler"
+    # A pending pod: when the scheduler first found no node (PodScheduled False).
+    unschedulable_since: str | None = None
+
+
+@dataclass
+class FakeEvent:
+    """A core/v1 Event about a pod, as the legacy event recorder HAMi uses writes it."""
+
+    namespace: str
+    pod: str
+    reason: str
+    message: str
+    type: str = "Warning"
+    count: int = 1
+    first: str = "2026-08-21T06:41:00Z"
+    last: str = "2026-08-21T06:41:00Z"
+    component: str = "hami-scheduler"
 
 
 @dataclass
@@ -149,6 +171,7 @@ class FakeCluster:
     user: str = "system:serviceaccount:hami-summary:reader"
     ws_protocols: tuple[str, ...] = ("v4.channel.k8s.io",)  # server preference order
     execs: list[RecordedExec] = field(default_factory=list)
+    events: list[FakeEvent] = field(default_factory=list)
 
     def forbid(self, verb: str, resource: str) -> None:
         self.forbidden.add((verb, resource))
@@ -306,29 +329,59 @@ def _meta(namespace: str, name: str, labels: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _container_object(c: FakeContainer) -> dict[str, Any]:
+    resources: dict[str, dict[str, str]] = {}
+    if c.limits:
+        resources["limits"] = dict(c.limits)
+    if c.requests or c.limits:
+        # The API server defaults requests to limits for extended resources.
+        resources["requests"] = {**c.limits, **c.requests}
+    return {
+        "name": c.name,
+        "image": f"registry.example/{c.name}:1.0",
+        "imagePullPolicy": "IfNotPresent",
+        "ports": [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in c.ports],
+        "resources": resources,
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
+
+
 def pod_object(pod: FakePod) -> dict[str, Any]:
-    containers = [
-        {
-            "name": c.name,
-            "image": f"registry.example/{c.name}:1.0",
-            "imagePullPolicy": "IfNotPresent",
-            "ports": [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in c.ports],
-            "resources": {},
-            "terminationMessagePath": "/dev/termination-log",
-            "terminationMessagePolicy": "File",
-        }
-        for c in pod.containers
-    ]
+    containers = [_container_object(c) for c in pod.containers if not c.init]
+    init_containers = [_container_object(c) for c in pod.containers if c.init]
     ready = pod.phase == "Running"
+    metadata = _meta(pod.namespace, pod.name, pod.labels)
+    if pod.annotations:
+        metadata["annotations"] = dict(pod.annotations)
+    conditions: list[dict[str, Any]] = [
+        {
+            "type": "Ready",
+            "status": "True" if ready else "False",
+            "lastTransitionTime": "2026-08-21T06:40:09Z",
+        }
+    ]
+    if pod.unschedulable_since is not None:
+        conditions = [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "lastProbeTime": None,
+                "lastTransitionTime": pod.unschedulable_since,
+            }
+        ]
+    spec_extra: dict[str, Any] = {"initContainers": init_containers} if init_containers else {}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _meta(pod.namespace, pod.name, pod.labels),
+        "metadata": metadata,
         "spec": {
             "containers": containers,
-            "nodeName": pod.node_name,
+            **spec_extra,
+            **({"nodeName": pod.node_name} if pod.node_name else {}),
             "restartPolicy": "Always",
-            "schedulerName": "default-scheduler",
+            "schedulerName": pod.scheduler_name,
             "serviceAccountName": "default",
             "terminationGracePeriodSeconds": 30,
             "dnsPolicy": "ClusterFirst",
@@ -338,13 +391,7 @@ def pod_object(pod: FakePod) -> dict[str, Any]:
             "podIP": "10.244.1.17",
             "hostIP": "192.168.10.4",
             "startTime": "2026-08-21T06:40:05Z",
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True" if ready else "False",
-                    "lastTransitionTime": "2026-08-21T06:40:09Z",
-                }
-            ],
+            "conditions": conditions,
             "containerStatuses": [
                 {
                     "name": c.name,
@@ -359,6 +406,49 @@ def pod_object(pod: FakePod) -> dict[str, Any]:
             ],
         },
     }
+
+
+def event_object(event: FakeEvent) -> dict[str, Any]:
+    meta = _meta(event.namespace, f"{event.pod}.{abs(hash(event.message)) % 16**16:016x}", {})
+    del meta["labels"]
+    pod_uid = _meta(event.namespace, event.pod, {})["uid"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": meta,
+        "involvedObject": {
+            "kind": "Pod",
+            "namespace": event.namespace,
+            "name": event.pod,
+            "uid": pod_uid,
+            "apiVersion": "v1",
+            "resourceVersion": "4711",
+        },
+        "reason": event.reason,
+        "message": event.message,
+        "source": {"component": event.component},
+        "firstTimestamp": event.first,
+        "lastTimestamp": event.last,
+        "count": event.count,
+        "type": event.type,
+        "eventTime": None,
+        "reportingComponent": "",
+        "reportingInstance": "",
+    }
+
+
+def field_selector_matches(selector: str, fields: dict[str, str]) -> bool:
+    """``a=b,c=d`` (also ``==`` and ``!=``) against an object's field values."""
+    for term in filter(None, selector.split(",")):
+        if "!=" in term:
+            key, value = term.split("!=", 1)
+            if fields.get(key) == value:
+                return False
+        else:
+            key, value = term.replace("==", "=").split("=", 1)
+            if fields.get(key) != value:
+                return False
+    return True
 
 
 def service_object(service: FakeService) -> dict[str, Any]:
@@ -500,6 +590,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def route(self, s: list[str], query: dict[str, list[str]]) -> None:
         selector = query.get("labelSelector", [""])[0]
+        field_selector = query.get("fieldSelector", [""])[0]
         if s == ["version"]:
             self.send_json(
                 200,
@@ -523,18 +614,26 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         rest = s[2:]
+        if rest == ["events"] or (
+            len(rest) == 3 and rest[0] == "namespaces" and rest[2] == "events"
+        ):
+            namespace = rest[1] if len(rest) == 3 else None
+            if self.forbidden("list", "events", namespace):
+                return
+            self.send_events(namespace, field_selector)
+            return
         if rest in (["pods"], ["services"]):
             kind = rest[0]
             if self.forbidden("list", kind, None):
                 return
-            self.send_list(kind, None, selector)
+            self.send_list(kind, None, selector, field_selector)
             return
         if len(rest) >= 3 and rest[0] == "namespaces":
             namespace, kind = rest[1], rest[2]
             if len(rest) == 3 and kind in ("pods", "services"):
                 if self.forbidden("list", kind, namespace):
                     return
-                self.send_list(kind, namespace, selector)
+                self.send_list(kind, namespace, selector, field_selector)
                 return
             if kind == "pods" and len(rest) == 4:
                 if self.forbidden("get", "pods", namespace, rest[3]):
@@ -564,13 +663,51 @@ class _Handler(BaseHTTPRequestHandler):
             404, status_object(404, "NotFound", "the server could not find the requested resource")
         )
 
-    def send_list(self, kind: str, namespace: str | None, selector: str) -> None:
+    def send_events(self, namespace: str | None, field_selector: str) -> None:
+        items = [
+            event_object(e)
+            for e in self.cluster.events
+            if (namespace is None or e.namespace == namespace)
+            and field_selector_matches(
+                field_selector,
+                {
+                    "involvedObject.kind": "Pod",
+                    "involvedObject.name": e.pod,
+                    "involvedObject.namespace": e.namespace,
+                    "reason": e.reason,
+                    "type": e.type,
+                },
+            )
+        ]
+        self.send_json(
+            200,
+            {
+                "apiVersion": "v1",
+                "kind": "EventList",
+                "metadata": {"resourceVersion": "4711"},
+                "items": items,
+            },
+        )
+
+    def send_list(
+        self, kind: str, namespace: str | None, selector: str, field_selector: str = ""
+    ) -> None:
         if kind == "pods":
             items = [
                 pod_object(p)
                 for p in self.cluster.pods
                 if (namespace is None or p.namespace == namespace)
                 and selector_matches(selector, p.labels)
+                and field_selector_matches(
+                    field_selector,
+                    {
+                        "status.phase": p.phase,
+                        "metadata.name": p.name,
+                        "metadata.namespace": p.namespace,
+                        "spec.nodeName": p.node_name,
+                        "spec.schedulerName": p.scheduler_name,
+                    },
+                )
             ]
         else:
             items = [

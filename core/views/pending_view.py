@@ -1,0 +1,83 @@
+"""``pending``: one screen at any fleet size (counts per reason, then the longest waiting)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.json_text import dumps
+from core.pending.pending_list import NO_NODE_FITS, NOT_REACHED, PendingList, PendingPod
+from core.pending.reasons import reason_words
+from core.views import numbers
+from core.views.fit_view import table_lines
+from core.views.visible_text import visible
+
+_GROUP_WORDS = {
+    NOT_REACHED: "no FilteringFailed event: not scheduled by hami-scheduler, or not yet tried",
+    NO_NODE_FITS: "HAMi found no node, without a reason code (a scheduler before v2.9)",
+}
+
+
+def _request(pod: PendingPod) -> str:
+    shapes = [r.shape.compact() for r in pod.story.requests if r.shape is not None]
+    if shapes:
+        return ", ".join(shapes)
+    written = [f"{name}={value}" for r in pod.story.requests for name, value in r.resources]
+    return visible(" ".join(written)) or "-"
+
+
+def pending_text(found: PendingList, top: int = 15) -> str:
+    total = len(found.pods)
+    where = visible(found.where)
+    if total == 0:
+        return f"No pod is pending on HAMi's resources in {where}.\n"
+    plural = "s" if total != 1 else ""
+    lines = [f"{total:,} pod{plural} pending on HAMi's resources in {where}, by reason:"]
+    for group in found.groups:
+        words = _GROUP_WORDS.get(group.reason) or reason_words(group.reason)
+        longest = numbers.seconds(group.longest_wait_seconds)
+        lines.append(f"- {visible(group.reason)}: {group.pods:,} ({words}; longest wait {longest})")
+    shown = found.pods[:top]
+    lines.append("")
+    lines.append(f"Longest waiting ({len(shown):,} of {total:,}):")
+    rows = [
+        (
+            visible(pod.story.pod.ref),
+            _request(pod),
+            numbers.seconds(pod.waited_seconds),
+            visible(pod.reason),
+        )
+        for pod in shown
+    ]
+    lines += table_lines(rows, ("pod", "request", "waiting", "reason"))
+    if total > len(shown):
+        lines.append(f"... and {total - len(shown):,} more (all of them: --format json).")
+    lines.append("One pod's whole story: why NAMESPACE/POD.")
+    return "\n".join(lines) + "\n"
+
+
+def pending_document(found: PendingList) -> dict[str, Any]:
+    return {
+        "where": found.where,
+        "pods": [
+            {
+                "namespace": p.story.pod.namespace,
+                "pod": p.story.pod.name,
+                "reason": p.reason,
+                "waited_seconds": p.waited_seconds,
+                "requests": [
+                    {"container": r.container, "resources": dict(r.resources)}
+                    for r in p.story.requests
+                ],
+                "reasons": [r.code for r in p.story.reasons],
+            }
+            for p in found.pods
+        ],
+        "by_reason": [
+            {"reason": g.reason, "pods": g.pods, "longest_wait_seconds": g.longest_wait_seconds}
+            for g in found.groups
+        ],
+    }
+
+
+def pending_json(found: PendingList) -> str:
+    return dumps(pending_document(found))
