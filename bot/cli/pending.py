@@ -12,7 +12,7 @@ from bot.clusters.pending_pods import read_pending_pods
 from core.pending.pending_list import pending_list
 from core.pending.story import pod_story
 from core.views.pending_view import pending_json, pending_text
-from core.views.visible_text import visible_lines
+from core.visible_text import visible_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -19,8 +19,8 @@ from core.pending.describe import PodDescription, looks_like_pod_text, read_pod_
 from core.pending.story import pod_story
 from core.settings import SettingsError
 from core.text_decoding import decode_metrics_bytes
-from core.views.visible_text import visible_lines
 from core.views.why_view import why_json, why_text
+from core.visible_text import visible_lines
 
 # A describe output is a few KiB; a namespace's event list can reach a few MiB.
 MAX_POD_TEXT_BYTES = 8 * 1024 * 1024
@@ -40,7 +40,7 @@ cluster, against the scheduler's metrics read now.
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "why",
-        help="why a pod is pending, from its kubectl describe output",
+        help="why a pod is pending: its HAMi reasons checked against now",
         description="Why is this pod pending? Reads a `kubectl describe pod` output (or `kubectl "
         "get events`), names HAMi's reasons in plain words and, given the metrics, checks each "
         "against the allocation now.",

@@ -18,8 +18,8 @@ from kubernetes import client as k8s
 from bot.clusters.deadline import Deadline
 from bot.clusters.errors import CollectionError
 from bot.clusters.kube_errors import Call, KubeApiError, Target, classify
+from core import number_style as numbers
 from core.pending.describe import ContainerResources, PodDescription, PodEvent, is_hami_resource
-from core.views import numbers
 
 POD_EVENTS = "involvedObject.kind=Pod"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from core import number_style as numbers
 from core.json_text import dumps
 from core.pending.pending_list import NO_NODE_FITS, NOT_REACHED, PendingList, PendingPod
 from core.pending.reasons import reason_words
-from core.views import numbers
 from core.views.fit_view import table_lines
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 _GROUP_WORDS = {
     NOT_REACHED: "no FilteringFailed event: not scheduled by hami-scheduler, or not yet tried",

@@ -9,7 +9,7 @@ from core.json_text import dumps
 from core.pending.events import CodedReason, NoNodeFits, SchedulerVerdict
 from core.pending.reasons import REASON_CODES, reason_words
 from core.pending.story import PodStory
-from core.views.visible_text import visible
+from core.visible_text import visible
 
 NODES_SHOWN = 5
 

@@ -293,7 +293,14 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("read", ("core.readings", "core.fast_reader", "core.realusage")),
     (
         "summary",
-        ("core.summary", "core.fit", "core.fit_shape", "core.fit_slices", "core.fit_reason"),
+        (
+            "core.summary",
+            "core.fit",
+            "core.fit_shape",
+            "core.fit_slices",
+            "core.fit_reason",
+            "core.pending",
+        ),
     ),
     ("history", ("core.history",)),
     ("views", ("core.views", "core.headline")),
