@@ -285,6 +285,11 @@ Reply = (
 )
 
 
+def problem_reply(error: InputError) -> MessageReply:
+    """A problem with what a person gave or asked, in their words (``core.errors.InputError``)."""
+    return MessageReply(text=error.message, tone="problem", title="I could not use that")
+
+
 def new_error_id() -> str:
     """A short id that ties an apology shown to a person to the log entry with the details."""
     return uuid.uuid4().hex[:8]
