@@ -1,8 +1,8 @@
 """What every intent's handler works with: one object, built once by ``Conversation``.
 
 Handlers are plain functions of this context and the request (``summary``, ``paste``,
-``follow_up``, ``picker``, ``buttons``, ``fit``, ``changes``, ``digests``, ``fleet``); the
-context holds the stores and sources they share, and nothing of any one request.
+``follow_up``, ``picker``, ``buttons``, ``fit``, ``changes``, ``digests``, ``alert_buttons``);
+the context holds the stores and sources they share, and nothing of any one request.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from bot.conversation.admin import AdminAccess
 from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.clusters import LiveSource
 from bot.conversation.fleet import DEFAULT_WAIT_SECONDS
+from bot.conversation.notices import NO_NOTICES, Notices
 from bot.conversation.parsing import strip_code_fences
 from bot.store.ratelimit import RateLimiter
 from bot.store.state import BotState, PastedMetrics
@@ -38,6 +39,8 @@ class Context:
     firing_alerts: FiringAlerts = no_firing_alerts
     # How long the fleet view waits for all clusters together.
     fleet_wait_seconds: float = DEFAULT_WAIT_SECONDS
+    # The notifier's records: when digests were posted, alert silences.
+    notices: Notices = NO_NOTICES
 
     def summarize_pasted(
         self, pasted: PastedMetrics, *, namespace: str | None = None, node: str | None = None

@@ -7,8 +7,8 @@ picker's choices are one call each. Thread and picker state is written only by t
 conversation.
 
 ``Conversation`` only dispatches: each kind of request has its module (``summary``, ``paste``,
-``follow_up``, ``picker``, ``buttons``, ``fit``, ``changes``, ``digests``, ``fleet``,
-``admin``), a function of the shared ``Context`` and the request.
+``follow_up``, ``picker``, ``buttons``, ``fit``, ``changes``, ``digests``, ``alert_buttons``,
+``fleet``, ``admin``), a function of the shared ``Context`` and the request.
 
 Input problems come back as ``MessageReply`` with ``tone='problem'`` (from
 ``core.errors.InputError``); anything else raises, and the caller logs it with an error id and
@@ -21,11 +21,18 @@ from dataclasses import replace
 
 from bot.conversation import picker
 from bot.conversation.admin import AdminAccess
+from bot.conversation.alert_buttons import (
+    AlertButtonIntent,
+    SilenceAlert,
+    read_alert_press,
+    silence_alert,
+)
 from bot.conversation.alerts import FiringAlerts, no_firing_alerts
 from bot.conversation.buttons import ButtonIntent, ButtonPress, press_answer, read_press
 from bot.conversation.changes import command_changes
 from bot.conversation.clusters import LiveSource
 from bot.conversation.context import Context
+from bot.conversation.digests import digests_reply
 from bot.conversation.fit import cluster_fit, fit_in_thread
 from bot.conversation.fleet import DEFAULT_WAIT_SECONDS, fleet_reply
 from bot.conversation.follow_up import follow_up
@@ -41,11 +48,13 @@ from bot.conversation.intents import (
     ShortcutIntent,
     ThreadWork,
 )
+from bot.conversation.notices import NO_NOTICES, Notices
 from bot.conversation.parsing import (
     AdminCommand,
     ClusterCommand,
     ClustersCommand,
     Command,
+    DigestsCommand,
     FleetCommand,
     FollowUp,
     HelpCommand,
@@ -70,7 +79,7 @@ from bot.store.state import BotState, PickerChoice
 from core.errors import InputError
 from core.settings import DEFAULT_SETTINGS, Settings
 
-Intent = CommandIntent | ButtonIntent | MessageIntent | ShortcutIntent
+Intent = CommandIntent | ButtonIntent | MessageIntent | ShortcutIntent | AlertButtonIntent
 
 
 class Conversation:
@@ -86,6 +95,7 @@ class Conversation:
         paste_limit: RateLimiter | None = None,
         firing_alerts: FiringAlerts = no_firing_alerts,
         fleet_wait_seconds: float = DEFAULT_WAIT_SECONDS,
+        notices: Notices = NO_NOTICES,
     ) -> None:
         self.context = Context(
             state,
@@ -95,6 +105,7 @@ class Conversation:
             paste_limit=paste_limit,
             firing_alerts=firing_alerts,
             fleet_wait_seconds=fleet_wait_seconds,
+            notices=notices,
         )
 
     @property
@@ -125,6 +136,11 @@ class Conversation:
                 if isinstance(press, MessageReply):
                     return Ack(press)
                 return Ack(plan=Plan(press, intent.user, intent.channel))
+            case AlertButtonIntent():
+                asked = read_alert_press(self.context, intent)
+                if isinstance(asked, MessageReply):
+                    return Ack(asked)
+                return Ack(plan=Plan(asked, intent.user, intent.channel))
             case CommandIntent():
                 return self._handle_command(intent)
 
@@ -145,8 +161,11 @@ class Conversation:
         command, user, channel = plan.command, plan.user, plan.channel
         decided = replace(plan, decided=True, waiting_for=())
         match command:
-            case ButtonPress() | ThreadWork():
+            case ButtonPress() | ThreadWork() | SilenceAlert():
                 return Ack(plan=decided)
+            case DigestsCommand():
+                # Only the asker sees which digests they may see.
+                return Ack(plan=replace(decided, public=False))
             case AdminCommand(check=True) if self.context.admin.allows(user):
                 return Ack(CHECKING_KUBECONFIGS, replace(decided, public=False))
             case FleetCommand():
@@ -173,6 +192,8 @@ class Conversation:
                 keep_filter = not press.in_place
             case ThreadWork() as work:
                 reply = self._thread_work(work, user=user, channel=channel)
+            case SilenceAlert() as silence:
+                reply = silence_alert(self.context, silence, user=user or "")
             case command:
                 reply = self._answer_command(command, user=user, channel=channel)
         for thread in (plan.thread_ts, plan.also_in):
@@ -217,6 +238,8 @@ class Conversation:
                 return self.admin_report(command, user=user, channel=channel)
             case FleetCommand():
                 return self.fleet(user=user, channel=channel)
+            case DigestsCommand():
+                return digests_reply(ctx, user=user, channel=channel)
             case ClustersCommand():
                 options = tuple(self.live.clusters_for(user, channel))
                 return ClustersReply(
