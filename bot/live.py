@@ -91,6 +91,8 @@ def option_of(entry: ClusterEntry) -> ClusterOption:
         runtime_allowed=entry.runtime_allowed,
         nvidia_smi_allowed=entry.nvidia_smi_allowed,
         defined_at=entry.defined_at,
+        digests=entry.digests,
+        alerts=entry.alerts,
     )
 
 

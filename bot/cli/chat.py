@@ -2,13 +2,15 @@
 
 The same ``bot.conversation.Conversation`` answers as in Slack, in one thread:
 
-* ``/hami-summary ...`` — the slash command (``help``, ``clusters``, ``<cluster> [ns=..]``;
-  with no argument the registered clusters are listed, since a terminal has no picker);
+* ``/hami-summary ...`` — the slash command (``help``, ``clusters``, ``fleet``, ``digests``,
+  ``<cluster> [ns=..]``; with no argument the registered clusters are listed, since a terminal
+  has no picker);
 * ``@bot ...`` (or ``@hami-summary ...``) — a mention: follow-ups such as ``ns team-a``,
   ``gpus``, ``workloads``, ``csv``, ``chart``, ``help``;
 * metrics text pasted over several lines, ended by an empty line (or end of input);
 * ``admin`` (or ``admin check``) — the admin report: kubeconfig discovery and who may query
   each registered cluster (the local operator is always an admin);
+* ``digests`` — the digests declared in the cluster registry and when they post next;
 * any other line is read like a mention; ``quit`` ends.
 
 Replies print as the text report; charts and files are saved, and their paths printed. When
@@ -67,6 +69,7 @@ COMMAND_PREFIX = "/hami-summary"
 MENTION = re.compile(r"^@(bot|hami-summary|hami)\b[:,]?\s*+", re.IGNORECASE)
 QUIT_WORDS = ("quit", "exit", "bye")
 ADMIN_WORD = "admin"
+DIGESTS_WORD = "digests"
 # Where the first page says a list goes on, the words of this mode (the CLI's "--format csv"
 # does not exist here): ``csv`` saves the CSV and every table in full.
 CHAT_HINTS = Hints(
@@ -83,11 +86,13 @@ EXAMPLE_RESOURCE = "example-scheduler.prom"
 DESCRIPTION = """\
 The Slack bot's conversation in this terminal, one thread, no Slack needed. Type:
 
-  /hami-summary ...     the slash command: help, clusters, fleet, <cluster> [ns=NS] [node=NODE]
+  /hami-summary ...     the slash command: help, clusters, fleet, digests,
+                        <cluster> [ns=NS] [node=NODE]
   @bot ...              a mention: ns team-a, node gpu-node-1, gpus, workloads, csv, chart, help
   metrics text          pasted over several lines, ended by an empty line
   admin [check]         kubeconfigs in KUBECONFIG_DIR (or ~/.kube) and who may query each
                         registered cluster; check also asks each API server
+  digests               the registered clusters' digests and when they post next
   quit                  leave
 
 Replies print as text; charts and files are saved and their paths printed. Registered
@@ -263,7 +268,9 @@ class ChatSession:
             if stripped.lower().startswith(COMMAND_PREFIX):
                 flush_paste()
                 self.command(stripped[len(COMMAND_PREFIX) :])
-            elif not paste and stripped.split()[0].lower() == ADMIN_WORD:
+            elif not paste and (
+                stripped.split()[0].lower() == ADMIN_WORD or stripped.lower() == DIGESTS_WORD
+            ):
                 self.command(stripped)
             elif MENTION.match(stripped):
                 flush_paste()
@@ -367,6 +374,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.clusters.registry import empty_registry, load_registry
     from bot.config import ConfigError, load_config
     from bot.live import RegistryLiveSource
+    from bot.notify.records import NotifyRecords
     from bot.store.memory import MemoryStore
     from bot.store.state import BotState
 
@@ -404,6 +412,8 @@ def run(args: argparse.Namespace) -> int:
         admin=AdminAccess(registry=registry, kubeconfig_dir=config.kubeconfig_dir),
         settings=config.summary_settings,
         fleet_wait_seconds=config.fleet_wait_seconds,
+        # Digests are posted by ``serve``; here they are listed, never posted.
+        notices=NotifyRecords(store),
     )
     session = ChatSession(conversation, out_dir, sys.stdout)
     if args.example:

@@ -10,15 +10,28 @@ under, which the surface reports from its own payload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from bot.conversation.replies import MessageReply, SummaryRef
+from bot.conversation.context import Context
+from bot.conversation.parsing import FollowUpAction
+from bot.conversation.replies import MessageReply, Reply, SummaryRef, problem_reply
+from bot.conversation.summary import NO_USAGE_FOR_PASTED, answer
+from bot.store.state import ClusterTarget
 from core.errors import InputError
 
 # The thread key of messages outside any thread (the top level of a direct message).
 TOP_LEVEL = "top"
 # Buttons whose answer replaces the summary they sit under.
 IN_PLACE = ("refresh", "usage")
+
+BUTTON_ACTIONS: dict[str, FollowUpAction] = {
+    "refresh": "refresh",
+    "gpus": "gpus",
+    "workloads": "workloads",
+    "csv": "csv",
+    # "Real usage": the same cluster, context and filters again, with nvidia-smi.
+    "usage": "usage",
+}
 
 ELSEWHERE = (
     "This button belongs to a summary from another conversation, so I did not act on it. "
@@ -75,3 +88,25 @@ def read_press(intent: ButtonIntent) -> ButtonPress | MessageReply:
     if _elsewhere(intent, ref):
         return MessageReply(ELSEWHERE, "Not here", "problem")
     return ButtonPress(intent.action, ref, in_place)
+
+
+def press_answer(ctx: Context, press: ButtonPress, *, user: str | None, channel: str) -> Reply:
+    """A button under a summary (Refresh, GPUs, Workloads, CSV, Real usage)."""
+    follow_action = BUTTON_ACTIONS.get(press.action)
+    if follow_action is None:
+        return problem_reply(InputError(f"Unknown button '{press.action}'."))
+    ref = press.ref
+    if ref is None:
+        return problem_reply(InputError(press.unreadable or "That button cannot be read."))
+    if follow_action == "usage":
+        cluster = ref.cluster
+        if cluster is None and ref.channel and ref.thread_ts:
+            subject = ctx.state.thread_subject(ref.channel, ref.thread_ts)
+            cluster = subject if isinstance(subject, ClusterTarget) else None
+        if cluster is None:
+            return NO_USAGE_FOR_PASTED
+        # The same cluster, context and filters, with nvidia-smi: from a cached real-usage
+        # collection when there is one (like any other request), else collected now.
+        ref = replace(ref, cluster=replace(cluster, usage=True))
+        follow_action = "summary"
+    return answer(ctx, ref, follow_action, user=user, channel=channel)

@@ -11,10 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.conversation.clusters import LiveRequest, LiveSource
+from bot.conversation.context import Context
 from bot.conversation.formatting import CODE_BLOCK_WIDTH
-from bot.conversation.parsing import DEFAULT_SINCE_SECONDS
-from bot.conversation.replies import Attachment, ChangesSection, MessageReply, TableReply
+from bot.conversation.help import no_metrics_reply
+from bot.conversation.parsing import DEFAULT_SINCE_SECONDS, ClusterCommand, FollowUp
+from bot.conversation.replies import (
+    Attachment,
+    ChangesSection,
+    MessageReply,
+    Reply,
+    TableReply,
+    problem_reply,
+)
+from bot.conversation.summary import resolve_cluster
 from bot.store.state import BotState, ClusterTarget, PastedMetrics
+from core.errors import InputError
 from core.history.changes import Changes, compare
 from core.history.snapshot import (
     Snapshot,
@@ -193,3 +204,38 @@ def changes_headline(before: Snapshot, current: Snapshot) -> str:
         f"stopped holding GPUs, free whole GPUs {a.free_whole_gpus} -> {b.free_whole_gpus}. "
         "Ask `changes` here for the details."
     )
+
+
+def command_changes(
+    ctx: Context, command: ClusterCommand, *, user: str | None, channel: str | None
+) -> TableReply | MessageReply:
+    """``/hami-summary <cluster> changes [since=..]``; ``InputError`` when it cannot be asked."""
+    option, context = resolve_cluster(ctx, command, user=user, channel=channel)
+    target = ClusterTarget(option.name, context)
+    return cluster_changes(ctx.live, target, command.since_seconds, user=user, channel=channel)
+
+
+def thread_changes(
+    ctx: Context, follow_up: FollowUp, *, channel: str, thread_ts: str, user: str | None
+) -> Reply:
+    """``changes`` in a thread: since ``since`` for a cluster, else since the last paste."""
+    subject = ctx.state.thread_subject(channel, thread_ts)
+    if subject is None:
+        return no_metrics_reply()
+    try:
+        if isinstance(subject, ClusterTarget):
+            return cluster_changes(
+                ctx.live, subject, follow_up.since_seconds, user=user, channel=channel
+            )
+        if follow_up.since_seconds is not None:
+            raise InputError(
+                "since= is for threads of a registered cluster; here `changes` compares "
+                "the last two pastes."
+            )
+        before = previous_paste(ctx.state, channel, thread_ts)
+        if before is None:
+            return NO_PREVIOUS_PASTE
+        summary = ctx.summarize_pasted(subject)
+        return paste_changes(before, snapshot_of(summary, subject.given_at))
+    except InputError as error:
+        return problem_reply(error)

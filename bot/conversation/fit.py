@@ -1,11 +1,23 @@
 """The answer to ``fit SHAPE``: where a job of that shape would be placed now, for Slack and
 the chat (``MessageReply`` text with emphasis held as data; names are written as they are, and
-Slack's escaping is done where every Slack message is encoded)."""
+Slack's escaping is done where every Slack message is encoded).
+
+Asked of a cluster (``/hami-summary <cluster> fit SHAPE``) or in a thread (``fit SHAPE``,
+against the thread's metrics or cluster and its filter), from the same (cached) summary a
+summary would show.
+"""
 
 from __future__ import annotations
 
-from bot.conversation.replies import MessageReply
+from bot.conversation.context import Context
+from bot.conversation.help import no_metrics_reply
+from bot.conversation.parsing import ClusterCommand
+from bot.conversation.replies import MessageReply, Reply, SummaryRef, problem_reply
 from bot.conversation.rich import Aside, Fixed, Line, Rich, Strong
+from bot.conversation.summary import resolve_cluster, summary_for
+from bot.conversation.thread_filter import thread_filter
+from bot.store.state import ClusterTarget
+from core.errors import InputError
 from core.fit import FitResult, fit_shape
 from core.fit_shape import Shape
 from core.model import Summary
@@ -74,3 +86,29 @@ def fit_reply(summary: Summary, shape: Shape) -> MessageReply:
     result = fit_shape(gpus, shape)
     label = summary.source.label + (f", {where}" if where else "")
     return MessageReply(text=fit_text(result, label), title=headline(result))
+
+
+def cluster_fit(
+    ctx: Context, command: ClusterCommand, shape: Shape, *, user: str | None, channel: str | None
+) -> MessageReply:
+    """``/hami-summary <cluster> fit SHAPE``; ``InputError`` when the cluster cannot be used."""
+    option, context = resolve_cluster(ctx, command, user=user, channel=channel)
+    target = ClusterTarget(option.name, context, runtime=command.runtime)
+    ref = SummaryRef(cluster=target, namespace=command.namespace, node=command.node)
+    found = summary_for(ctx, ref, user=user, channel=channel, fresh=command.fresh)
+    return fit_reply(found.summary, shape)
+
+
+def fit_in_thread(
+    ctx: Context, shape: Shape, *, channel: str, thread_ts: str, user: str | None
+) -> Reply:
+    """``fit SHAPE`` in a thread: placed against the thread's metrics or cluster."""
+    if ctx.state.thread_subject(channel, thread_ts) is None:
+        return no_metrics_reply()
+    kept = thread_filter(ctx.state, channel, thread_ts)
+    ref = SummaryRef(channel=channel, thread_ts=thread_ts, namespace=kept.namespace, node=kept.node)
+    try:
+        found = summary_for(ctx, ref, user=user, channel=channel, fresh=False)
+    except InputError as error:
+        return problem_reply(error)
+    return fit_reply(found.summary, shape)

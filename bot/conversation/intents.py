@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.conversation.alert_buttons import SilenceAlert
 from bot.conversation.buttons import ButtonPress
 from bot.conversation.parsing import Command, FollowUp
 from bot.conversation.replies import MessageReply, Reply
@@ -118,7 +119,7 @@ class Plan:
     ``waiting_for``: what an undecided plan waits for (the user groups still being read).
     """
 
-    command: Command | ButtonPress | ThreadWork
+    command: Command | ButtonPress | ThreadWork | SilenceAlert
     user: str | None
     channel: str
     thread_ts: str | None = None

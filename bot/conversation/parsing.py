@@ -105,6 +105,11 @@ class FleetCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class DigestsCommand:
+    """``digests``: the digests of the clusters the asker may query, and when they post."""
+
+
+@dataclass(frozen=True, slots=True)
 class AdminCommand:
     """``admin [check]``: kubeconfig discovery and cluster access, for the bot's admins.
     ``check`` also asks each context's API server (``GET /version``)."""
@@ -130,7 +135,13 @@ class ClusterCommand:
 
 
 Command = (
-    HelpCommand | PickerCommand | ClustersCommand | FleetCommand | AdminCommand | ClusterCommand
+    HelpCommand
+    | PickerCommand
+    | ClustersCommand
+    | FleetCommand
+    | DigestsCommand
+    | AdminCommand
+    | ClusterCommand
 )
 
 COMMAND_USAGE = (
@@ -165,10 +176,12 @@ USAGE_WORDS = ("usage", "nvidia-smi")
 
 def _word_command(
     words: list[str],
-) -> HelpCommand | ClustersCommand | FleetCommand | AdminCommand | None:
-    """The commands named by their first word (``help``, ``clusters``, ``fleet``, ``admin``),
-    or None when the first word is a cluster's name."""
+) -> HelpCommand | ClustersCommand | FleetCommand | DigestsCommand | AdminCommand | None:
+    """The commands named by their first word (``help``, ``clusters``, ``fleet``, ``digests``,
+    ``admin``), or None when the first word is a cluster's name."""
     head, rest = words[0].lower(), words[1:]
+    if head == "digests" and not rest:
+        return DigestsCommand()
     if head in HELP_WORDS:
         return HelpCommand()
     if head in ("clusters", "list"):

@@ -21,6 +21,8 @@ from core.errors import InputError
 from core.headline import ClusterHeadline
 from core.history.changes import Changes
 from core.model import Summary
+from core.notify.rules import AlertRule
+from core.notify.schedule import Digest
 from core.views.table_spec import Table
 
 Tone = Literal["info", "problem"]
@@ -219,6 +221,9 @@ class ClusterOption:
     nvidia_smi_allowed: bool = False
     # "file:line" of the cluster's registry entry: where an admin changes what it allows.
     defined_at: str = ""
+    # What the notifier posts of it unasked (``bot.notify``): its digests and alert rules.
+    digests: tuple[Digest, ...] = ()
+    alerts: tuple[AlertRule, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +288,11 @@ Reply = (
     | AdminReply
     | FleetReply
 )
+
+
+def problem_reply(error: InputError) -> MessageReply:
+    """A problem with what a person gave or asked, in their words (``core.errors.InputError``)."""
+    return MessageReply(text=error.message, tone="problem", title="I could not use that")
 
 
 def new_error_id() -> str:

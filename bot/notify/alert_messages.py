@@ -1,37 +1,16 @@
 """An alert in Slack: the firing message with its buttons, the resolution in its thread.
 
 Button values carry the cluster and rule names only; the press is checked against the registry
-(the rule's channel, the presser's access) by ``bot.notify.listeners``.
+(the rule's channel, the presser's access) by the conversation (``bot.conversation.alert_buttons``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from bot.conversation.alert_buttons import OPEN_SUMMARY, SILENCE_DAY, SILENCE_HOUR, button_value
 from bot.slack.messages import SlackMessage
 from core.notify.alert_text import AlertText
-
-SILENCE_HOUR = "alert_silence_1h"
-SILENCE_DAY = "alert_silence_1d"
-OPEN_SUMMARY = "alert_summary"
-ALERT_ACTIONS = (SILENCE_HOUR, SILENCE_DAY, OPEN_SUMMARY)
-SILENCE_SECONDS = {SILENCE_HOUR: 3600.0, SILENCE_DAY: 86_400.0}
-
-
-def button_value(cluster: str, rule: str) -> str:
-    return json.dumps({"c": cluster, "r": rule}, separators=(",", ":"))
-
-
-def read_button_value(value: str) -> tuple[str, str] | None:
-    try:
-        data = json.loads(value)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    cluster, rule = data.get("c"), data.get("r")
-    return (cluster, rule) if isinstance(cluster, str) and isinstance(rule, str) else None
 
 
 def firing_message(text: AlertText, cluster: str, rule: str, defined_at: str) -> SlackMessage:

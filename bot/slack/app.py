@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -143,13 +143,8 @@ def build_app(
     signing_secret: str | None,
     worker_threads: int = 16,
     logger: logging.Logger | None = None,
-    extra_listeners: Sequence[Callable[[App], None]] = (),
 ) -> App:
     """The Bolt app. ``signing_secret`` None means Socket Mode (requests are not signed).
-
-    ``extra_listeners`` register the listeners of features built on top of this package (the
-    notifier's digest and alert listeners), handed in by whoever composes the bot so that
-    ``bot.slack`` never imports them.
 
     ``process_before_response``: the acknowledging listener runs on the thread that dispatches
     the request (the web server's or the Socket Mode handler's), and ``dispatch`` returns when
@@ -170,10 +165,6 @@ def build_app(
     )
     app.use(attach_services(services))
     app.use(skip_redeliveries)
-    # First: a feature's ``/hami-summary <word>`` would otherwise reach the command's general
-    # listener.
-    for register in extra_listeners:
-        register(app)
     register_listeners(app)
     app.error(report_unhandled_error)
     return app

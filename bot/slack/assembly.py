@@ -10,7 +10,6 @@ Building the app calls ``auth.test`` (Bolt verifies the token eagerly).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -21,6 +20,7 @@ from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig
 from bot.conversation.admin import AdminAccess
 from bot.conversation.alerts import FiringAlerts, no_firing_alerts
+from bot.conversation.notices import NO_NOTICES, Notices
 from bot.conversation.service import Conversation
 from bot.live import (
     RATE_WINDOW_SECONDS,
@@ -53,6 +53,7 @@ def _conversation(
     registry: ClusterRegistry,
     store: KeyValueStore,
     firing_alerts: FiringAlerts,
+    notices: Notices,
 ) -> Conversation:
     return Conversation(
         state,
@@ -64,6 +65,7 @@ def _conversation(
         paste_limit=per_user_limiter(store, config.live_requests_per_minute, RATE_WINDOW_SECONDS),
         firing_alerts=firing_alerts,
         fleet_wait_seconds=config.fleet_wait_seconds,
+        notices=notices,
     )
 
 
@@ -75,15 +77,16 @@ def assemble_bot(
     socket_mode: bool = False,
     logger: logging.Logger | None = None,
     collect: Collect = collect_metrics,
-    extra_listeners: Sequence[Callable[[App], None]] = (),
     firing_alerts: FiringAlerts = no_firing_alerts,
+    notices: Notices = NO_NOTICES,
 ) -> SlackBot:
     """The Bolt app for ``config``. Raises ``ValueError`` when a needed token is missing, and
     Bolt's ``BoltError`` when Slack refuses the bot token. ``collect`` reaches the clusters
     (``bot.clusters.collect.collect_metrics`` unless another collector is given);
-    ``extra_listeners`` register features built on the Slack app (``bot.slack.app.build_app``);
     ``firing_alerts`` says which alerts of a cluster fire, for the fleet view and App Home
-    (``serve`` hands in what the alert runner records, ``bot.notify.firing``)."""
+    (``serve`` hands in what the alert runner records, ``bot.notify.firing``), and
+    ``notices`` are the notifier's records, for ``digests`` and the alert buttons
+    (``bot.notify.records``)."""
     if config.slack_bot_token is None:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     signing_secret = None
@@ -111,7 +114,7 @@ def assemble_bot(
         settings=config.summary_settings,
     )
     services = SlackServices(
-        conversation=_conversation(config, state, live, registry, store, firing_alerts),
+        conversation=_conversation(config, state, live, registry, store, firing_alerts, notices),
         state=state,
         max_file_bytes=config.max_file_bytes,
         api_base_url=config.slack_api_url,
@@ -124,6 +127,5 @@ def assemble_bot(
         signing_secret=signing_secret,
         worker_threads=config.worker_threads,
         logger=logger,
-        extra_listeners=extra_listeners,
     )
     return SlackBot(app=app, client=client, services=services, user_groups=user_groups)

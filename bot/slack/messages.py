@@ -26,6 +26,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.conversation.admin import admin_text
+from bot.conversation.attachments import full_table_attachments
 from bot.conversation.fleet import fleet_line
 from bot.conversation.formatting import table_text
 from bot.conversation.replies import (
@@ -43,7 +44,6 @@ from bot.conversation.replies import (
     TableReply,
 )
 from bot.conversation.rich import Rich, plain
-from bot.conversation.service import full_table_attachments
 from bot.slack.blocks import (
     HEADER_TEXT_MAX,
     SECTION_TEXT_MAX,

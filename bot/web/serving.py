@@ -19,7 +19,6 @@ from bot.clusters.registry import ClusterRegistry
 from bot.config import BotConfig, HttpSettings
 from bot.conversation.alerts import FiringAlerts
 from bot.notify.firing import recorded_firing_alerts
-from bot.notify.listeners import register as register_notify_listeners
 from bot.notify.records import NotifyRecords
 from bot.ops.endpoints import Readiness, ops_routes
 from bot.slack.app import drain
@@ -32,9 +31,6 @@ from bot.web.slack_startup import Connect, SlackStartup
 from bot.web.socket_mode import SocketModeRunner
 
 log = logging.getLogger("hami_summary.serve")
-
-# Listeners of the features built on the Slack app: digests and alerts.
-BOT_FEATURES = (register_notify_listeners,)
 
 
 def firing_alerts_of(store: KeyValueStore, registry: ClusterRegistry) -> FiringAlerts:
@@ -79,8 +75,8 @@ def _assemble(plan: ServePlan, socket_mode: bool) -> App:
         store=plan.store,
         registry=plan.registry,
         socket_mode=socket_mode,
-        extra_listeners=BOT_FEATURES,
         firing_alerts=firing_alerts_of(plan.store, plan.registry),
+        notices=NotifyRecords(plan.store),
     ).app
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from bot.conversation.intents import GivenFile, MessageIntent, ShortcutIntent, ThreadWork
 from bot.conversation.parsing import FollowUp
+from bot.conversation.paste import NO_METRICS_IN_MESSAGE
 from bot.conversation.replies import MessageReply, SummaryReply, TableReply
-from bot.conversation.service import NO_METRICS_IN_MESSAGE, Conversation
+from bot.conversation.service import Conversation
 from bot.store.state import PastedMetrics
 from tests.conftest import FIXTURES
 from tests.support.demo_conversation import CHANNEL, demo_conversation

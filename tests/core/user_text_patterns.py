@@ -134,7 +134,7 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "bot.clusters.notify_fields:_NAMESPACE": UserTextPattern("match", "registry fields"),
     "core.notify.values:_CLOCK": UserTextPattern("fullmatch", "registry fields"),
     "core.notify.values:_DURATION": UserTextPattern("fullmatch", "registry fields"),
-    "bot.notify.listeners:ALERT_ACTION_IDS": UserTextPattern(
+    "bot.slack.listeners.actions.__init__:ALERT_ACTION_IDS": UserTextPattern(
         "match", "action ids of button presses"
     ),
     "core.views.spreadsheet:_CELL_STARTING_A_FORMULA": UserTextPattern(

@@ -26,7 +26,6 @@ from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.redis_store import RedisStore
 from bot.web.server import BotHttpServer
-from bot.web.serving import BOT_FEATURES
 from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
 from tests.slack.conftest import SIGNING_SECRET, MetricsServer, SlackSender
@@ -162,7 +161,7 @@ def start_notified(
         )
 
     bot_store = RedisStore(redis_url, prefix)
-    bot = assemble_bot(config, store=bot_store, registry=registry, extra_listeners=BOT_FEATURES)
+    bot = assemble_bot(config, store=bot_store, registry=registry, notices=NotifyRecords(bot_store))
     server = BotHttpServer(
         {SLACK_EVENTS_PATH: SlackEndpoint(bot.app)}, host="127.0.0.1", port=0
     ).start()

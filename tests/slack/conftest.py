@@ -26,13 +26,13 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.clusters.registry import ClusterRegistry, empty_registry, load_registry
 from bot.config import load_config
+from bot.notify.records import NotifyRecords
 from bot.ops.metrics import METRICS, OpsMetrics
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.kv import KeyValueStore
 from bot.store.memory import MemoryStore
 from bot.web.server import BotHttpServer
-from bot.web.serving import BOT_FEATURES
 from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
 from tests.support.slack_api import BOT_USER_ID, SlackWebApi, running_slack_api
@@ -327,8 +327,9 @@ def start_bot(
         "SLACK_API_URL": api.base_url,
         **(extra_env or {}),
     }
-    assembly.setdefault("extra_listeners", BOT_FEATURES)
     kv = store if store is not None else MemoryStore()
+    # As ``serve`` hands them in: the notifier's records, for digests and alert buttons.
+    assembly.setdefault("notices", NotifyRecords(kv))
     slack = assemble_bot(load_config(env), store=kv, registry=registry, **assembly)
     server = BotHttpServer(
         {SLACK_EVENTS_PATH: SlackEndpoint(slack.app, metrics=metrics)}, host="127.0.0.1", port=0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.conversation.attachments import full_table_attachments
 from bot.conversation.formatting import (
     WIDE,
     all_tables,
@@ -20,7 +21,6 @@ from bot.conversation.formatting import (
     workload_sections,
 )
 from bot.conversation.replies import SummaryRef, SummaryReply
-from bot.conversation.service import full_table_attachments
 from bot.slack.messages import slack_message
 from core import number_style as numbers
 from core.api import summarize_text

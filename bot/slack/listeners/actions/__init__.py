@@ -1,4 +1,5 @@
-"""Block actions: the cluster picker, the buttons under a summary and those of the Home tab."""
+"""Block actions: the cluster picker, the buttons under a summary, those of the Home tab and
+those of an alert."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import re
 
 from slack_bolt import App
 
+from bot.conversation.alert_buttons import ALERT_ACTIONS
 from bot.conversation.replies import SUMMARY_ACTIONS, USAGE_ACTION
 from bot.ops.instrument import answers_later
 from bot.slack.blocks import SUMMARY_ACTION_PREFIX
 from bot.slack.home_view import HOME_ACTIONS
+from bot.slack.listeners.actions.alert_buttons import press_alert_button
 from bot.slack.listeners.actions.home_buttons import press_home_button
 from bot.slack.listeners.actions.picker import (
     acknowledge_action,
@@ -38,6 +41,7 @@ SUMMARY_ACTION_IDS = re.compile(
     + ")$"
 )
 HOME_ACTION_IDS = re.compile("^(" + "|".join(re.escape(a) for a in HOME_ACTIONS) + ")$")
+ALERT_ACTION_IDS = re.compile("^(" + "|".join(re.escape(a) for a in ALERT_ACTIONS) + ")$")
 
 
 def register(app: App) -> None:
@@ -53,3 +57,4 @@ def register(app: App) -> None:
         ack=acknowledge_action, lazy=[answers_later(press_summary_button)]
     )
     app.action(HOME_ACTION_IDS)(ack=acknowledge_action, lazy=[answers_later(press_home_button)])
+    app.action(ALERT_ACTION_IDS)(ack=acknowledge_action, lazy=[answers_later(press_alert_button)])
