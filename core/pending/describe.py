@@ -15,17 +15,18 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-_AGE = r"(?:<unknown>|\S+(?: \(x\d+ over \S+\))?)"
+# Every pattern reads pasted text, so each is linear: possessive runs over disjoint classes.
+_AGE = r"(?:<unknown>|[^\s(]++(?: \(x\d++ over [^\s)]++\))?+)"
+_EVENT_TAIL = r"(?P<type>Normal|Warning)\s++(?P<reason>\S++)\s++"
 _DESCRIBE_EVENT = re.compile(
-    rf"^\s*(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+(?P<age>{_AGE})\s+(?P<source>\S+)\s+(?P<message>.*)$"
+    rf"^\s*+{_EVENT_TAIL}(?P<age>{_AGE})\s++(?P<source>\S++)\s++(?P<message>.*+)$"
 )
-_GET_EVENT = re.compile(
-    rf"^\s*(?:(?P<namespace>\S+)\s+)??(?P<age>{_AGE})\s+(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+"
-    r"(?P<object>[a-z]+/\S+)\s+(?P<message>.*)$"
-)
-_SEEN = re.compile(r"\(x(\d+) over")
-_KEY_VALUE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z][\w .\-/]*):(?:\s+(?P<value>.*))?$")
-_QUANTITY = re.compile(r"^(\d+)(k|M|G|T|Ki|Mi|Gi|Ti)?$")
+_GET_EVENT_ROW = rf"(?P<age>{_AGE})\s++{_EVENT_TAIL}(?P<object>[a-z]++/\S++)\s++(?P<message>.*+)$"
+_GET_EVENT = re.compile(rf"^\s*+{_GET_EVENT_ROW}")
+_GET_EVENT_WITH_NAMESPACE = re.compile(rf"^\s*+(?P<namespace>\S++)\s++{_GET_EVENT_ROW}")
+_SEEN = re.compile(r"\(x(\d++) over")
+_KEY_VALUE = re.compile(r"^(?P<indent> *+)(?P<key>[A-Za-z][\w .\-/]*+):(?:\s++(?P<value>.*+))?+$")
+_QUANTITY = re.compile(r"^(\d++)(k|M|G|T|Ki|Mi|Gi|Ti)?+$")
 _QUANTITY_FACTOR = {
     None: 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
     "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
@@ -109,7 +110,7 @@ def quantity(text: str) -> int | None:
 def looks_like_pod_text(text: str) -> bool:
     """Whether ``text`` is a describe output or an event list (so a paste is read as one)."""
     has_events = "FilteringFailed" in text or "FailedScheduling" in text
-    return has_events or bool(re.search(r"^Name:\s+\S+[\s\S]*^Events:", text, re.MULTILINE))
+    return has_events or (text.lstrip().startswith("Name:") and "\nEvents:" in text)
 
 
 def read_pod_text(text: str) -> PodDescription:
@@ -141,7 +142,7 @@ def read_pod_text(text: str) -> PodDescription:
             elif section == "Annotations" and value and value != "<none>":
                 _annotation(value, annotations)
             continue
-        if indent == 0 and _GET_EVENT.match(line):
+        if indent == 0 and _get_event(line):
             events_shown = True
             _event_row(line, events)
             continue
@@ -181,11 +182,16 @@ def _annotation(text: str, annotations: dict[str, str]) -> None:
         annotations[key.strip()] = value.strip()
 
 
+def _get_event(line: str) -> re.Match[str] | None:
+    """A ``kubectl get events`` row, with or without its NAMESPACE column (``-A``)."""
+    return _GET_EVENT.match(line) or _GET_EVENT_WITH_NAMESPACE.match(line)
+
+
 def _event_row(line: str, events: list[PodEvent]) -> None:
     stripped = line.strip()
     if stripped in ("<none>",) or stripped.startswith(("Type ", "----", "LAST SEEN")):
         return
-    found = _DESCRIBE_EVENT.match(line) or _GET_EVENT.match(line)
+    found = _DESCRIBE_EVENT.match(line) or _get_event(line)
     if found:
         events.append(
             PodEvent(

@@ -27,18 +27,19 @@ FAILED_SCHEDULING = "FailedScheduling"
 # ``2 nodes CardInsufficientMemory(node-a,node-b)``; also the proposal's wording
 # ``2 nodes failed: CardInsufficientMemory (node-a,node-b)`` and a list cut short by a paste.
 _CODED = re.compile(
-    r"^(?P<count>\d+) nodes? (?:failed: )?(?P<code>[A-Za-z]+) ?"
-    r"\((?P<nodes>[^)]*)(?P<closed>\))?\s*$"
+    r"^(?P<count>\d++) nodes?+ (?:failed: )?+(?P<code>[A-Za-z]++) ?+"
+    r"\((?P<nodes>[^)]*+)(?P<closed>\))?+\s*+$"
 )
 _NO_NODE = re.compile(
-    r"^no available node, (?:all node scores do not meet|(?P<count>\d+) nodes do not meet)"
+    r"^no available node, (?:all node scores do not meet|(?P<count>\d++) nodes do not meet)"
 )
-_AVAILABLE = re.compile(r"^(?P<fit>\d+)/(?P<total>\d+) nodes are available: (?P<items>.*)$")
-_ITEM = re.compile(r"^(?P<count>\d+) (?P<what>.+)$")
+_AVAILABLE = re.compile(r"^(?P<fit>\d++)/(?P<total>\d++) nodes are available: (?P<items>.*+)$")
+_ITEM = re.compile(r"^(?P<count>\d++) (?P<what>.++)$")
+_ITEM_SEPARATOR = re.compile(r", (?=\d++ )")
 _LOG_LINE = re.compile(
-    r'"NodeUnfitPod" pod="(?P<pod>[^"]*)" node="(?P<node>[^"]*)" reason="(?P<reason>[^"]*)"'
+    r'"NodeUnfitPod" pod="(?P<pod>[^"]*+)" node="(?P<node>[^"]*+)" reason="(?P<reason>[^"]*+)"'
 )
-_FRACTION = re.compile(r"^(?P<count>\d+)/(?P<of>\d+) (?P<code>[A-Za-z]+)$")
+_FRACTION = re.compile(r"^(?P<count>\d++)/(?P<of>\d++) (?P<code>[A-Za-z]++)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ def _scheduler_verdict(text: str) -> SchedulerVerdict | None:
     items: list[tuple[int, str]] = []
     # Items are ``N what``, joined by ", "; HAMi's own reasons hold ", " too (``1/8 A, 7/8 B``),
     # but there the next part starts ``7/8``, not ``7 ``.
-    for part in re.split(r", (?=\d+ )", items_text):
+    for part in _ITEM_SEPARATOR.split(items_text):
         item = _ITEM.match(part.strip())
         if item:
             items.append((int(item["count"]), item["what"]))

@@ -54,6 +54,7 @@ def _unquoted_run() -> re.Pattern[str]:
 
 METRICS = "pasted, uploaded or scraped metrics text"
 SLACK = "Slack message text"
+POD_TEXT = "pasted kubectl describe pod / get events text, and pod events from the API"
 
 USER_TEXT: dict[str, UserTextPattern] = {
     "core.fast_reader:_NAME": UserTextPattern("match", METRICS),
@@ -129,6 +130,19 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.fit_shape:_MEMORY": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_shape:_PERCENT": UserTextPattern("match", "GPU shapes typed in Slack"),
     "core.fit_slices:model_matches": UserTextPattern("split", "GPU models typed in Slack"),
+    "core.pending.describe:_DESCRIBE_EVENT": UserTextPattern("match", POD_TEXT),
+    "core.pending.describe:_GET_EVENT": UserTextPattern("match", POD_TEXT),
+    "core.pending.describe:_GET_EVENT_WITH_NAMESPACE": UserTextPattern("match", POD_TEXT),
+    "core.pending.describe:_SEEN": UserTextPattern("search", POD_TEXT),
+    "core.pending.describe:_KEY_VALUE": UserTextPattern("match", POD_TEXT),
+    "core.pending.describe:_QUANTITY": UserTextPattern("match", POD_TEXT),
+    "core.pending.events:_CODED": UserTextPattern("match", POD_TEXT),
+    "core.pending.events:_NO_NODE": UserTextPattern("match", POD_TEXT),
+    "core.pending.events:_AVAILABLE": UserTextPattern("match", POD_TEXT),
+    "core.pending.events:_ITEM": UserTextPattern("match", POD_TEXT),
+    "core.pending.events:_ITEM_SEPARATOR": UserTextPattern("split", POD_TEXT),
+    "core.pending.events:_LOG_LINE": UserTextPattern("search", POD_TEXT),
+    "core.pending.events:_FRACTION": UserTextPattern("match", POD_TEXT),
     "bot.clusters.notify_fields:_CHANNEL": UserTextPattern("match", "registry fields"),
     "bot.clusters.notify_fields:_RULE_NAME": UserTextPattern("match", "registry fields"),
     "bot.clusters.notify_fields:_NAMESPACE": UserTextPattern("match", "registry fields"),
