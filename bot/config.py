@@ -1,8 +1,11 @@
 """The bot's settings, read once from the environment (12-factor) into one typed object.
 
-Every variable ``serve`` and ``chat`` use is read here, and only here: the Slack tokens, the
-ports, Redis (``RedisSettings``), the web server's limits (``HttpSettings``),
-the registry and settings files, and the bot's own limits. Every value has a visible default.
+Every variable is read here, and only here (``tests/cli/test_environment_read_once.py``): for
+``serve`` and ``chat`` (``load_config``) the Slack tokens, the ports, Redis (``RedisSettings``),
+the web server's limits (``HttpSettings``), the notifier's (``NotifySettings``), the registry and
+settings files, and the bot's own limits; for the other commands their paths
+(``command_settings``), the summary's thresholds (``summary_settings``) and the terminal's width.
+Every value has a visible default.
 Bad values fail at start-up with a message naming the variable, what was wrong and what to set
 instead (``ConfigError``). Secrets are wrapped in ``Secret`` so that printing or logging the
 settings never shows them.
