@@ -1,8 +1,11 @@
 """The bot's settings, read once from the environment (12-factor) into one typed object.
 
-Every variable ``serve`` and ``chat`` use is read here, and only here: the Slack tokens, the
-ports, Redis (``RedisSettings``), the web server's limits (``HttpSettings``),
-the registry and settings files, and the bot's own limits. Every value has a visible default.
+Every variable is read here, and only here (``tests/cli/test_environment_read_once.py``): for
+``serve`` and ``chat`` (``load_config``) the Slack tokens, the ports, Redis (``RedisSettings``),
+the web server's limits (``HttpSettings``), the notifier's (``NotifySettings``), the registry and
+settings files, and the bot's own limits; for the other commands their paths
+(``command_settings``), the summary's thresholds (``summary_settings``) and the terminal's width.
+Every value has a visible default.
 Bad values fail at start-up with a message naming the variable, what was wrong and what to set
 instead (``ConfigError``). Secrets are wrapped in ``Secret`` so that printing or logging the
 settings never shows them.
@@ -13,13 +16,17 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.settings_file import load_settings
 from core.settings import DEFAULT_SETTINGS, Settings, SettingsError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
@@ -108,6 +115,68 @@ class RedisSettings:
     retry_interval_seconds: float = 5.0
 
 
+DEFAULT_ALERT_INTERVAL_SECONDS = 180.0
+DEFAULT_LEASE_SECONDS = 60.0
+DEFAULT_TICK_SECONDS = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class NotifySettings:
+    """How often the notifier looks, and how long its leases outlive a replica that stopped."""
+
+    # Alert rules are evaluated this often (by one replica).
+    alert_interval_seconds: float = DEFAULT_ALERT_INTERVAL_SECONDS
+    # A lease not renewed (its replica stopped) frees its digest or cluster after this long.
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    # How often each replica looks for due digests and alert evaluations.
+    tick_seconds: float = DEFAULT_TICK_SECONDS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> NotifySettings:
+        """The notifier's settings from ``env``; raises ``ConfigError``."""
+        return cls(
+            alert_interval_seconds=_seconds(
+                env,
+                "HAMI_SUMMARY_ALERT_INTERVAL_SECONDS",
+                DEFAULT_ALERT_INTERVAL_SECONDS,
+                low=5.0,
+                high=86_400.0,
+            ),
+            lease_seconds=_seconds(
+                env,
+                "HAMI_SUMMARY_NOTIFY_LEASE_SECONDS",
+                DEFAULT_LEASE_SECONDS,
+                low=1.0,
+                high=3600.0,
+            ),
+            tick_seconds=_seconds(
+                env,
+                "HAMI_SUMMARY_NOTIFY_TICK_SECONDS",
+                DEFAULT_TICK_SECONDS,
+                low=0.1,
+                high=300.0,
+            ),
+        )
+
+
+def _seconds(
+    env: Mapping[str, str], name: str, default: float, *, low: float, high: float
+) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not low <= value <= high:
+        raise ConfigError(
+            f"{name}={raw!r} is not a number of seconds from {low:g} to {high:g}; "
+            f"unset it for the default ({default:g})."
+        )
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class BotConfig:
     """Everything the Slack bot and the chat mode need to start."""
@@ -124,6 +193,7 @@ class BotConfig:
     # The store is built from these by ``bot.store.factory.store_from_config``.
     redis: RedisSettings = field(default_factory=RedisSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
+    notify: NotifySettings = field(default_factory=NotifySettings)
     clusters_file: Path | None = None
     # Folder scanned for kubeconfigs by the admin command; None: the CLI's default (~/.kube).
     kubeconfig_dir: Path | None = None
@@ -241,11 +311,19 @@ def _api_url(environ: Mapping[str, str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
+def _path(raw: str) -> Path:
+    # pathlib only when a path is set: ``summarize`` reads its settings here and must not pay
+    # for importing pathlib (tests/cli/test_startup_imports.py).
+    from pathlib import Path
+
+    return Path(raw).expanduser()
+
+
 def _existing_file(environ: Mapping[str, str], name: str) -> Path | None:
     raw = _text(environ, name)
     if raw is None:
         return None
-    path = Path(raw).expanduser()
+    path = _path(raw)
     if not path.is_file():
         raise ConfigError(f"{name}={raw!r}: no such file. Point it at the cluster registry YAML.")
     return path
@@ -255,7 +333,7 @@ def _existing_dir(environ: Mapping[str, str], name: str) -> Path | None:
     raw = _text(environ, name)
     if raw is None:
         return None
-    path = Path(raw).expanduser()
+    path = _path(raw)
     if not path.is_dir():
         raise ConfigError(f"{name}={raw!r}: no such directory. Point it at your kubeconfig folder.")
     return path
@@ -366,6 +444,77 @@ def _ops_port(environ: Mapping[str, str]) -> int:
         ) from None
 
 
+# Read once by ``load_config``, then taken out of the environment by ``serve``
+# (``forget_secret_environment``): child processes (kubeconfig ``exec`` credential plugins, which
+# the Kubernetes client starts with this process's environment) never see them, and Bolt, which
+# falls back to SLACK_BOT_TOKEN when no token is passed, gets the token only through the Web API
+# client we give it (otherwise it warns "As you gave `client` as well, `token` will be unused."
+# on every start).
+SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "REDIS_URL")
+
+
+def forget_secret_environment() -> None:
+    """Drop the credentials from the process environment once ``load_config`` has read them."""
+    for name in SECRET_VARIABLES:
+        os.environ.pop(name, None)
+
+
+def terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it: ``$COLUMNS``, else the
+    width of the terminal behind standard output, else 80 (without importing ``shutil``, which
+    imports the bz2, lzma and zlib modules on every command)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+def process_environment() -> dict[str, str]:
+    """A copy of the process environment, for the child processes of ``bot.quickstart``.
+
+    Standard library only, as is every module-level import of this module: quick start runs it
+    with the bare system Python before the dependencies are installed.
+    """
+    return dict(os.environ)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSettings:
+    """What the CLI commands read from the environment, as given (unchecked): the commands
+    report a missing folder or a bad registry in their own words instead of refusing to start.
+    """
+
+    # KUBECONFIG_DIR: the folder of kubeconfigs ``clusters`` scans; None: ~/.kube.
+    kubeconfig_dir: Path | None = None
+    # HAMI_CLUSTERS_FILE: the cluster registry ``clusters`` shows.
+    clusters_file: str | None = None
+
+
+def command_settings(environ: Mapping[str, str] | None = None) -> CommandSettings:
+    """The CLI commands' settings from ``environ`` (default: the process environment)."""
+    env = os.environ if environ is None else environ
+    kubeconfig_dir = env.get("KUBECONFIG_DIR")
+    return CommandSettings(
+        kubeconfig_dir=_path(kubeconfig_dir) if kubeconfig_dir else None,
+        clusters_file=env.get("HAMI_CLUSTERS_FILE") or None,
+    )
+
+
+def summary_settings(path: str | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """The summary's thresholds and limits for a CLI command: ``path`` (its ``--settings``) or
+    the file HAMI_SUMMARY_SETTINGS names, and HAMI_SUMMARY_MAX_INPUT_MIB.
+
+    Raises ``SettingsError`` (the commands print it as they always have).
+    """
+    return load_settings(os.environ if environ is None else environ, path)
+
+
 def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
     """Read the settings from ``environ`` (default: the process environment).
 
@@ -381,6 +530,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:
         ops_port=_ops_port(env),
         redis=redis_settings(env),
         http=http_settings(env),
+        notify=NotifySettings.from_env(env),
         clusters_file=_existing_file(env, "HAMI_CLUSTERS_FILE"),
         kubeconfig_dir=_existing_dir(env, "KUBECONFIG_DIR"),
         admins=_user_ids(env, "HAMI_SUMMARY_ADMINS"),
@@ -415,4 +565,4 @@ def _summary_settings(env: Mapping[str, str]) -> Settings:
     try:
         return load_settings(env)
     except SettingsError as error:
-        raise ConfigError(f"{error}. See the README section on thresholds.") from None
+        raise ConfigError(f"{error}. See docs/numbers.md for the thresholds and limits.") from None

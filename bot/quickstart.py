@@ -20,6 +20,8 @@ import tempfile
 import venv
 from pathlib import Path
 
+from bot.config import process_environment
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
@@ -129,7 +131,7 @@ def run_main_job(extra_args: list[str]) -> int:
     ``/hami-summary demo`` answers live. Charts and files land in ``hami-summary-output/``.
     """
     ensure_environment()
-    env = dict(os.environ)
+    env = process_environment()
     env.setdefault("MPLCONFIGDIR", str(VENV / "mplconfig"))
     out_dir = ROOT / "hami-summary-output"
     out_dir.mkdir(exist_ok=True)
@@ -191,7 +193,7 @@ def check_environment(environ: dict[str, str]) -> dict[str, str]:
 def run_tests(extra_args: list[str]) -> int:
     """Lint, type-check and run the test suite; the first failure decides the exit code."""
     ensure_environment("dev")
-    env = check_environment(dict(os.environ))
+    env = check_environment(process_environment())
     steps = [
         ("ruff", [str(BIN / "ruff"), "check", "core", "bot", "tests"]),
         ("ruff format", [str(BIN / "ruff"), "format", "--check", "."]),
@@ -218,7 +220,7 @@ def build_docs() -> int:
     warning in every test run; its own switch turns it off.
     """
     ensure_environment("dev")
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    env = dict(process_environment(), NO_MKDOCS_2_WARNING="1")
     with tempfile.TemporaryDirectory(prefix="hami-summary-site-") as site:
         # No --quiet: mkdocs 1.6 then drops warnings before --strict counts them, and passes.
         command = [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", site]

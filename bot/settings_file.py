@@ -16,7 +16,6 @@ default (``core.settings``) that an operator can change without a new release.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -26,12 +25,11 @@ SETTINGS_FILE_VARIABLE = "HAMI_SUMMARY_SETTINGS"
 MAX_INPUT_VARIABLE = "HAMI_SUMMARY_MAX_INPUT_MIB"
 
 
-def load_settings(env: Mapping[str, str] | None = None, path: str | None = None) -> Settings:
+def load_settings(env: Mapping[str, str], path: str | None = None) -> Settings:
     """Settings from ``path`` (or the file ``HAMI_SUMMARY_SETTINGS`` names) and the environment.
 
     Raises ``SettingsError`` with a message naming the file, the variable or the field.
     """
-    env = os.environ if env is None else env
     settings = DEFAULT_SETTINGS
     path = path or env.get(SETTINGS_FILE_VARIABLE) or None
     if path:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from bot.cli.summarize import UsageProblem, read_input
-from bot.settings_file import load_settings
+from bot.config import summary_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.history.changes import compare
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageProblem(f"--top must be 1 or more; got {args.top}.")
         if args.old == "-":
             raise UsageProblem("OLD_FILE must be a file; only NEW_FILE may be - (stdin).")
-        settings = load_settings(path=args.settings)
+        settings = summary_settings(args.settings)
         now = time.time()
         before = _snapshot(args.old, settings, now)
         after = _snapshot(args.new, settings, now)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from bot.clusters.discovery import Discovery, default_kubeconfig_dir, discover_k
 from bot.clusters.errors import KubeconfigError, RegistryError
 from bot.clusters.registry import ClusterEntry, ClusterRegistry, load_registry
 from bot.clusters.url_display import display_url
+from bot.config import command_settings
 from core.visible_text import visible_lines
 
 REGISTRY_ENV = "HAMI_CLUSTERS_FILE"
@@ -56,13 +56,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     discovery: Discovery | None = None
-    directory = args.kubeconfig_dir or default_kubeconfig_dir()
+    settings = command_settings()
+    directory = args.kubeconfig_dir or settings.kubeconfig_dir or default_kubeconfig_dir()
     try:
         discovery = discover_kubeconfigs(directory, check=args.check, timeout_seconds=args.timeout)
     except KubeconfigError as exc:
         problems.append(exc.message)
     registry: ClusterRegistry | None = None
-    registry_file = os.environ.get(REGISTRY_ENV)
+    registry_file = settings.clusters_file
     if registry_file:
         try:
             registry = load_registry(registry_file)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from bot.cli.summarize import UsageProblem, read_input
-from bot.settings_file import load_settings
+from bot.config import summary_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.fit import fit_shape
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                 "no input: give a metrics file (hami-summary fit 8xH100 metrics.prom), pipe the "
                 "text in with '-', or try --example."
             )
-        settings = load_settings(path=args.settings)
+        settings = summary_settings(args.settings)
         text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
         summary = summarize_text(text, source, settings=settings)
     except (InputError, UsageProblem, SettingsError) as problem:

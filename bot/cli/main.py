@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from bot.config import terminal_columns
+
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
@@ -74,21 +76,6 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
         metavar="LEVEL",
         help="logging level: DEBUG, INFO, WARNING (the default), ERROR or CRITICAL",
     )
-
-
-def terminal_columns() -> int:
-    """The terminal's width as ``shutil.get_terminal_size`` finds it: ``$COLUMNS``, else the
-    width of the terminal behind standard output, else 80."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
 
 
 class HelpFormatter(argparse.HelpFormatter):

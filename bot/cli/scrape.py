@@ -14,7 +14,7 @@ from pathlib import Path
 from bot.cli.summarize import UsageProblem, format_summary, left_out_warnings, write_chart
 from bot.clusters.collect import collect_from_kubeconfig
 from bot.clusters.errors import CollectionError
-from bot.settings_file import load_settings
+from bot.config import summary_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.settings import SettingsError
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print("hami-summary scrape: --timeout must be more than 0 seconds.", file=sys.stderr)
         return 2
     try:
-        settings = load_settings()
+        settings = summary_settings()
     except SettingsError as problem:
         print(f"hami-summary scrape: {problem}", file=sys.stderr)
         return 2

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 import threading
@@ -24,7 +23,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.main import EXIT_OK, EXIT_USAGE
-from bot.config import BotConfig, ConfigError, load_config
+from bot.config import BotConfig, ConfigError, forget_secret_environment, load_config
 
 if TYPE_CHECKING:
     from bot.notify.loop import NotifyLoop
@@ -115,19 +114,6 @@ def _choose_mode(config: BotConfig, socket_mode: bool) -> _Mode:
     return _Mode(False, token, config.slack_signing_secret.reveal(), None)
 
 
-# Read once by ``load_config``, then taken out of the environment:
-# child processes (kubeconfig ``exec`` credential plugins, which the Kubernetes client starts with
-# this process's environment) never see them, and Bolt, which falls back to SLACK_BOT_TOKEN when
-# no token is passed, gets the token only through the Web API client we give it (otherwise it
-# warns "As you gave `client` as well, `token` will be unused." on every start).
-SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "REDIS_URL")
-
-
-def _forget_secret_environment() -> None:
-    for name in SECRET_VARIABLES:
-        os.environ.pop(name, None)
-
-
 def _prepare(args: argparse.Namespace) -> ServePlan:
     """Everything checked before serving. Raises an error whose ``message`` names what to fix
     (``ConfigError``, ``RegistryError``). Only settings are checked here: reaching Slack is
@@ -141,7 +127,7 @@ def _prepare(args: argparse.Namespace) -> ServePlan:
     for secret in config.secrets():
         register_secret(secret.reveal())
     store = store_from_config(config.redis)
-    _forget_secret_environment()
+    forget_secret_environment()
     mode = _choose_mode(config, args.socket_mode)
     ops_port = args.ops_port if args.ops_port is not None else config.ops_port
     registry = load_registry(config.clusters_file) if config.clusters_file else empty_registry()
@@ -163,12 +149,12 @@ def _notify_loop(plan: ServePlan) -> NotifyLoop | None:
     """The digest and alert loop when the registry declares any; ``ConfigError`` says what to
     fix."""
     from bot.notify.loop import build_notify_loop, declares_notifications
-    from bot.notify.settings import NotifySettings
 
-    settings = NotifySettings.from_env()
     if not declares_notifications(plan.registry):
         return None
-    return build_notify_loop(plan.config, plan.store, plan.registry, plan.bot_token, settings)
+    return build_notify_loop(
+        plan.config, plan.store, plan.registry, plan.bot_token, plan.config.notify
+    )
 
 
 def run(args: argparse.Namespace) -> int:

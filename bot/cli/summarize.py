@@ -8,7 +8,7 @@ import sys
 import zlib
 from datetime import UTC, datetime
 
-from bot.settings_file import load_settings
+from bot.config import summary_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
@@ -201,7 +201,7 @@ def write_chart(summary: Summary, path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        settings = load_settings(path=args.settings)
+        settings = summary_settings(args.settings)
         text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
         summary = summarize_text(
             text, source, namespace=args.namespace, node=args.node, settings=settings

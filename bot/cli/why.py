@@ -11,7 +11,7 @@ from bot.cli.live_pods import add_cluster_options, connect, deadline, live_summa
 from bot.cli.summarize import UsageProblem, read_input
 from bot.clusters.errors import CollectionError
 from bot.clusters.pending_pods import read_pod_story_input
-from bot.settings_file import load_settings
+from bot.config import summary_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import Summary
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             pod = read_pod_text(_pod_text(args.file))
         if args.metrics is not None or args.example:
-            settings = load_settings(path=args.settings)
+            settings = summary_settings(args.settings)
             text, source = read_input(args.metrics, args.example, settings.limits.max_input_bytes)
             summary = summarize_text(text, source, settings=settings)
     except (InputError, UsageProblem, SettingsError, CollectionError) as problem:

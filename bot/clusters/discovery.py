@@ -10,7 +10,6 @@ Nothing is scraped here; credentials are never shown.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,8 +56,8 @@ class Discovery:
 
 
 def default_kubeconfig_dir() -> Path:
-    configured = os.environ.get("KUBECONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".kube"
+    """The folder scanned when neither ``--kubeconfig-dir`` nor KUBECONFIG_DIR names one."""
+    return Path.home() / ".kube"
 
 
 def discover_kubeconfigs(

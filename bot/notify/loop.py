@@ -14,13 +14,12 @@ import time
 from collections.abc import Callable
 
 from bot.clusters.registry import ClusterRegistry
-from bot.config import BotConfig
+from bot.config import BotConfig, NotifySettings
 from bot.conversation.service import Conversation
 from bot.live import RegistryLiveSource
 from bot.notify.alerts import AlertRunner
 from bot.notify.digests import DigestRunner
 from bot.notify.records import NotifyRecords
-from bot.notify.settings import NotifySettings
 from bot.slack.app import build_web_client
 from bot.store.factory import redis_state
 from bot.store.kv import KeyValueStore

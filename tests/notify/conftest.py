@@ -18,10 +18,9 @@ from typing import Any, TypeVar
 import pytest
 
 from bot.clusters.registry import ClusterRegistry, load_registry
-from bot.config import load_config
+from bot.config import NotifySettings, load_config
 from bot.notify.loop import NotifyLoop, build_notify_loop
 from bot.notify.records import NotifyRecords
-from bot.notify.settings import NotifySettings
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.redis_store import RedisStore

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.notify.settings import NotifySettings
+from bot.config import NotifySettings
 from bot.ops.endpoints import Readiness, ops_routes
 from bot.web.server import BotHttpServer
 from core.simulate import render_exposition, simulate_cluster

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import NotifySettings
 from bot.notify.records import SlotMark
-from bot.notify.settings import NotifySettings
 from tests.notify.conftest import (
     ALICE,
     MALLORY,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import ConfigError
-from bot.notify.settings import NotifySettings
+from bot.config import ConfigError, NotifySettings
 
 
 def test_defaults_and_values() -> None:
