@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.clusters.cluster_pods import entry_pending_pods, entry_pod
 from bot.clusters.collect import CollectedMetrics, collect_metrics
 from bot.clusters.errors import ClusterError
 from bot.clusters.prometheus_history import PrometheusHistory
@@ -42,6 +43,7 @@ from core.api import filter_summary, summarize_text
 from core.errors import InputError
 from core.history.snapshot import Snapshot
 from core.model import Summary
+from core.pending.describe import PodDescription
 from core.settings import DEFAULT_SETTINGS, Settings
 
 Collect = Callable[..., CollectedMetrics]
@@ -255,6 +257,28 @@ class RegistryLiveSource:
             # Prometheus keeps a cluster's past itself (read back with range queries).
             history=None if entry.source_kind == "prometheus" else self.history,
         )
+
+    def _pod_entry(self, request: LiveRequest) -> ClusterEntry:
+        """The entry of a cluster whose pods the requester may read now (access, then rate)."""
+        entry = self._entry(request)
+        decision = check_all(self._limits(request))
+        if not decision.allowed:
+            raise InputError(rate_limit_message(decision))
+        return entry
+
+    def pending_pods(self, request: LiveRequest) -> tuple[PodDescription, ...]:
+        entry = self._pod_entry(request)
+        try:
+            return entry_pending_pods(entry, request.context, request.namespace)
+        except ClusterError as error:
+            raise InputError(error.message) from None
+
+    def pod(self, request: LiveRequest, name: str) -> PodDescription:
+        entry = self._pod_entry(request)
+        try:
+            return entry_pod(entry, request.context, request.namespace, name)
+        except ClusterError as error:
+            raise InputError(error.message) from None
 
     def summarize_many(
         self, requests: Sequence[LiveRequest], *, wait_seconds: float

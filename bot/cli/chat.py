@@ -7,7 +7,8 @@ The same ``bot.conversation.Conversation`` answers as in Slack, in one thread:
   has no picker);
 * ``@bot ...`` (or ``@hami-summary ...``) — a mention: follow-ups such as ``ns team-a``,
   ``gpus``, ``workloads``, ``csv``, ``chart``, ``help``;
-* metrics text pasted over several lines, ended by an empty line (or end of input);
+* metrics text pasted over several lines, ended by an empty line (or end of input), and so
+  a ``kubectl describe pod`` or ``kubectl get events`` output (why is that pod pending?);
 * ``admin`` (or ``admin check``) — the admin report: kubeconfig discovery and who may query
   each registered cluster (the local operator is always an admin);
 * ``digests`` — the digests declared in the cluster registry and when they post next;
@@ -54,6 +55,7 @@ from bot.conversation.replies import (
 )
 from bot.conversation.rich import Rich, plain
 from bot.conversation.service import Conversation
+from core.pending.describe import starts_pod_text
 from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
 from core.views.attention import Hints
@@ -90,6 +92,7 @@ The Slack bot's conversation in this terminal, one thread, no Slack needed. Type
                         <cluster> [ns=NS] [node=NODE]
   @bot ...              a mention: ns team-a, node gpu-node-1, gpus, workloads, csv, chart, help
   metrics text          pasted over several lines, ended by an empty line
+  kubectl describe pod  (or kubectl get events) pasted the same way: why it is pending
   admin [check]         kubeconfigs in KUBECONFIG_DIR (or ~/.kube) and who may query each
                         registered cluster; check also asks each API server
   digests               the registered clusters' digests and when they post next
@@ -205,6 +208,8 @@ class ChatSession:
             if reply.title:
                 self.say(("Problem: " if reply.tone == "problem" else "") + plain(reply.title))
             self.say(plain(reply.text))
+            for attachment in reply.attachments:
+                self._save(attachment)
         self.say()
 
     def _fleet(self, reply: FleetReply) -> None:
@@ -275,7 +280,12 @@ class ChatSession:
             elif MENTION.match(stripped):
                 flush_paste()
                 self.message(MENTION.sub("", stripped, count=1))
-            elif paste or looks_like_metrics(stripped) or stripped.startswith("#"):
+            elif (
+                paste
+                or looks_like_metrics(stripped)
+                or stripped.startswith("#")
+                or starts_pod_text(stripped)
+            ):
                 paste.append(line)
             elif stripped.lower() in QUIT_WORDS:
                 break

@@ -150,27 +150,34 @@ def collect_metrics(
         raise RefusedByRegistry(entry.name, entry.defined_at, "runtime_allowed")
     if nvidia_smi and not entry.nvidia_smi_allowed:
         raise RefusedByRegistry(entry.name, entry.defined_at, "nvidia_smi_allowed")
-    if entry.source_kind == "kubeconfig":
-        chosen = _choose_context(entry, context)
-        assert entry.kubeconfig_path is not None
-        try:
-            api, target = api_client_for_context(entry.kubeconfig_path, chosen, entry.name)
-        except KubeconfigError as exc:
-            raise CollectionError(f'Cluster "{entry.name}": {exc.message}') from exc
+    if entry.source_kind in ("kubeconfig", "in-cluster"):
+        api, target, chosen = open_cluster_api(entry, context)
         return _collect_kube(
             api, target, entry, chosen, runtime, nvidia_smi, budget, nvidia_smi_budget_seconds
         )
+    if entry.source_kind == "metrics-url":
+        return _collect_metrics_url(entry, runtime, nvidia_smi, budget)
+    return _collect_prometheus(entry, runtime, nvidia_smi, budget)
+
+
+def open_cluster_api(
+    entry: ClusterEntry, context: str | None
+) -> tuple[k8s.ApiClient, Target, str | None]:
+    """The Kubernetes API of a kubeconfig or in-cluster entry, and the context chosen (None
+    in the cluster). The caller closes the client. Raises ``CollectionError``."""
     if entry.source_kind == "in-cluster":
         try:
             api, target = api_client_in_cluster(entry.name)
         except KubeconfigError as exc:
             raise CollectionError(exc.message) from exc
-        return _collect_kube(
-            api, target, entry, None, runtime, nvidia_smi, budget, nvidia_smi_budget_seconds
-        )
-    if entry.source_kind == "metrics-url":
-        return _collect_metrics_url(entry, runtime, nvidia_smi, budget)
-    return _collect_prometheus(entry, runtime, nvidia_smi, budget)
+        return api, target, None
+    chosen = _choose_context(entry, context)
+    assert entry.kubeconfig_path is not None
+    try:
+        api, target = api_client_for_context(entry.kubeconfig_path, chosen, entry.name)
+    except KubeconfigError as exc:
+        raise CollectionError(f'Cluster "{entry.name}": {exc.message}') from exc
+    return api, target, chosen
 
 
 def collect_from_kubeconfig(

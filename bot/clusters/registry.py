@@ -15,6 +15,7 @@ the line and the field, because the person fixing it has the file open in an edi
         cache_ttl_seconds: 60
         runtime_allowed: true           # vGPU monitor scrapes
         nvidia_smi_allowed: false       # exec nvidia-smi in pods
+        pod_namespaces: [ml, team-a]    # pending / why: only these; default: every namespace
       - name: fleet-eu
         prometheus_url: https://thanos.example.com
         prometheus_selector: 'cluster="eu-1"'
@@ -83,6 +84,7 @@ _FIELDS = (
     "timeout_seconds",
     "runtime_allowed",
     "nvidia_smi_allowed",
+    "pod_namespaces",
     "digests",
     "alerts",
 )
@@ -112,6 +114,9 @@ class ClusterEntry:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     runtime_allowed: bool = False
     nvidia_smi_allowed: bool = False
+    # ``pending`` and ``why`` read pods and events only here; empty: every namespace the
+    # credentials can list.
+    pod_namespaces: tuple[str, ...] = ()
     defined_at: str = ""  # "file:line", for messages that send an admin to the entry
     # Posted by the bot unasked (``bot.notify``): scheduled summaries and alert rules.
     digests: tuple[Digest, ...] = ()
@@ -306,6 +311,7 @@ class _Parser:
             ),
             runtime_allowed=self.flag(fields, "runtime_allowed", label),
             nvidia_smi_allowed=self.flag(fields, "nvidia_smi_allowed", label),
+            pod_namespaces=self.namespaces(fields, "pod_namespaces", label),
             defined_at=f"{self.file}:{(name_at or body).start_mark.line + 1}",
         )
         return self.with_source(base, source, fields, label)
@@ -479,6 +485,23 @@ class _Parser:
                 f'{label}: field "hami_namespace": "{value}" is not a Kubernetes namespace name',
             )
         return value
+
+    def namespaces(self, fields: Fields, key: str, label: str) -> tuple[str, ...]:
+        if key not in fields:
+            return ()
+        node = fields[key][1]
+        value = self.value(node)
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(
+            isinstance(v, str) and _NAMESPACE.match(v) for v in value
+        ):
+            raise self.error(
+                node,
+                f'{label}: field "{key}" must be a list of Kubernetes namespace names '
+                f"(e.g. [ml, team-a]), got {value!r}",
+            )
+        return tuple(sorted(set(value)))
 
     def url(self, fields: Fields, key: str, label: str) -> str:
         value = self.text(fields, key, label) or ""

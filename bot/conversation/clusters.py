@@ -14,6 +14,7 @@ from bot.clusters.errors import nvidia_smi_not_allowed, runtime_not_allowed
 from bot.conversation.replies import ClusterOption
 from core.history.snapshot import Snapshot
 from core.model import Summary
+from core.pending.describe import PodDescription
 
 REGISTRY_HINT = (
     "No clusters are registered for this channel yet. An operator adds them to the cluster "
@@ -88,6 +89,15 @@ class LiveSource(Protocol):
         """Every kept snapshot of the cluster, oldest first, for a requester who may query it.
         ``series_hint``: how many series one collection of it holds (history read back from
         Prometheus asks for fewer points of a larger cluster)."""
+
+    def pending_pods(self, request: LiveRequest) -> tuple[PodDescription, ...]:
+        """The pods of the cluster pending on HAMi's resources, in ``request.namespace`` (every
+        namespace its registry entry allows when None), with their events. Counts against the
+        requester's rate limit like a scrape; raises ``InputError`` with the reason."""
+
+    def pod(self, request: LiveRequest, name: str) -> PodDescription:
+        """One pod and its events, in ``request.namespace`` (else the one namespace holding a
+        pod of that name); ``InputError`` when it cannot be read or may not be."""
 
 
 def nvidia_smi_refusal(cluster: str, defined_at: str) -> str:

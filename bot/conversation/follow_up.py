@@ -13,6 +13,7 @@ from bot.conversation.changes import thread_changes
 from bot.conversation.context import Context
 from bot.conversation.help import follow_up_help_reply, no_metrics_reply, not_understood_reply
 from bot.conversation.parsing import ADMIN_USAGE, FollowUp, FollowUpAction
+from bot.conversation.pending import pods_in_thread
 from bot.conversation.replies import MessageReply, Reply, SummaryRef, problem_reply
 from bot.conversation.summary import NO_USAGE_FOR_PASTED, answer
 from bot.conversation.thread_filter import (
@@ -33,6 +34,8 @@ def follow_up(
     """The answer to ``asked`` in the thread; a filter it names is kept once it answered."""
     if asked.action == "help":
         return follow_up_help_reply()
+    if asked.action in ("pending", "why"):
+        return pods_in_thread(ctx, asked, channel=channel, thread_ts=thread_ts, user=user)
     kept = thread_filter(ctx.state, channel, thread_ts)
     if asked.action == "changes":
         changes = thread_changes(ctx, asked, channel=channel, thread_ts=thread_ts, user=user)

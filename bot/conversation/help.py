@@ -46,6 +46,10 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
         "GPUs, cores and memory allocated, free whole GPUs per model, firing alerts.",
         "• `/hami-summary <cluster> changes [since=1h|24h|7d]` — what changed since then, "
         "with a trend chart.",
+        "• `/hami-summary <cluster> pending [ns=NAMESPACE]` — the pods waiting for HAMi's "
+        "resources, grouped by HAMi's reason, longest waiting first.",
+        "• `/hami-summary <cluster> why NAMESPACE/POD` — why that pod is pending: its "
+        "request, HAMi's reasons in plain words, each checked against the allocation now.",
         (
             "• The bot's ",
             Strong("Home"),
@@ -68,6 +72,9 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
             Strong("Summarize HAMi metrics"),
             " on any message that contains metrics.",
         ),
+        "Paste (or attach) a pending pod's `kubectl describe pod` output, or `kubectl get "
+        "events` for it, and I say why it is pending; in a thread with metrics, checked "
+        "against them.",
         "",
         (Strong("Follow-ups in the thread"), " (mention me in channels; just type in DMs)"),
         f"{FOLLOW_UP_USAGE} — they use the metrics last given in that thread (kept 24 h).",

@@ -98,12 +98,14 @@ class ShortcutIntent:
 @dataclass(frozen=True, slots=True)
 class ThreadWork:
     """The slow part of a message or the shortcut, in the thread its metrics are kept for
-    (``thread_ts``): new ``metrics`` to summarise, a shape to ``fit``, or a ``follow_up``."""
+    (``thread_ts``): new ``metrics`` to summarise, a shape to ``fit``, a pasted pod
+    (``pod_text``: a ``kubectl describe pod`` or event list), or a ``follow_up``."""
 
     thread_ts: str
     metrics: PastedMetrics | None = None
     fit: Shape | None = None
     follow_up: FollowUp | None = None
+    pod_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,45 @@ class AdminCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class PodRef:
+    """A pod as typed after ``why``: ``NAMESPACE/POD``, or ``POD`` (its namespace looked up)."""
+
+    name: str
+    namespace: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+WHY_WORD = "why"
+PENDING_WORD = "pending"
+
+
+def parse_pod_ref(value: str) -> PodRef:
+    """``ml/trainer-0`` or ``trainer-0``; ``InputError`` naming the value otherwise."""
+    namespace, slash, name = value.partition("/")
+    if not slash:
+        namespace, name = "", value
+    if not _NODE.match(name) or (slash and not _NAMESPACE.match(namespace)):
+        raise InputError(
+            f"'{value}' is not a pod: give it as NAMESPACE/POD or POD, in Kubernetes names "
+            "(lower-case letters, digits, '-' and '.'), e.g. `why ml/trainer-0`."
+        )
+    return PodRef(name, namespace or None)
+
+
+def split_why(words: list[str]) -> tuple[list[str], PodRef | None]:
+    """The words without ``why POD``, and the pod (None when there is no ``why``). The first
+    word is the cluster's name, whatever it is."""
+    for index, word in enumerate(words[1:], start=1):
+        if word.lower() == WHY_WORD:
+            if index + 1 >= len(words):
+                raise InputError("`why` needs the pending pod after it, e.g. `why ml/trainer-0`.")
+            return words[:index] + words[index + 2 :], parse_pod_ref(words[index + 1])
+    return words, None
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterCommand:
     cluster: str
     context: str | None = None
@@ -132,6 +171,9 @@ class ClusterCommand:
     # ``changes [since=1h]``: what changed since the kept snapshot of that long ago.
     changes: bool = False
     since_seconds: float | None = None
+    # ``pending [ns=NS]``: the pods pending on HAMi's resources; ``why POD``: one pod's story.
+    pending: bool = False
+    why: PodRef | None = None
 
 
 Command = (
@@ -146,7 +188,8 @@ Command = (
 
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
-    f"[fresh] [{FIT_USAGE}] | <cluster> changes [since=1h|24h|7d]"
+    f"[fresh] [{FIT_USAGE}] | <cluster> changes [since=1h|24h|7d] | <cluster> pending "
+    "[ns=NAMESPACE] | <cluster> why NAMESPACE/POD"
 )
 
 # ``since=`` of ``changes``: a whole number of minutes, hours or days, up to the kept history.
@@ -221,6 +264,7 @@ def parse_command(text: str) -> Command:
     options: dict[str, str] = {}
     flags: set[str] = set()
     words, fit = split_fit(words)
+    words, why = split_why(words)
     for word in words[1:]:
         key, sep, value = word.partition("=")
         key = key.lower()
@@ -230,13 +274,14 @@ def parse_command(text: str) -> Command:
             flags.add(key)
         elif key in USAGE_WORDS:
             flags.add("usage")
-        elif key == "changes":
-            flags.add("changes")
+        elif key in ("changes", PENDING_WORD):
+            flags.add(key)
         else:
             raise InputError(
                 f"Unknown word '{word}'. Usage: {COMMAND_USAGE} (options are key=value)."
             )
     _check_changes(flags, options)
+    why = _check_pods(flags, options, fit is not None, why)
     since = options.get("since")
     return ClusterCommand(
         cluster=words[0],
@@ -249,7 +294,36 @@ def parse_command(text: str) -> Command:
         fit=fit,
         changes="changes" in flags,
         since_seconds=parse_since(since) if since is not None else None,
+        pending=PENDING_WORD in flags,
+        why=why,
     )
+
+
+def _check_pods(
+    flags: set[str], options: dict[str, str], fit: bool, why: PodRef | None
+) -> PodRef | None:
+    """``pending`` and ``why`` read pods, not a summary: only context=, ns= and fresh go with
+    them; ``why POD ns=NS`` is ``why NS/POD``."""
+    asked = ([PENDING_WORD] if PENDING_WORD in flags else []) + ([WHY_WORD] if why else [])
+    if not asked:
+        return None
+    extra = sorted(({"runtime", "usage", "changes"} & flags) | ({"node", "since"} & set(options)))
+    extra += ["fit"] if fit else []
+    extra += [WHY_WORD] if len(asked) == 2 else []
+    if extra:
+        raise InputError(
+            f"`{asked[0]}` takes only context=, ns= and fresh (not {', '.join(extra)}). "
+            "Examples: /hami-summary prod pending ns=ml, /hami-summary prod why ml/trainer-0"
+        )
+    namespace = options.get("namespace")
+    if why is not None and namespace is not None:
+        if why.namespace not in (None, namespace):
+            raise InputError(
+                f"`why {why}` names namespace {why.namespace} but ns={namespace} another: "
+                "give one of them."
+            )
+        return PodRef(why.name, namespace)
+    return why
 
 
 def _read_option(word: str, key: str, value: str, options: dict[str, str]) -> None:
@@ -285,7 +359,17 @@ def _check_changes(flags: set[str], options: dict[str, str]) -> None:
 # -- thread follow-ups -----------------------------------------------------------------------
 
 FollowUpAction = Literal[
-    "summary", "gpus", "workloads", "csv", "chart", "help", "refresh", "usage", "changes"
+    "summary",
+    "gpus",
+    "workloads",
+    "csv",
+    "chart",
+    "help",
+    "refresh",
+    "usage",
+    "changes",
+    "pending",
+    "why",
 ]
 
 _ACTION_WORDS: dict[str, FollowUpAction] = {
@@ -304,6 +388,7 @@ _ACTION_WORDS: dict[str, FollowUpAction] = {
     "nvidia-smi": "usage",
     "changes": "changes",
     "diff": "changes",
+    "pending": "pending",
     "help": "help",
     "?": "help",
 }
@@ -319,6 +404,7 @@ class FollowUp:
     since_seconds: float | None = None  # ``changes since=24h`` in a cluster thread
     # ``all``: the whole cluster again, forgetting the filter the thread kept.
     clear: bool = False
+    pod: PodRef | None = None  # ``why POD``
 
 
 # Words that ask for the whole cluster again (the thread's filter is forgotten).
@@ -327,7 +413,8 @@ CLEAR_WORDS = ("all", "overview")
 FOLLOW_UP_USAGE = (
     "`ns team-a`, `node gpu-node-1` (kept for the thread's follow-ups until `all`), `gpus`, "
     "`workloads`, `csv`, `chart`, `usage` (threads of a cluster summary), `fit 8xH100`, "
-    "`changes` (since the previous paste, or `since=24h` for a cluster), `help`"
+    "`changes` (since the previous paste, or `since=24h` for a cluster), `pending`, "
+    "`why NAMESPACE/POD` (a cluster's pending pods), `help`"
 )
 
 
@@ -344,12 +431,18 @@ def parse_follow_up(text: str) -> FollowUp | None:
     node: str | None = None
     since: float | None = None
     clear = False
+    pod: PodRef | None = None
     index = 0
     while index < len(words):
         word = words[index]
         key, sep, value = word.partition("=")
         key = key.lower()
-        if key in ("ns", "namespace", "node"):
+        if key == WHY_WORD and not sep and action is None:
+            if index + 1 >= len(words):
+                raise InputError("`why` needs the pending pod after it, e.g. `why ml/trainer-0`.")
+            index += 1
+            action, pod = "why", parse_pod_ref(words[index])
+        elif key in ("ns", "namespace", "node"):
             if not sep:
                 if index + 1 >= len(words):
                     raise InputError(f"'{word}' needs a name after it, e.g. `{key} team-a`.")
@@ -383,4 +476,5 @@ def parse_follow_up(text: str) -> FollowUp | None:
         node=node,
         since_seconds=since,
         clear=clear,
+        pod=pod,
     )

@@ -15,7 +15,12 @@ from bot.conversation.context import Context
 from bot.conversation.fit_words import fit_follow_up
 from bot.conversation.follow_up import not_understood
 from bot.conversation.intents import Ack, GivenFile, MessageIntent, Plan, ShortcutIntent, ThreadWork
-from bot.conversation.parsing import FollowUp, looks_like_metrics, parse_follow_up
+from bot.conversation.parsing import (
+    FollowUp,
+    looks_like_metrics,
+    parse_follow_up,
+    strip_code_fences,
+)
 from bot.conversation.replies import MessageReply, Reply, SummaryRef, SummaryReply, problem_reply
 from bot.conversation.thread_filter import NO_FILTER, remember_thread_filter
 from bot.store.ratelimit import rate_limit_message
@@ -23,6 +28,7 @@ from bot.store.state import PastedKind, PastedMetrics
 from core.errors import InputError
 from core.history.snapshot import snapshot_of
 from core.model import Summary
+from core.pending.describe import looks_like_pod_text
 
 NO_METRICS_IN_MESSAGE = MessageReply(
     title="No metrics in that message",
@@ -61,6 +67,9 @@ def handle_message(ctx: Context, intent: MessageIntent) -> Ack:
     """A mention or DM: new metrics, a fit, a follow-up, or words answered at once. An
     acknowledgement without reply or plan: stay silent (another bot without metrics)."""
     body = intent.text.strip()
+    pod_text = _pod_text(body, intent.files)
+    if pod_text is not None and not intent.from_bot:
+        return _thread_ack(ThreadWork(intent.thread_ts, pod_text=pod_text), intent)
     given = pasted(ctx, body, intent.files)
     if isinstance(given, PastedMetrics):
         return _metrics_ack(ctx, given, intent)
@@ -87,6 +96,15 @@ def handle_message(ctx: Context, intent: MessageIntent) -> Ack:
             )
         follow_up = FollowUp()
     return _thread_ack(ThreadWork(thread, follow_up=follow_up), intent)
+
+
+def _pod_text(body: str, files: Sequence[GivenFile]) -> str | None:
+    """A pasted or attached ``kubectl describe pod`` / ``kubectl get events``, checked before
+    metrics: its ``Priority:  0`` lines have the shape of samples."""
+    for text in (strip_code_fences(body), *(f.text for f in files if f.text is not None)):
+        if looks_like_pod_text(text):
+            return text
+    return None
 
 
 def handle_shortcut(ctx: Context, intent: ShortcutIntent) -> Ack:

@@ -208,6 +208,7 @@ class MessageReply:
     text: Text
     title: str | None = None
     tone: Tone = "info"
+    attachments: tuple[Attachment, ...] = ()  # sent with it (the whole list it shortens)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ picker's choices are one call each. Thread and picker state is written only by t
 conversation.
 
 ``Conversation`` only dispatches: each kind of request has its module (``summary``, ``paste``,
-``follow_up``, ``picker``, ``buttons``, ``fit``, ``changes``, ``digests``, ``alert_buttons``,
-``fleet``, ``admin``), a function of the shared ``Context`` and the request.
+``follow_up``, ``picker``, ``buttons``, ``fit``, ``changes``, ``pending``, ``digests``,
+``alert_buttons``, ``fleet``, ``admin``), a function of the shared ``Context`` and the request.
 
 Input problems come back as ``MessageReply`` with ``tone='problem'`` (from
 ``core.errors.InputError``); anything else raises, and the caller logs it with an error id and
@@ -62,6 +62,7 @@ from bot.conversation.parsing import (
     parse_command,
 )
 from bot.conversation.paste import handle_message, handle_shortcut, new_metrics
+from bot.conversation.pending import cluster_pods, pasted_pod, remember_pods_thread
 from bot.conversation.replies import (
     AdminReply,
     ClustersReply,
@@ -197,9 +198,15 @@ class Conversation:
             case command:
                 reply = self._answer_command(command, user=user, channel=channel)
         for thread in (plan.thread_ts, plan.also_in):
-            if thread is not None:
-                self._remember_cluster_thread(
-                    reply, channel=channel, thread_ts=thread, with_filter=keep_filter
+            if thread is None:
+                continue
+            self._remember_cluster_thread(
+                reply, channel=channel, thread_ts=thread, with_filter=keep_filter
+            )
+            command = plan.command
+            if isinstance(command, ClusterCommand) and (command.pending or command.why):
+                remember_pods_thread(
+                    self.context, command, reply, user=user, channel=channel, thread_ts=thread
                 )
         return reply
 
@@ -220,6 +227,10 @@ class Conversation:
         thread = work.thread_ts
         if work.metrics is not None:
             return new_metrics(self.context, work.metrics, channel=channel, thread_ts=thread)
+        if work.pod_text is not None:
+            return pasted_pod(
+                self.context, work.pod_text, channel=channel, thread_ts=thread, user=user
+            )
         if work.fit is not None:
             return fit_in_thread(
                 self.context, work.fit, channel=channel, thread_ts=thread, user=user
@@ -252,6 +263,8 @@ class Conversation:
                 return cluster_fit(ctx, command, command.fit, user=user, channel=channel)
             if command.changes:
                 return command_changes(ctx, command, user=user, channel=channel)
+            if command.pending or command.why is not None:
+                return cluster_pods(ctx, command, user=user, channel=channel)
             return cluster_summary(ctx, command, user=user, channel=channel)
         except InputError as error:
             return problem_reply(error)

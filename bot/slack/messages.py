@@ -156,7 +156,10 @@ def text_message(reply: MessageReply) -> SlackMessage:
     blocks.extend(_sections(prefix + text))
     fallback = f"{reply.title}: {text}" if reply.title else text
     return SlackMessage(
-        [b.to_dict() for b in blocks[:50]], clip(fallback, 3000), problem=reply.tone == "problem"
+        [b.to_dict() for b in blocks[:50]],
+        clip(fallback, 3000),
+        problem=reply.tone == "problem",
+        attachments=reply.attachments,
     )
 
 

@@ -26,6 +26,10 @@ from bot.slack.services import SlackServices
 def working_words(plan: Plan, user: str) -> str:
     """The "working on it" words of a public plan."""
     command = plan.command
+    if isinstance(command, ClusterCommand) and command.why is not None:
+        return f"reading pod {command.why} of *{command.cluster}* for {mention_user(user)}"
+    if isinstance(command, ClusterCommand) and command.pending:
+        return f"listing the pending pods of *{command.cluster}* for {mention_user(user)}"
     if isinstance(command, ClusterCommand):
         return collecting_what(command.cluster, user, usage=command.usage)
     if isinstance(command, FleetCommand):

@@ -113,6 +113,22 @@ def looks_like_pod_text(text: str) -> bool:
     return has_events or (text.lstrip().startswith("Name:") and "\nEvents:" in text)
 
 
+def starts_pod_text(line: str) -> bool:
+    """Whether ``line`` is the first line of a describe output (``Name:``) or of an event
+    list (its ``LAST SEEN`` header, after ``NAMESPACE`` with ``-A``): a terminal reads the
+    lines after it as one paste."""
+    words = line.split()
+    return (
+        line.startswith("Name:")
+        or words[:2] == ["LAST", "SEEN"]
+        or words[1:3]
+        == [
+            "LAST",
+            "SEEN",
+        ]
+    )
+
+
 def read_pod_text(text: str) -> PodDescription:
     """Read a describe output or an event list; fields it does not hold stay empty."""
     lines = text.replace("\r\n", "\n").replace("\t", "    ").split("\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from core import number_style as numbers
@@ -25,30 +26,53 @@ def _request(pod: PendingPod) -> str:
     return visible(" ".join(written)) or "-"
 
 
-def pending_text(found: PendingList, top: int = 15) -> str:
+POD_HEADER = ("pod", "request", "waiting", "reason")
+
+
+def headline(found: PendingList) -> str:
     total = len(found.pods)
     where = visible(found.where)
     if total == 0:
-        return f"No pod is pending on HAMi's resources in {where}.\n"
+        return f"No pod is pending on HAMi's resources in {where}."
     plural = "s" if total != 1 else ""
-    lines = [f"{total:,} pod{plural} pending on HAMi's resources in {where}, by reason:"]
+    return f"{total:,} pod{plural} pending on HAMi's resources in {where}, by reason:"
+
+
+def group_lines(found: PendingList) -> list[str]:
+    """One line per reason, most pods first: the code, the count, plain words, longest wait."""
+    lines = []
     for group in found.groups:
         words = _GROUP_WORDS.get(group.reason) or reason_words(group.reason)
         longest = numbers.seconds(group.longest_wait_seconds)
         lines.append(f"- {visible(group.reason)}: {group.pods:,} ({words}; longest wait {longest})")
-    shown = found.pods[:top]
-    lines.append("")
-    lines.append(f"Longest waiting ({len(shown):,} of {total:,}):")
-    rows = [
+    return lines
+
+
+def pod_rows(
+    pods: Sequence[PendingPod], name: Callable[[str], str] = visible
+) -> list[tuple[str, ...]]:
+    """The table rows of ``pods``; ``name`` writes the pod's ``namespace/name`` (a surface
+    may shorten it)."""
+    return [
         (
-            visible(pod.story.pod.ref),
+            name(visible(pod.story.pod.ref)),
             _request(pod),
             numbers.seconds(pod.waited_seconds),
             visible(pod.reason),
         )
-        for pod in shown
+        for pod in pods
     ]
-    lines += table_lines(rows, ("pod", "request", "waiting", "reason"))
+
+
+def pending_text(found: PendingList, top: int = 15) -> str:
+    total = len(found.pods)
+    if total == 0:
+        return headline(found) + "\n"
+    lines = [headline(found), *group_lines(found)]
+    shown = found.pods[:top]
+    lines.append("")
+    lines.append(f"Longest waiting ({len(shown):,} of {total:,}):")
+    lines += table_lines(pod_rows(shown), POD_HEADER)
     if total > len(shown):
         lines.append(f"... and {total - len(shown):,} more (all of them: --format json).")
     lines.append("One pod's whole story: why NAMESPACE/POD.")
