@@ -24,8 +24,7 @@ from core.model import Summary
 from core.pending.describe import PodDescription, read_pod_text
 from core.pending.pending_list import PendingList, pending_list
 from core.pending.story import PodStory, pod_story
-from core.views.fit_view import table_lines
-from core.views.pending_view import POD_HEADER, group_lines, headline, pending_text, pod_rows
+from core.views.pending_view import group_lines, headline, pending_text, pod_rows, pod_table_lines
 from core.views.why_view import why_text
 
 SLACK_PODS = 10  # the longest waiting shown in the message; every pod is in the file
@@ -50,7 +49,7 @@ def pending_reply(found: PendingList) -> MessageReply:
     lines: list[Line] = [*group_lines(found)]
     lines.append(Strong(f"Longest waiting ({len(shown):,} of {len(found.pods):,}):"))
     rows = pod_rows(shown, lambda name: short_name(name, POD_WIDTH))
-    lines.append(Fixed("\n".join(table_lines(rows, POD_HEADER))))
+    lines.append(Fixed("\n".join(pod_table_lines(rows))))
     attachments: tuple[Attachment, ...] = ()
     more = len(found.pods) - len(shown)
     if more > 0:

@@ -9,7 +9,8 @@ from core import number_style as numbers
 from core.json_text import dumps
 from core.pending.pending_list import NO_NODE_FITS, NOT_REACHED, PendingList, PendingPod
 from core.pending.reasons import reason_words
-from core.views.fit_view import table_lines
+from core.views.fit_view import UNCUT
+from core.views.table_spec import Align, Table, fixed_width
 from core.visible_text import visible
 
 _GROUP_WORDS = {
@@ -27,6 +28,21 @@ def _request(pod: PendingPod) -> str:
 
 
 POD_HEADER = ("pod", "request", "waiting", "reason")
+_POD_ALIGN: tuple[Align, ...] = ("left", "right", "right", "left")
+
+
+def pod_table_lines(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """The pods' table: names and reasons left-aligned, figures right-aligned, never cut."""
+    table = Table(
+        "",
+        POD_HEADER,
+        tuple(rows),
+        elastic=(0,),
+        align=_POD_ALIGN,
+        wrap_last=False,
+        tight_gaps=False,
+    )
+    return fixed_width(table, UNCUT)
 
 
 def headline(found: PendingList) -> str:
@@ -72,7 +88,7 @@ def pending_text(found: PendingList, top: int = 15) -> str:
     shown = found.pods[:top]
     lines.append("")
     lines.append(f"Longest waiting ({len(shown):,} of {total:,}):")
-    lines += table_lines(pod_rows(shown), POD_HEADER)
+    lines += pod_table_lines(pod_rows(shown))
     if total > len(shown):
         lines.append(f"... and {total - len(shown):,} more (all of them: --format json).")
     lines.append("One pod's whole story: why NAMESPACE/POD.")
