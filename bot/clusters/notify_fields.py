@@ -45,9 +45,13 @@ RULE_KEYS: dict[str, tuple[RuleKind, str]] = {
     "inconsistent_gpus": ("inconsistent_gpus", "true"),
     "scrape_failing_for": ("scrape_failing", "duration"),
     "utilisation_below_percent": ("low_utilisation", "percent"),
+    "pods_pending_longer_than": ("pods_pending", "duration"),
 }
 # Fields that only go with one condition.
-_ONLY_WITH = {"model": "free_whole_gpus_below", "namespace": "namespace_quota_above_percent"}
+_ONLY_WITH = {
+    "model": ("free_whole_gpus_below",),
+    "namespace": ("namespace_quota_above_percent", "pods_pending_longer_than"),
+}
 ALERT_FIELDS = ("name", "channel", "context", "for", "model", "namespace", *RULE_KEYS)
 
 
@@ -220,9 +224,10 @@ def _condition_key(items: _Items, where: str, body: yaml.Node, fields: Fields) -
         )
     key = given[0]
     for extra, needs in _ONLY_WITH.items():
-        if extra in fields and key != needs:
+        if extra in fields and key not in needs:
             raise items.reader.error(
-                fields[extra][0], f'{where}: field "{extra}" only goes with "{needs}"'
+                fields[extra][0],
+                f'{where}: field "{extra}" only goes with ' + " or ".join(f'"{n}"' for n in needs),
             )
     return key
 

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from slack_sdk import WebClient
 
@@ -30,6 +31,8 @@ from core.history.snapshot import snapshot_of, summary_time
 from core.notify.alert_text import firing_text, resolved_text
 from core.notify.rule_state import advance
 from core.notify.rules import AlertRule, Observation, condition
+from core.pending.pending_list import PendingList, pending_list
+from core.pending.story import pod_story
 
 log = logging.getLogger("hami_summary.notify")
 
@@ -96,15 +99,29 @@ class AlertRunner:
                 silenced=silenced,
             )
 
-    def observe(self, entry: ClusterEntry, context: str | None, runtime: bool) -> Observation:
+    def observe(
+        self, entry: ClusterEntry, context: str | None, runtime: bool, pods: bool = False
+    ) -> Observation:
         now = self.clock()
         request = LiveRequest(entry.name, context, user=None, channel=None, runtime=runtime)
+        pending = self._pending(entry, request) if pods else None
         try:
             summary = self.live.summarize(request).summary
         except InputError as error:
-            return Observation(now, None, failure=error.message)
+            return Observation(now, None, failure=error.message, pending=pending)
         taken_at = summary_time(summary) or now
-        return Observation(now, snapshot_of(summary, taken_at), summary.runtime)
+        return Observation(now, snapshot_of(summary, taken_at), summary.runtime, pending=pending)
+
+    def _pending(self, entry: ClusterEntry, request: LiveRequest) -> PendingList | None:
+        """The cluster's pending pods (every namespace its entry allows); None when they cannot
+        be read (RBAC, no Kubernetes API), so the rule can not tell rather than resolve."""
+        try:
+            pods = self.live.pending_pods(request)
+        except InputError as error:
+            log.warning("pending pods of %s cannot be read: %s", entry.name, error.message)
+            return None
+        stories = [pod_story(pod) for pod in pods]
+        return pending_list(stories, where=f"cluster {entry.name}", now=datetime.now(UTC))
 
     def evaluate(self, entry: ClusterEntry) -> ClusterAlerts:
         """One evaluation of every rule of ``entry``; posts what changed, keeps the states."""
@@ -113,7 +130,8 @@ class AlertRunner:
         for context in sorted({r.context or "" for r in entry.alerts}):
             wanted = [r for r in entry.alerts if (r.context or "") == context]
             runtime = any(r.needs_runtime for r in wanted)
-            observations[context or None] = self.observe(entry, context or None, runtime)
+            pods = any(r.needs_pods for r in wanted)
+            observations[context or None] = self.observe(entry, context or None, runtime, pods)
         rules: dict[str, RuleRecord] = {}
         for rule in entry.alerts:
             observation = observations[rule.context]

@@ -15,7 +15,12 @@ from typing import Literal
 from core.history.changes import quota_percent
 from core.history.snapshot import Snapshot
 from core.model import RuntimeSection
+from core.pending.pending_list import PendingList, PendingPod
 from core.views.changes_view import span_text
+from core.views.pending_view import reason_group_words
+
+# A firing message names this many pods per reason, then counts the rest.
+PODS_NAMED = 5
 
 RuleKind = Literal[
     "free_whole_gpus_below",
@@ -25,6 +30,7 @@ RuleKind = Literal[
     "inconsistent_gpus",
     "scrape_failing",
     "low_utilisation",
+    "pods_pending",
 ]
 
 # subject -> why it is in a bad way
@@ -42,7 +48,8 @@ class AlertRule:
     threshold: float = 0.0
     for_seconds: float = 0.0
     model: str | None = None  # free_whole_gpus_below: part of the device type; None: any
-    namespace: str | None = None  # namespace_quota_above: one namespace; None: every one
+    # namespace_quota_above, pods_pending: one namespace; None: every one
+    namespace: str | None = None
     context: str | None = None
     defined_at: str = ""
 
@@ -50,6 +57,11 @@ class AlertRule:
     def needs_runtime(self) -> bool:
         """The rule reads the vGPU monitors' utilisation, which only a runtime scrape has."""
         return self.kind == "low_utilisation"
+
+    @property
+    def needs_pods(self) -> bool:
+        """The rule reads the cluster's pending pods (through its Kubernetes API)."""
+        return self.kind == "pods_pending"
 
     def describe(self) -> str:
         """The rule in words, e.g. "fewer than 2 free whole GPUs of model H100"."""
@@ -68,6 +80,10 @@ class AlertRule:
             "inconsistent_gpus": "any inconsistent GPU",
             "scrape_failing": "collecting the metrics failing",
             "low_utilisation": f"pods holding GPUs at under {number} % utilisation",
+            "pods_pending": (
+                f"pods pending on HAMi's resources for over {span_text(self.threshold)}"
+                + (f" in namespace {self.namespace}" if self.namespace else "")
+            ),
         }[self.kind]
         if self.for_seconds > 0:
             text += f" for {span_text(self.for_seconds)}"
@@ -82,6 +98,8 @@ class Observation:
     snapshot: Snapshot | None
     runtime: RuntimeSection | None = None
     failure: str | None = None
+    # The pending pods, when a rule asked for them; None: not read, or they could not be.
+    pending: PendingList | None = None
 
 
 def condition(rule: AlertRule, observation: Observation) -> Condition | None:
@@ -89,6 +107,8 @@ def condition(rule: AlertRule, observation: Observation) -> Condition | None:
     if rule.kind == "scrape_failing":
         failure = observation.failure
         return {"scrape": f"collecting the metrics failed: {failure}"} if failure else {}
+    if rule.kind == "pods_pending":
+        return _pending(rule, observation.pending)
     snapshot = observation.snapshot
     if snapshot is None:
         return None
@@ -168,4 +188,26 @@ def _low_utilisation(
                 f"pod {pod.namespace}/{pod.pod} holds {pod.gpus} GPU(s) at "
                 f"{reading:.0f} % utilisation"
             )
+    return found
+
+
+def _pending(rule: AlertRule, pending: PendingList | None) -> Condition | None:
+    """One subject per reason: the pods held back by it for longer than the rule allows."""
+    if pending is None:
+        return None
+    late: dict[str, list[PendingPod]] = {}
+    for pod in pending.pods:
+        if rule.namespace is not None and pod.story.pod.namespace != rule.namespace:
+            continue
+        if pod.waited_seconds is not None and pod.waited_seconds > rule.threshold:
+            late.setdefault(pod.reason, []).append(pod)
+    found: Condition = {}
+    for reason, pods in sorted(late.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        names = ", ".join(pod.story.pod.ref for pod in pods[:PODS_NAMED])
+        more = len(pods) - PODS_NAMED
+        names += f" and {more:,} more" if more > 0 else ""
+        found[f"reason {reason}"] = (
+            f"{len(pods):,} pod(s) pending for over {span_text(rule.threshold)}, {reason} "
+            f"({reason_group_words(reason)}): {names}"
+        )
     return found

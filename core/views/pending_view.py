@@ -19,6 +19,11 @@ _GROUP_WORDS = {
 }
 
 
+def reason_group_words(reason: str) -> str:
+    """What a reason of the pending list means, in plain words."""
+    return _GROUP_WORDS.get(reason) or reason_words(reason)
+
+
 def _request(pod: PendingPod) -> str:
     shapes = [r.shape.compact() for r in pod.story.requests if r.shape is not None]
     if shapes:
@@ -58,7 +63,7 @@ def group_lines(found: PendingList) -> list[str]:
     """One line per reason, most pods first: the code, the count, plain words, longest wait."""
     lines = []
     for group in found.groups:
-        words = _GROUP_WORDS.get(group.reason) or reason_words(group.reason)
+        words = reason_group_words(group.reason)
         longest = numbers.seconds(group.longest_wait_seconds)
         lines.append(f"- {visible(group.reason)}: {group.pods:,} ({words}; longest wait {longest})")
     return lines
