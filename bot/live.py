@@ -396,4 +396,5 @@ def live_summary(
         collected.context,
         notes=collected.notes,
         usage_allowed=entry.nvidia_smi_allowed,
+        pending=collected.pending,
     )

@@ -28,6 +28,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
@@ -59,6 +60,7 @@ from core.pending.describe import starts_pod_text
 from core.summary.build import human_size
 from core.text_decoding import decode_metrics_bytes
 from core.views.attention import Hints
+from core.views.pending_attention import pending_line
 from core.visible_text import visible_lines
 
 log = logging.getLogger("hami_summary.chat")
@@ -174,6 +176,9 @@ class ChatSession:
                 # The report's header has a cluster's scrape time; pasted text has none, so
                 # say when it was given (follow-ups answer from it later).
                 self.say(f"(metrics {given_text(reply.age_seconds)})")
+            if reply.pending is not None and reply.pending.pods:
+                line = pending_line(reply.pending, datetime.now(UTC), "type pending")
+                self.say(f"Needs attention too: {line[0].plain()}")
             for note in reply.notes:
                 self.say(f"Note: {note}")
             for attachment in reply.attachments:

@@ -30,10 +30,12 @@ from bot.clusters.hami_text import pods_with_allocations, scheduler_problem
 from bot.clusters.http_fetch import http_get
 from bot.clusters.kube_client import api_client_for_context, api_client_in_cluster
 from bot.clusters.kube_errors import Target
+from bot.clusters.pending_pods import read_pending_pods
 from bot.clusters.prometheus import fetch_from_prometheus
 from bot.clusters.registry import ClusterEntry
 from bot.clusters.url_display import display_url, url_secrets
 from core.model import GpuReading, PodExecResult, SourceInfo
+from core.pending.pending_list import PendingCount, count_pending
 
 JSON_VERSION = 1
 
@@ -49,6 +51,9 @@ class CollectedMetrics:
     fetched_at: datetime  # UTC
     source: SourceInfo  # kind="cluster"
     notes: tuple[str, ...] = ()  # how the metrics were reached (fallback routes, skipped parts)
+    # The pods pending on HAMi's resources at scrape time; None: not read (no Kubernetes API,
+    # or RBAC does not let the bot list pods there).
+    pending: PendingCount | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,6 +77,14 @@ class CollectedMetrics:
                 else None,
             },
             "notes": list(self.notes),
+            "pending": None
+            if self.pending is None
+            else {
+                "pods": self.pending.pods,
+                "oldest_since": self.pending.oldest_since.isoformat()
+                if self.pending.oldest_since
+                else None,
+            },
         }
 
     @classmethod
@@ -98,7 +111,15 @@ class CollectedMetrics:
                 else None,
             ),
             notes=tuple(data.get("notes") or ()),
+            pending=_pending_from_json(data.get("pending")),
         )
+
+
+def _pending_from_json(data: Mapping[str, Any] | None) -> PendingCount | None:
+    if data is None:
+        return None
+    since = data.get("oldest_since")
+    return PendingCount(int(data["pods"]), datetime.fromisoformat(since) if since else None)
 
 
 def _exec_to_json(result: PodExecResult) -> dict[str, Any]:
@@ -265,6 +286,7 @@ def _collect_kube(
                 api, target, scheduler.namespace, Deadline(budget_seconds)
             )
             monitor_texts, missing = monitors.texts, monitors.missing
+        pending = _pending_count(api, target, entry, Deadline(budget_seconds))
         real_usage: tuple[PodExecResult, ...] | None = None
         if nvidia_smi:
             pods = pods_with_allocations(scheduler.text)
@@ -283,7 +305,24 @@ def _collect_kube(
         fetched_at=fetched_at,
         source=_source(entry, context, fetched_at),
         notes=(f"Read through {scheduler.route}.", *notes),
+        pending=pending,
     )
+
+
+def _pending_count(
+    api: k8s.ApiClient, target: Target, entry: ClusterEntry, deadline: Deadline
+) -> PendingCount | None:
+    """The pods pending on HAMi's resources where the entry lets the bot read pods; None when
+    they cannot be listed (the summary then says nothing of them, and the scrape stands)."""
+    try:
+        pods = [
+            pod
+            for namespace in entry.pod_namespaces or (None,)
+            for pod in read_pending_pods(api, target, namespace, deadline, with_events=False)
+        ]
+    except CollectionError:
+        return None
+    return count_pending(pods)
 
 
 def _not_kube_notes(entry: ClusterEntry, runtime: bool, nvidia_smi: bool) -> list[str]:

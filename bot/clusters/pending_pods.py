@@ -101,9 +101,15 @@ def describe_pod(pod: Any, events: Iterable[Any], now: datetime) -> PodDescripti
 
 
 def read_pending_pods(
-    api: k8s.ApiClient, target: Target, namespace: str | None, deadline: Deadline
+    api: k8s.ApiClient,
+    target: Target,
+    namespace: str | None,
+    deadline: Deadline,
+    *,
+    with_events: bool = True,
 ) -> tuple[PodDescription, ...]:
-    """Every pod in ``namespace`` (all namespaces when None) pending on HAMi's resources."""
+    """Every pod in ``namespace`` (all namespaces when None) pending on HAMi's resources;
+    without ``with_events``, one request and no events (enough to count them)."""
     core = k8s.CoreV1Api(api)
     pods_call = Call("list", "pods", namespace, "listing the pending pods")
     events_call = Call("list", "events", namespace, "reading the pending pods' events")
@@ -117,8 +123,9 @@ def read_pending_pods(
             target, pods_call, deadline, core.list_pod_for_all_namespaces, field_selector=phase
         )
     asking = [pod for pod in pods.items or () if _asks_hami(pod)]
-    if not asking:
-        return ()
+    if not asking or not with_events:
+        now = datetime.now(UTC)
+        return tuple(describe_pod(pod, (), now) for pod in asking)
     if namespace:
         events = _call(
             target,

@@ -15,6 +15,7 @@ from bot.conversation.replies import ClusterOption
 from core.history.snapshot import Snapshot
 from core.model import Summary
 from core.pending.describe import PodDescription
+from core.pending.pending_list import PendingCount
 
 REGISTRY_HINT = (
     "No clusters are registered for this channel yet. An operator adds them to the cluster "
@@ -45,6 +46,8 @@ class LiveResult:
     notes: tuple[str, ...] = ()  # how the metrics were reached (fallback routes, skipped parts)
     # The registry entry allows nvidia-smi exec (real usage can be offered for this cluster).
     usage_allowed: bool = False
+    # The pods pending on HAMi's resources at scrape time (None: not known).
+    pending: PendingCount | None = None
 
 
 @dataclass(frozen=True, slots=True)

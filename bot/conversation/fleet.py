@@ -9,12 +9,15 @@ others is ever shown, not even their names.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from bot.conversation.alerts import FiringAlert, FiringAlerts
 from bot.conversation.clusters import LiveOutcome, LiveRequest, LiveSource
 from bot.conversation.replies import ClusterOption, FleetLine, FleetReply
 from bot.conversation.rich import Span, Strong
 from core.headline import headline_of, headline_text
 from core.views.changes_view import span_text
+from core.views.pending_attention import pending_line
 
 # How long the fleet view and App Home wait for all clusters together.
 DEFAULT_WAIT_SECONDS = 8.0
@@ -39,6 +42,7 @@ def _line(option: ClusterOption, outcome: LiveOutcome, alerts: FiringAlerts) -> 
         age_seconds=outcome.result.age_seconds,
         scraped_at=fetched.timestamp() if fetched is not None else None,
         alerts=tuple(alerts(option.name)),
+        pending=outcome.result.pending,
     )
 
 
@@ -93,6 +97,10 @@ def status_text(line: FleetLine, wait_seconds: float) -> str:
     if line.headline is None:
         return f"could not collect: {line.problem or 'no reason given'}"
     text = headline_text(line.headline)
+    if line.pending is not None and line.pending.pods:
+        ask = f"`/hami-summary {line.option.name} pending` gives the reasons"
+        line_words = pending_line(line.pending, datetime.now(UTC), ask)
+        text += f" · {line_words[0].plain()}"
     if line.age_seconds is not None:
         text += f" · scraped {span_text(line.age_seconds)} ago"
     return text

@@ -23,6 +23,7 @@ from core.history.changes import Changes
 from core.model import Summary
 from core.notify.rules import AlertRule
 from core.notify.schedule import Digest
+from core.pending.pending_list import PendingCount
 from core.views.table_spec import Table
 
 Tone = Literal["info", "problem"]
@@ -141,6 +142,8 @@ class SummaryReply:
     # The cluster's registry entry allows nvidia-smi and this summary is allocation only:
     # surfaces offer real usage for the same cluster, context and filters (Slack: a button).
     usage_available: bool = False
+    # A cluster's pods pending on HAMi's resources, for the attention list (None: not known).
+    pending: PendingCount | None = None
 
     @property
     def actions(self) -> tuple[ReplyAction, ...]:
@@ -266,6 +269,7 @@ class FleetLine:
     problem: str | None = None
     timed_out: bool = False
     alerts: tuple[FiringAlert, ...] = ()
+    pending: PendingCount | None = None  # pods pending on HAMi's resources at that scrape
 
     @property
     def needs_context(self) -> bool:

@@ -38,6 +38,7 @@ from bot.conversation.replies import (
 from bot.store.state import ClusterTarget
 from core.errors import InputError
 from core.model import Summary
+from core.pending.pending_list import PendingCount
 
 NO_USAGE_FOR_PASTED = MessageReply(
     title="No real usage for pasted metrics",
@@ -60,6 +61,7 @@ class FoundSummary:
     age_seconds: float | None
     notes: tuple[str, ...] = ()
     usage_allowed: bool = False  # the cluster's registry entry allows nvidia-smi
+    pending: PendingCount | None = None  # a cluster's pods pending on HAMi's resources
 
 
 def summary_reply(ref: SummaryRef, found: FoundSummary) -> SummaryReply:
@@ -75,6 +77,7 @@ def summary_reply(ref: SummaryRef, found: FoundSummary) -> SummaryReply:
         usage_available=(
             ref.cluster is not None and found.usage_allowed and summary.real_usage is None
         ),
+        pending=found.pending,
     )
 
 
@@ -154,7 +157,11 @@ def summary_for(
             )
         )
         return FoundSummary(
-            result.summary, result.age_seconds, result.notes, usage_allowed=result.usage_allowed
+            result.summary,
+            result.age_seconds,
+            result.notes,
+            usage_allowed=result.usage_allowed,
+            pending=result.pending,
         )
     subject = (
         ctx.state.thread_subject(ref.channel, ref.thread_ts)

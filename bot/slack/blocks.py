@@ -36,9 +36,11 @@ from bot.conversation.replies import ReplyAction
 from bot.conversation.rich import Rich
 from bot.slack.mrkdwn import code_block, mrkdwn
 from core.model import Summary
+from core.pending.pending_list import PendingCount
 from core.views.attention import Hints, Line
 from core.views.digest import Digest, Section, plain
 from core.views.first_page import build_digest
+from core.views.pending_attention import with_pending
 from core.views.table_spec import fixed_width
 from core.views.tables import age_text
 from core.visible_text import visible
@@ -211,6 +213,10 @@ def _fallback_text(summary: Summary, digest: Digest) -> str:
     return clip(visible(text), FALLBACK_TEXT_MAX)
 
 
+# How the attention line about pending pods goes on, under a cluster summary in Slack.
+PENDING_ASK = "mention me with `pending` in this thread for HAMi's reasons"
+
+
 def summary_message(
     summary: Summary,
     *,
@@ -218,6 +224,7 @@ def summary_message(
     actions: Sequence[ReplyAction] = (),
     notes: Sequence[str] = (),
     files_possible: bool = True,
+    pending: PendingCount | None = None,
 ) -> SummaryMessage:
     """The first reply to ``summary``: Block Kit, notification text, and whether it has buttons.
 
@@ -227,7 +234,7 @@ def summary_message(
     """
     buttons = bool(actions) and all(len(a.value) <= BUTTON_VALUE_MAX for a in actions)
     hints = SLACK_HINTS if buttons or not files_possible else FILES_HINTS
-    digest = build_digest(summary, hints)
+    digest = with_pending(build_digest(summary, hints), pending, datetime.now(UTC), PENDING_ASK)
     what = "allocation and real usage" if summary.real_usage is not None else "allocation"
     title = visible(f"HAMi GPU {what}: {digest.title}")
     blocks: list[Block] = [

@@ -441,6 +441,7 @@ def slack_message(reply: Reply, *, files_possible: bool = True) -> SlackMessage:
             actions=reply.actions,
             notes=reply.notes,
             files_possible=files_possible,
+            pending=reply.pending,
         )
         attachments = list(reply.attachments)
         if built.needs_files:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from core.pending.describe import PodDescription
 from core.pending.events import NoNodeFits
 from core.pending.story import PodStory
 
@@ -63,3 +64,20 @@ def pending_list(stories: Sequence[PodStory], *, where: str, now: datetime) -> P
     ]
     groups.sort(key=lambda g: (-g.pods, g.reason))
     return PendingList(where, tuple(pods), tuple(groups))
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCount:
+    """How many pods wait for HAMi's resources, and since when the longest has: read with
+    each scrape of a cluster (no events), for the summary's attention list and App Home."""
+
+    pods: int
+    oldest_since: datetime | None
+
+    def longest_wait_seconds(self, now: datetime) -> float | None:
+        return None if self.oldest_since is None else (now - self.oldest_since).total_seconds()
+
+
+def count_pending(pods: Sequence[PodDescription]) -> PendingCount:
+    since = [pod.pending_since for pod in pods if pod.pending_since is not None]
+    return PendingCount(len(pods), min(since, default=None))

@@ -340,3 +340,23 @@ def test_a_describe_in_a_dm_and_as_an_attached_file(bot: RunningBot) -> None:
     events = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
     assert "CardTimeSlicingExhausted on 2 nodes: gpu-node-2, gpu-node-3" in events
     assert "CardInsufficientCore on 1 node: gpu-node-1" in events
+
+
+def test_the_summary_and_the_fleet_view_say_pods_are_pending(lab: Lab) -> None:
+    api = lab.bot.api
+    lab.bot.sender.command("lab", response_url=api.response_url("s"))
+    summary = final_message(api, has("cores *45.8%* allocated"))
+    text = blocks_text(summary.blocks)
+    attention = text[text.index("*Needs attention*") :]
+    assert re.search(
+        r"\*2 pods pending on HAMi's resources\* \(longest wait [\d,.]+ h\): mention me with "
+        r"`pending` in this thread for HAMi's reasons",
+        attention,
+    )
+    assert "Nothing found" not in attention
+    # The count came with the scrape: one pod list, no event list.
+    assert [r.path for r in lab.kube.requests if r.path.endswith("/events")] == []
+    lab.bot.sender.command("fleet", response_url=api.response_url("fl"))
+    fleet = final_message(api, has("Fleet"))
+    assert "2 pods pending on HAMi's resources" in blocks_text(fleet.blocks)
+    assert "`/hami-summary lab pending` gives the reasons" in blocks_text(fleet.blocks)
