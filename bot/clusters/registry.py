@@ -493,13 +493,18 @@ class _Parser:
         value = self.value(node)
         if isinstance(value, str):
             value = [value]
-        if not isinstance(value, list) or not all(
-            isinstance(v, str) and _NAMESPACE.match(v) for v in value
-        ):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.error(
                 node,
                 f'{label}: field "{key}" must be a list of Kubernetes namespace names '
                 f"(e.g. [ml, team-a]), got {value!r}",
+            )
+        bad = [v for v in value if not _NAMESPACE.match(v)]
+        if bad:
+            raise self.error(
+                node,
+                f'{label}: field "{key}": "{bad[0]}" is not a Kubernetes namespace name '
+                "(lower-case letters, digits and '-', up to 63 characters)",
             )
         return tuple(sorted(set(value)))
 

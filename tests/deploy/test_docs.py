@@ -196,6 +196,7 @@ def test_the_chart_readme_is_generated_from_values_yaml() -> None:
     assert {
         "rbac.hamiNamespaces",
         "nvidiaSmi.namespaces",
+        "pendingPods.namespaces",
         "networkPolicy.apiServers.cidrs",
         "terminationGracePeriodSeconds",
         "registry",

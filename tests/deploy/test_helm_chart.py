@@ -66,6 +66,7 @@ FULL_SOCKET = {
 
 EVERYTHING_ON = {
     **FULL_SOCKET,
+    "pendingPods": {"enabled": True, "namespaces": ["ml-team"]},
     "podDisruptionBudget": {"enabled": True},
     "autoscaling": {
         "enabled": True,
@@ -155,7 +156,11 @@ def test_helm_lint_is_clean(values: dict[str, Any]) -> None:
             "rbac": {"hamiNamespace": "kube-system"},
             "ingress": {"enabled": True, "tlsSecretName": "t"},
         },
-        {"rbac": {"clusterWide": True}, "nvidiaSmi": {"enabled": True}},
+        {
+            "rbac": {"clusterWide": True},
+            "nvidiaSmi": {"enabled": True},
+            "pendingPods": {"enabled": True},
+        },
     ],
     ids=[
         "defaults",
@@ -234,6 +239,10 @@ EXEC_RULES = [
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
     {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["get", "create"]},
 ]
+PENDING_RULES = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["list"]},
+]
 SUBJECTS = [{"kind": "ServiceAccount", "name": "hs-hami-summary", "namespace": "bots"}]
 
 
@@ -300,6 +309,66 @@ def test_nvidia_smi_exec_only_where_asked(chart: helm.Chart) -> None:
         chart.render({"nvidiaSmi": {"enabled": True}}, name="hs", namespace="bots")
     assert "nvidiaSmi.namespaces" in str(caught.value)
     assert "rbac.clusterWide" in str(caught.value)
+
+
+def test_pending_pods_read_only_where_asked(chart: helm.Chart) -> None:
+    # Off by default: an upgrade grants no new reads of the users' namespaces.
+    assert "events" not in json.dumps(render(chart, {}))
+    asked = {"pendingPods": {"enabled": True, "namespaces": ["ml-a", "ml-b", "ml-a"]}}
+    assert grants(render(chart, asked)) == {
+        ("hs-hami-summary-bots-metrics-reader", "kube-system"): METRICS_RULES,
+        ("hs-hami-summary-bots-pending-pods", "ml-a"): PENDING_RULES,
+        ("hs-hami-summary-bots-pending-pods", "ml-b"): PENDING_RULES,
+    }
+    notes = chart.render(asked, name="hs", namespace="bots")["hami-summary/templates/NOTES.txt"]
+    assert "pending pods and their events read in ml-a, ml-b." in notes
+    everywhere = grants(
+        render(chart, {"rbac": {"clusterWide": True}, "pendingPods": {"enabled": True}})
+    )
+    assert everywhere == {
+        ("hs-hami-summary-bots-metrics-reader", None): METRICS_RULES,
+        ("hs-hami-summary-bots-pending-pods", None): PENDING_RULES,
+    }
+    with pytest.raises(helm.HelmRenderError) as caught:
+        chart.render({"pendingPods": {"enabled": True}}, name="hs", namespace="bots")
+    assert "pendingPods.enabled needs the namespaces" in str(caught.value)
+    assert "pendingPods.namespaces" in str(caught.value)
+    assert "rbac.clusterWide" in str(caught.value)
+
+
+def test_in_cluster_entries_read_pods_only_where_the_chart_grants(
+    chart: helm.Chart, tmp_path: Path
+) -> None:
+    pending = {"enabled": True, "namespaces": ["ml-b", "ml-a"]}
+    registry = {
+        "clusters": [
+            {"name": "here", "in_cluster": True},
+            {"name": "one", "in_cluster": True, "pod_namespaces": "ml-a"},
+            REGISTRY["clusters"][1],
+        ]
+    }
+    objects = render(chart, {"registry": registry, "pendingPods": pending})
+    text = one(objects, "ConfigMap")["data"]["clusters.yaml"]
+    entries = yaml.safe_load(text)["clusters"]
+    assert entries[0]["pod_namespaces"] == ["ml-a", "ml-b"]
+    assert entries[1]["pod_namespaces"] == "ml-a"
+    assert "pod_namespaces" not in entries[2]  # another cluster: its own RBAC
+    # The bot accepts what the chart wrote for its own cluster.
+    registry_file = tmp_path / "clusters.yaml"
+    registry_file.write_text(yaml.safe_dump({"clusters": entries[:2]}), encoding="utf-8")
+    loaded = load_registry(registry_file).entries
+    assert [e.pod_namespaces for e in loaded] == [("ml-a", "ml-b"), ("ml-a",)]
+
+    outside = {"clusters": [{"name": "here", "in_cluster": True, "pod_namespaces": ["ml-c"]}]}
+    with pytest.raises(helm.HelmRenderError) as caught:
+        chart.render({"registry": outside, "pendingPods": pending}, name="hs", namespace="bots")
+    assert 'registry cluster "here" has "ml-c" in pod_namespaces' in str(caught.value)
+    assert "pendingPods.namespaces (now: ml-a, ml-b)" in str(caught.value)
+    # Without the grant the entry is left as written.
+    left = render(chart, {"registry": outside})
+    assert yaml.safe_load(one(left, "ConfigMap")["data"]["clusters.yaml"])["clusters"][0][
+        "pod_namespaces"
+    ] == ["ml-c"]
 
 
 def test_two_releases_in_two_namespaces_share_no_object(chart: helm.Chart) -> None:
@@ -655,6 +724,12 @@ def test_image_by_digest(chart: helm.Chart) -> None:
         ({"registry": "clusters: []"}, "at '/registry'"),
         ({"probes": {"startup": {"periodSecond": 1}}}, "at '/probes/startup'"),
         ({"serviceAccount": {"automountToken": "yes"}}, "at '/serviceAccount/automountToken'"),
+        ({"pendingPods": {"enabled": True, "namespace": ["ml"]}}, "at '/pendingPods'"),
+        ({"pendingPods": {"namespaces": ["ML_Team"]}}, "at '/pendingPods/namespaces/0'"),
+        (
+            {"registry": {"clusters": [{"name": "a", "in_cluster": True, "pod_namespaces": 3}]}},
+            "at '/registry/clusters",
+        ),
     ],
 )
 def test_the_schema_rejects_misspelt_keys(

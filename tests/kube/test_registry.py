@@ -162,7 +162,7 @@ def test_mapping_form_and_empty_files(folder: Path) -> None:
             '"allowed_users"?). Known fields: name, display_name, kubeconfig, context, contexts, '
             "in_cluster, metrics_url, prometheus_url, prometheus_selector, hami_namespace, "
             "allowed_channels, allowed_users, allowed_user_groups, cache_ttl_seconds, "
-            "timeout_seconds, runtime_allowed, nvidia_smi_allowed, digests, alerts",
+            "timeout_seconds, runtime_allowed, nvidia_smi_allowed, pod_namespaces, digests, alerts",
         ),
         (
             "clusters:\n  - name: a\n    display_name: X\n",
@@ -207,6 +207,16 @@ def test_mapping_form_and_empty_files(folder: Path) -> None:
             "Kubernetes namespace name",
         ),
         (
+            "clusters:\n  - name: a\n    in_cluster: true\n    pod_namespaces: [ml, ML_Team]\n",
+            'FILE:4: clusters[0] ("a"): field "pod_namespaces": "ML_Team" is not a Kubernetes '
+            "namespace name (lower-case letters, digits and '-', up to 63 characters)",
+        ),
+        (
+            "clusters:\n  - name: a\n    in_cluster: true\n    pod_namespaces:\n      ml: true\n",
+            'FILE:5: clusters[0] ("a"): field "pod_namespaces" must be a list of Kubernetes '
+            "namespace names (e.g. [ml, team-a]), got {'ml': True}",
+        ),
+        (
             "clusters:\n  - name: a\n    prometheus_url: http://p:9090\n"
             "    prometheus_selector: cluster=prod\n",
             'FILE:4: clusters[0] ("a"): field "prometheus_selector": cannot read \'cluster=prod\' '
@@ -236,6 +246,17 @@ def test_validation_messages_name_file_line_and_field(
     folder: Path, text: str, expected: str
 ) -> None:
     assert _error(folder, text) == expected
+
+
+def test_pod_namespaces_are_sorted_and_deduplicated(folder: Path) -> None:
+    text = (
+        "clusters:\n"
+        "  - name: listed\n    in_cluster: true\n    pod_namespaces: [team-b, ml, team-b]\n"
+        "  - name: single\n    in_cluster: true\n    pod_namespaces: ml\n"
+        "  - name: every\n    in_cluster: true\n"
+    )
+    registry = load_registry(_write(folder, text))
+    assert [e.pod_namespaces for e in registry.entries] == [("ml", "team-b"), ("ml",), ()]
 
 
 def test_kubeconfig_problems(folder: Path) -> None:

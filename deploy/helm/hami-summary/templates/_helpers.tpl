@@ -123,6 +123,27 @@ than failing with 403 at the first question.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- /*
+Pending pods: where the chart grants them only in pendingPods.namespaces, an in_cluster entry
+reads only those (a cluster-wide list would be refused with a 403), and one naming another
+namespace is refused here rather than at the first question.
+*/ -}}
+{{- if and .Values.rbac.create .Values.pendingPods.enabled .Values.pendingPods.namespaces -}}
+{{- $podNamespaces := .Values.pendingPods.namespaces | uniq | sortAlpha -}}
+{{- range $entry := ($registry.clusters | default list) -}}
+{{- if and (kindIs "map" $entry) $entry.in_cluster -}}
+{{- if not $entry.pod_namespaces -}}
+{{- $_ := set $entry "pod_namespaces" $podNamespaces -}}
+{{- else -}}
+{{- range (kindIs "string" $entry.pod_namespaces | ternary (list $entry.pod_namespaces) $entry.pod_namespaces) -}}
+{{- if not (has . $podNamespaces) -}}
+{{- fail (printf "registry cluster %q has %q in pod_namespaces, where the chart grants no pod reads: add it to pendingPods.namespaces (now: %s), or remove it from the entry." (toString $entry.name) . (join ", " $podNamespaces)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- toYaml $registry -}}
 {{- end -}}
 
