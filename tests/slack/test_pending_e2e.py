@@ -360,3 +360,22 @@ def test_the_summary_and_the_fleet_view_say_pods_are_pending(lab: Lab) -> None:
     fleet = final_message(api, has("Fleet"))
     assert "2 pods pending on HAMi's resources" in blocks_text(fleet.blocks)
     assert "`/hami-summary lab pending` gives the reasons" in blocks_text(fleet.blocks)
+
+
+def test_a_hostile_pasted_describe_is_escaped_and_a_truncated_one_answered(
+    bot: RunningBot,
+) -> None:
+    hostile = (FIXTURES / "describe-reason-codes.txt").read_text()
+    hostile = hostile.replace("gpu-pod", "<!channel> *boom* <https://evil.example|x>", 1)
+    _, ts = bot.sender.mention(pasted(hostile))
+    answer = answer_in(bot.api, CHANNEL, ts)
+    assert_valid(answer.blocks)
+    text = blocks_text(answer.blocks)
+    assert "<!channel>" not in text and "<https://evil" not in text
+    assert "&lt;!channel&gt;" in text
+    # Cut before its events: the request is read, and the missing events are said.
+    cut = (FIXTURES / "describe-two-containers.txt").read_text().split("Events:")[0]
+    _, ts = bot.sender.mention(pasted(cut + "Events:  <none>\n"))
+    shown = blocks_text(answer_in(bot.api, CHANNEL, ts).blocks)
+    assert "Request, container server: 4 GPUs" in shown
+    assert "Traceback" not in shown and "internal error" not in shown
