@@ -227,5 +227,7 @@ def test_the_documented_example_is_a_registry_the_bot_accepts(tmp_path: Path) ->
     path = tmp_path / "clusters.yaml"
     path.write_text(example, encoding="utf-8")
     [entry] = load_registry(path).entries
-    assert len(entry.digests) == 1 and len(entry.alerts) == 6
+    assert len(entry.digests) == 1 and len(entry.alerts) == 7
     assert entry.digests[0].schedule.describe() == "09:00 Europe/Berlin, mon-fri"
+    pending = entry.alerts[-1]
+    assert (pending.kind, pending.threshold, pending.namespace) == ("pods_pending", 1800.0, "ml")
