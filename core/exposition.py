@@ -49,7 +49,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.errors import InputError, shorten_line
-from core.record import Record
 
 __all__ = [
     "Exposition",
@@ -60,7 +59,8 @@ __all__ = [
 ]
 
 
-class Sample(Record):
+@dataclass(frozen=True, slots=True)
+class Sample:
     """One sample. ``labels`` may be shared with other samples: never mutate it."""
 
     name: str
@@ -69,13 +69,14 @@ class Sample(Record):
     timestamp: float | None  # seconds since the epoch (the text carries milliseconds)
 
 
-class RejectedLine(Record):
+@dataclass(frozen=True, slots=True)
+class RejectedLine:
     line_no: int  # 1-based
     text: str  # the line without surrounding whitespace
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Exposition:
     samples: list[Sample]
     types: dict[str, str]  # metric name of a ``# TYPE`` line -> its type
@@ -464,11 +465,6 @@ def _metric_name_problem(name: str) -> str | None:
 # --- the parser -------------------------------------------------------------------------------
 
 
-# What ``Sample(...)`` runs, minus a Python-level call: namedtuple's own ``__new__`` is
-# ``tuple.__new__(cls, (fields...))``. The hot loop builds samples with it directly.
-_new_tuple = tuple.__new__
-
-
 class _Parser:
     """prometheus_client's family state machine, kept to decide names and dropped samples.
 
@@ -510,7 +506,10 @@ class _Parser:
             if name.endswith("_total"):
                 name = name[:-6]
             else:
-                samples[start:] = [s._replace(name=s.name + "_total") for s in samples[start:]]
+                samples[start:] = [
+                    Sample(s.name + "_total", s.labels, s.value, s.timestamp)
+                    for s in samples[start:]
+                ]
         problem = _metric_name_problem(name)
         if problem is not None:
             self.reject(self.family_line, problem)
@@ -643,7 +642,7 @@ class _Parser:
                             with suppress(ValueError):  # not a plain value: other_line says why
                                 value = value_cache[rest] = float(rest)
                         if value is not None:
-                            append(_new_tuple(Sample, (name, labels, value, None)))
+                            append(Sample(name, labels, value, None))
                             continue
             self.other_line(line_no, raw)
             name = self.hot_name

@@ -2,15 +2,20 @@
 
 The names and labels are those HAMi v2.10 writes (cmd/scheduler/metrics.go and
 cmd/vGPUmonitor/metrics.go; legacy names with --legacy-metrics and on HAMi <= v2.8). Each family
-maps to a *role* (what the value means) and a label map from its own label names to canonical
-ones, so the rest of ``core`` never looks at legacy spellings.
+is one row of ``FAMILY_TABLE``: its current and legacy names, its *role* (what the value
+means), the reading and field its values fill, the values an exporter can write, and a label
+map from its own label names to canonical ones, so the rest of ``core`` never looks at legacy
+spellings. The table drives the bulk reader's choice of families, the sample screen and the
+readings.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from core.record import Record
+from core import value_ranges as vr
+from core.value_ranges import ValueRange
 
 Component = Literal["scheduler", "monitor", "build"]
 FamilySurface = Literal["current", "legacy", "none"]
@@ -31,36 +36,79 @@ QUOTA_FIELDS = ("namespace", "resource", "limit")
 CONTAINER_FIELDS = ("namespace", "pod", "container", "vdevice_index", "device_uuid")
 BUILD_FIELDS = ("version",)
 
-_ALLOCATION_ROLES = frozenset({"pod_mem_allocated_bytes", "pod_core_allocated"})
-_QUOTA_ROLES = frozenset({"quota_used", "quota_limit"})
+Reading = Literal["device", "allocation", "quota", "host", "container", "mig", "build", "none"]
+Labels = tuple[tuple[str, str], ...]  # own label name -> canonical label name
+
+_FIELDS_OF: dict[Reading, tuple[str, ...]] = {
+    "allocation": ALLOCATION_FIELDS,
+    "quota": QUOTA_FIELDS,
+    "container": CONTAINER_FIELDS,
+    "build": BUILD_FIELDS,
+}
 
 
-class FamilySpec(Record):
+@dataclass(frozen=True, slots=True)
+class FamilySpec:
+    """One family name as an exporter writes it, and how its samples are read."""
+
     name: str
-    role: str
+    role: str  # what the value means, shared by a family and its legacy twin
     component: Component
     surface: FamilySurface
     # own label name -> canonical label name; labels not listed are descriptive only
-    labels: tuple[tuple[str, str], ...]
+    labels: Labels
+    # The reading its rows fill (a device, a pod's allocation, a quota, a host GPU, a
+    # container), and the field of it each value sets; no field: counted, never summed.
+    reading: Reading = "none"
+    field: str | None = None
+    # The values an exporter can write (``core.value_ranges``); None: never screened.
+    value_range: ValueRange | None = None
+    # Its value only fills the field where the family that owns it left it empty.
+    fills_gaps: bool = False
 
     @property
     def fields(self) -> tuple[str, ...]:
         """The canonical fields this family's samples are identified by."""
-        if self.component == "build":
-            return BUILD_FIELDS
-        if self.role in _ALLOCATION_ROLES:
-            return ALLOCATION_FIELDS
-        if self.role in _QUOTA_ROLES:
-            return QUOTA_FIELDS
-        if self.role.startswith("container_"):
-            return CONTAINER_FIELDS
-        return DEVICE_FIELDS
+        return _FIELDS_OF.get(self.reading, DEVICE_FIELDS)
+
+    @property
+    def canonical_labels(self) -> frozenset[str]:
+        return frozenset(canon for _, canon in self.labels)
 
     def own_label_for(self, canonical: str) -> str | None:
         for own, canon in self.labels:
             if canon == canonical:
                 return own
-        return "version" if self.component == "build" and canonical == "version" else None
+        return "version" if self.reading == "build" and canonical == "version" else None
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One row of the family table: a family by its current name and, when HAMi had one, its
+    legacy twin (HAMi <= v2.8, or --legacy-metrics), each with its own label names."""
+
+    name: str
+    legacy: str | None
+    role: str
+    component: Component
+    reading: Reading
+    field: str | None
+    value_range: ValueRange | None
+    labels: Labels
+    legacy_labels: Labels = ()
+    fills_gaps: bool = False
+
+    def specs(self) -> tuple[FamilySpec, ...]:
+        """The family's names as specs: the current one, then the legacy twin."""
+        surface: FamilySurface = "none" if self.reading == "build" else "current"
+        read = (self.reading, self.field, self.value_range, self.fills_gaps)
+        current = FamilySpec(self.name, self.role, self.component, surface, self.labels, *read)
+        if self.legacy is None:
+            return (current,)
+        legacy = FamilySpec(
+            self.legacy, self.role, self.component, "legacy", self.legacy_labels, *read
+        )
+        return current, legacy
 
 
 _SCHED_DEVICE_CURRENT = (
@@ -123,196 +171,132 @@ _VCONTAINER_LEGACY = (
 )
 
 
-def _specs() -> dict[str, FamilySpec]:
-    table: list[
-        tuple[str, str, str, Component, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
-    ] = [
-        # current name, legacy name, role, component, current labels, legacy labels
-        (
-            "hami_gpu_memory_limit_bytes",
-            "GPUDeviceMemoryLimit",
-            "mem_limit_bytes",
-            "scheduler",
-            _SCHED_DEVICE_CURRENT,
-            _SCHED_DEVICE_LEGACY,
-        ),
-        (
-            "hami_gpu_core_limit_ratio",
-            "GPUDeviceCoreLimit",
-            "core_limit",
-            "scheduler",
-            _SCHED_DEVICE_CURRENT,
-            _SCHED_DEVICE_LEGACY,
-        ),
-        (
-            "hami_gpu_memory_allocated_bytes",
-            "GPUDeviceMemoryAllocated",
-            "mem_allocated_bytes",
-            "scheduler",
-            _SCHED_DEVICE_CURRENT,
-            _SCHED_DEVICE_LEGACY,
-        ),
-        (
-            "hami_gpu_shared_count",
-            "GPUDeviceSharedNum",
-            "shared_count",
-            "scheduler",
-            _SCHED_DEVICE_CURRENT,
-            _SCHED_DEVICE_LEGACY,
-        ),
-        (
-            "hami_gpu_core_allocated_ratio",
-            "GPUDeviceCoreAllocated",
-            "core_allocated",
-            "scheduler",
-            _SCHED_DEVICE_CURRENT,
-            _SCHED_DEVICE_LEGACY,
-        ),
-        (
-            "hami_node_gpu_overview",
-            "nodeGPUOverview",
-            "overview_mem_allocated_bytes",
-            "scheduler",
-            _OVERVIEW_CURRENT,
-            _OVERVIEW_LEGACY,
-        ),
-        (
-            "hami_node_gpu_memory_allocated_ratio",
-            "nodeGPUMemoryPercentage",
-            "mem_ratio",
-            "scheduler",
-            _SCHED_DEVICE_CURRENT,
-            _SCHED_DEVICE_LEGACY,
-        ),
-        (
-            "hami_node_gpu_mig_instance_info",
-            "nodeGPUMigInstance",
-            "mig_instance",
-            "scheduler",
-            _SCHED_DEVICE_CURRENT,
-            _SCHED_DEVICE_LEGACY,
-        ),
-        (
-            "hami_resource_quota_used",
-            "QuotaUsed",
-            "quota_used",
-            "scheduler",
-            _QUOTA_CURRENT,
-            _QUOTA_LEGACY,
-        ),
-        (
-            "hami_vgpu_memory_allocated_bytes",
-            "vGPUMemoryAllocated",
-            "pod_mem_allocated_bytes",
-            "scheduler",
-            _CONTAINER_CURRENT,
-            _CONTAINER_LEGACY,
-        ),
-        (
-            "hami_vgpu_core_allocated_ratio",
-            "vGPUCoreAllocated",
-            "pod_core_allocated",
-            "scheduler",
-            _CONTAINER_CURRENT,
-            _CONTAINER_LEGACY,
-        ),
-        (
-            "hami_host_gpu_memory_used_bytes",
-            "HostGPUMemoryUsage",
-            "host_mem_used_bytes",
-            "monitor",
-            _HOST_CURRENT,
-            _HOST_LEGACY,
-        ),
-        (
-            "hami_host_gpu_utilization_ratio",
-            "HostCoreUtilization",
-            "host_utilization",
-            "monitor",
-            _HOST_CURRENT,
-            _HOST_LEGACY,
-        ),
-        (
-            "hami_vgpu_memory_used_bytes",
-            "vGPU_device_memory_usage_in_bytes",
-            "container_mem_used_bytes",
-            "monitor",
-            _VCONTAINER_CURRENT,
-            _VCONTAINER_LEGACY,
-        ),
-        (
-            "hami_vgpu_memory_limit_bytes",
-            "vGPU_device_memory_limit_in_bytes",
-            "container_mem_limit_bytes",
-            "monitor",
-            _VCONTAINER_CURRENT,
-            _VCONTAINER_LEGACY,
-        ),
-        (
-            "hami_container_device_memory_bytes",
-            "Device_memory_desc_of_container",
-            "container_mem_desc_bytes",
-            "monitor",
-            _VCONTAINER_CURRENT,
-            _VCONTAINER_LEGACY,
-        ),
-        (
-            "hami_container_device_utilization_ratio",
-            "Device_utilization_desc_of_container",
-            "container_sm_utilization",
-            "monitor",
-            _VCONTAINER_CURRENT,
-            _VCONTAINER_LEGACY,
-        ),
-        (
-            "hami_container_last_kernel_elapsed_seconds",
-            "Device_last_kernel_of_container",
-            "container_last_kernel_seconds",
-            "monitor",
-            _VCONTAINER_CURRENT,
-            _VCONTAINER_LEGACY,
-        ),
-        (
-            "hami_mig_device_info",
-            "MigInfo",
-            "container_mig_info",
-            "monitor",
-            _VCONTAINER_CURRENT,
-            _VCONTAINER_LEGACY,
-        ),
-    ]
-    specs: dict[str, FamilySpec] = {}
-    for current, legacy, role, component, cur_labels, leg_labels in table:
-        specs[current] = FamilySpec(current, role, component, "current", cur_labels)
-        specs[legacy] = FamilySpec(legacy, role, component, "legacy", leg_labels)
-    # Families with no legacy twin.
-    specs["hami_resource_quota_limit"] = FamilySpec(
-        "hami_resource_quota_limit",
-        "quota_limit",
-        "scheduler",
-        "current",
+_DEVICE = (_SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY)
+_POD = (_CONTAINER_CURRENT, _CONTAINER_LEGACY)
+_HOST = (_HOST_CURRENT, _HOST_LEGACY)
+_VCONTAINER = (_VCONTAINER_CURRENT, _VCONTAINER_LEGACY)
+
+# The family table: every family we read, and how. A new family is one row here (a new field
+# of a reading is also its use: the row names it).
+# fmt: off
+FAMILY_TABLE: tuple[Family, ...] = (
+    # current name, legacy twin, role, component, reading, field, value range, labels
+    # Scheduler: each GPU's limits and allocations, pods' allocations, quotas.
+    Family(
+        "hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit", "mem_limit_bytes", "scheduler",
+        "device", "mem_limit_bytes", vr.DEVICE_MEMORY_LIMIT, *_DEVICE,
+    ),
+    Family(
+        "hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit", "core_limit", "scheduler",
+        "device", "core_limit", vr.CORE_LIMIT, *_DEVICE,
+    ),
+    Family(
+        "hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated", "mem_allocated_bytes",
+        "scheduler", "device", "mem_allocated_bytes", vr.DEVICE_MEMORY, *_DEVICE,
+    ),
+    Family(
+        "hami_gpu_shared_count", "GPUDeviceSharedNum", "shared_count", "scheduler",
+        "device", "shared_count", vr.SLOTS, *_DEVICE,
+    ),
+    Family(
+        "hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated", "core_allocated",
+        "scheduler", "device", "core_allocated", vr.CORES, *_DEVICE,
+    ),
+    Family(
+        "hami_node_gpu_overview", "nodeGPUOverview", "overview_mem_allocated_bytes",
+        "scheduler", "device", "overview_mem_allocated_bytes", vr.DEVICE_MEMORY,
+        _OVERVIEW_CURRENT, _OVERVIEW_LEGACY,
+    ),
+    Family(
+        "hami_node_gpu_memory_allocated_ratio", "nodeGPUMemoryPercentage", "mem_ratio",
+        "scheduler", "device", "mem_ratio", vr.RATIO, *_DEVICE,
+    ),
+    Family(
+        "hami_node_gpu_mig_instance_info", "nodeGPUMigInstance", "mig_instance", "scheduler",
+        "mig", None, None, *_DEVICE,
+    ),
+    Family(
+        "hami_resource_quota_used", "QuotaUsed", "quota_used", "scheduler",
+        "quota", "used", vr.QUOTA, _QUOTA_CURRENT, _QUOTA_LEGACY,
+    ),
+    Family(
+        "hami_resource_quota_limit", None, "quota_limit", "scheduler",
+        "quota", "limit_metric", vr.QUOTA_LIMIT,
         (("namespace", "namespace"), ("quota_name", "resource")),
-    )
-    specs["hami_host_gpu_memory_controller_utilization_ratio"] = FamilySpec(
-        "hami_host_gpu_memory_controller_utilization_ratio",
-        "host_memctl_utilization",
-        "monitor",
-        "current",
-        _HOST_CURRENT,
-    )
-    for part in ("context", "module", "buffer"):
-        name = f"hami_vgpu_memory_{part}_bytes"
-        specs[name] = FamilySpec(
-            name, f"container_mem_{part}_bytes", "monitor", "current", _VCONTAINER_CURRENT
+    ),
+    Family(
+        "hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated", "pod_mem_allocated_bytes",
+        "scheduler", "allocation", "mem_allocated_bytes", vr.DEVICE_MEMORY, *_POD,
+    ),
+    Family(
+        "hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated", "pod_core_allocated",
+        "scheduler", "allocation", "cores", vr.CORES, *_POD,
+    ),
+    # vGPU monitor: host GPUs and containers as measured.
+    Family(
+        "hami_host_gpu_memory_used_bytes", "HostGPUMemoryUsage", "host_mem_used_bytes",
+        "monitor", "host", "mem_used_bytes", vr.MONITOR_BYTES, *_HOST,
+    ),
+    Family(
+        "hami_host_gpu_utilization_ratio", "HostCoreUtilization", "host_utilization",
+        "monitor", "host", "utilization", vr.PERCENT, *_HOST,
+    ),
+    # No node label (HAMi #2616), so none is read: joined to the host GPUs by device UUID.
+    Family(
+        "hami_host_gpu_memory_controller_utilization_ratio", None, "host_memctl_utilization",
+        "monitor", "host", "memctl_utilization", vr.PERCENT, _HOST_CURRENT[1:],
+    ),
+    Family(
+        "hami_vgpu_memory_used_bytes", "vGPU_device_memory_usage_in_bytes",
+        "container_mem_used_bytes", "monitor", "container", "mem_used_bytes",
+        vr.MONITOR_BYTES, *_VCONTAINER,
+    ),
+    Family(
+        "hami_vgpu_memory_limit_bytes", "vGPU_device_memory_limit_in_bytes",
+        "container_mem_limit_bytes", "monitor", "container", "mem_limit_bytes",
+        vr.MONITOR_BYTES_LIMIT, *_VCONTAINER,
+    ),
+    # The same number as hami_vgpu_memory_used_bytes: it only fills where that one is missing.
+    Family(
+        "hami_container_device_memory_bytes", "Device_memory_desc_of_container",
+        "container_mem_desc_bytes", "monitor", "container", "mem_used_bytes",
+        vr.MONITOR_BYTES, *_VCONTAINER, fills_gaps=True,
+    ),
+    Family(
+        "hami_container_device_utilization_ratio", "Device_utilization_desc_of_container",
+        "container_sm_utilization", "monitor", "container", "sm_utilization",
+        vr.SUMMED_PERCENT, *_VCONTAINER,
+    ),
+    Family(
+        "hami_container_last_kernel_elapsed_seconds", "Device_last_kernel_of_container",
+        "container_last_kernel_seconds", "monitor", "container", "last_kernel_seconds",
+        vr.SECONDS, *_VCONTAINER,
+    ),
+    # Descriptive: recognised and counted, but no value of theirs enters a total.
+    Family(
+        "hami_mig_device_info", "MigInfo", "container_mig_info", "monitor",
+        "container", None, None, *_VCONTAINER,
+    ),
+    *(
+        Family(
+            f"hami_vgpu_memory_{part}_bytes", None, f"container_mem_{part}_bytes", "monitor",
+            "container", None, None, _VCONTAINER_CURRENT,
         )
-    # HAMi v2.7 deprecated families: recognised as HAMi, values not used (superseded).
-    for name in ("vGPUPodsDeviceAllocated", "vGPUMemoryPercentage", "vGPUCorePercentage"):
-        specs[name] = FamilySpec(name, "deprecated", "scheduler", "legacy", ())
-    specs["hami_build_info"] = FamilySpec("hami_build_info", "build_info", "build", "none", ())
-    return specs
+        for part in ("context", "module", "buffer")
+    ),
+    Family("hami_build_info", None, "build_info", "build", "build", None, None, ()),
+)
+# fmt: on
+# HAMi v2.7 deprecated families: recognised as HAMi, values not used (superseded).
+_DEPRECATED = (
+    FamilySpec(name, "deprecated", "scheduler", "legacy", ())
+    for name in ("vGPUPodsDeviceAllocated", "vGPUMemoryPercentage", "vGPUCorePercentage")
+)
 
-
-FAMILIES: dict[str, FamilySpec] = _specs()
+FAMILIES: dict[str, FamilySpec] = {
+    spec.name: spec
+    for spec in (*(s for family in FAMILY_TABLE for s in family.specs()), *_DEPRECATED)
+}
 
 _COUNTER_SUFFIX = "_total"
 
@@ -328,20 +312,3 @@ def family_spec(sample_name: str) -> FamilySpec | None:
     if spec is None and sample_name.endswith(_COUNTER_SUFFIX):
         spec = FAMILIES.get(sample_name[: -len(_COUNTER_SUFFIX)])
     return spec
-
-
-SCHEDULER_ALLOCATION_ROLES = frozenset(
-    {
-        "mem_limit_bytes",
-        "core_limit",
-        "mem_allocated_bytes",
-        "shared_count",
-        "core_allocated",
-        "overview_mem_allocated_bytes",
-        "mem_ratio",
-        "quota_used",
-        "quota_limit",
-        "pod_mem_allocated_bytes",
-        "pod_core_allocated",
-    }
-)

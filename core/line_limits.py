@@ -14,9 +14,9 @@ The screen is cheap on ordinary text: it jumps ahead ``_INSPECT_CHARS`` at a tim
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from core.errors import shorten_line
-from core.record import Record
 
 MAX_LINE_CHARS = 16_384
 MAX_LABELS_PER_SERIES = 200
@@ -28,7 +28,8 @@ _QUOTED = re.compile(r'"(?:[^"\\]++|\\.)*+"?+')
 _SHOWN_SERIES_CHARS = 60
 
 
-class OverLimitLine(Record):
+@dataclass(frozen=True, slots=True)
+class OverLimitLine:
     """A line left out because it breaks a size limit."""
 
     line_no: int  # 1-based
@@ -37,7 +38,8 @@ class OverLimitLine(Record):
     text_name: str = ""  # which text, when there are several ("vGPU monitor text 2")
 
 
-class ScreenedText(Record):
+@dataclass(frozen=True, slots=True)
+class ScreenedText:
     text: str  # the input with every over-limit line made blank (the same object if none)
     over_limit: tuple[OverLimitLine, ...]
 

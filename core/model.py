@@ -285,27 +285,6 @@ class RuntimeSection:
     missing_monitors: tuple[str, ...] = ()
 
 
-class SlotRecord:
-    """Base of ``core.readings``' reading rows (classes with slots whose fields are
-    ``_FIELDS``): equal to another of its class with equal fields, and shown by them."""
-
-    __slots__ = ()
-    _FIELDS: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, field) for field in self._FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, SlotRecord)
-        return self._values() == other._values()
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f}={v!r}" for f, v in zip(self._FIELDS, self._values(), strict=True))
-        return f"{type(self).__name__}({shown})"
-
-
 @dataclass(frozen=True, slots=True)
 class GpuReading:
     """One GPU row of nvidia-smi output as seen inside a container."""

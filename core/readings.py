@@ -12,17 +12,17 @@ each allocation is counted once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import starmap
 from operator import attrgetter, itemgetter
 from typing import Protocol, cast
 
-from core.families import FAMILIES, SCHEDULER_ALLOCATION_ROLES, FamilySpec, family_spec
-from core.model import InputProblem, SlotRecord
-from core.record import Record
-from core.sample_screen import BYTES_PER_MIB as BYTES_PER_MIB
+from core.families import FAMILIES, FamilySpec, family_spec
+from core.model import InputProblem
 from core.sample_screen import UniqueColumns, screen_family
+from core.value_ranges import BYTES_PER_MIB as BYTES_PER_MIB
 
 DeviceKey = tuple[str, str]  # (node, device_uuid)
 AllocationKey = tuple[str, str, str, str]  # (namespace, pod, container_index, device_uuid)
@@ -33,170 +33,91 @@ ContainerKey = tuple[str, str, str, str, str]  # (ns, pod, container, vdevice_in
 _REPEATED_UUID_SEPARATOR = "\x00#"
 
 
-class _Slots(SlotRecord):
-    """A mutable record whose fields are its slots, in order.
-
-    The readings are filled in field by field as the families are read. They (and the surfaces
-    and family rows below) are written out rather than made dataclasses, which compile
-    generated methods at every import.
-    """
-
-    __slots__: tuple[str, ...] = ()
-
-    def __init_subclass__(cls) -> None:
-        super().__init_subclass__()
-        cls._FIELDS = cls.__slots__
+# The readings are filled in family by family as the rows are read: mutable, slotted
+# dataclasses. Each starts with what identifies it; its values start unknown (None).
 
 
-class DeviceReading(_Slots):
-    __slots__ = (
-        "core_allocated",
-        "core_limit",
-        "device_index",
-        "device_type",
-        "device_uuid",
-        "mem_allocated_bytes",
-        "mem_limit_bytes",
-        "mem_ratio",
-        "node",
-        "overview_mem_allocated_bytes",
-        "overview_mem_limit_mib",
-        "overview_shared_count",
-        "shared_count",
-    )
-
-    def __init__(self, node: str, device_uuid: str, device_index: str, device_type: str) -> None:
-        self.node = node
-        self.device_uuid = device_uuid
-        self.device_index = device_index
-        self.device_type = device_type
-        self.mem_limit_bytes: float | None = None
-        self.core_limit: float | None = None
-        self.mem_allocated_bytes: float | None = None
-        self.core_allocated: float | None = None
-        self.shared_count: float | None = None
-        self.mem_ratio: float | None = None
-        self.overview_mem_allocated_bytes: float | None = None
-        self.overview_mem_limit_mib: float | None = None
-        self.overview_shared_count: float | None = None
+@dataclass(slots=True)
+class DeviceReading:
+    node: str
+    device_uuid: str
+    device_index: str
+    device_type: str
+    mem_limit_bytes: float | None = None
+    core_limit: float | None = None
+    mem_allocated_bytes: float | None = None
+    core_allocated: float | None = None
+    shared_count: float | None = None
+    mem_ratio: float | None = None
+    overview_mem_allocated_bytes: float | None = None
+    overview_mem_limit_mib: float | None = None
+    overview_shared_count: float | None = None
 
 
-class AllocationReading(_Slots):
-    __slots__ = (
-        "container_index",
-        "cores",
-        "device_uuid",
-        "mem_allocated_bytes",
-        "namespace",
-        "node",
-        "pod",
-    )
-
-    def __init__(
-        self, namespace: str, pod: str, container_index: str, device_uuid: str, node: str
-    ) -> None:
-        self.namespace = namespace
-        self.pod = pod
-        self.container_index = container_index
-        self.device_uuid = device_uuid
-        self.node = node
-        self.mem_allocated_bytes: float | None = None
-        self.cores: float | None = None
+@dataclass(slots=True)
+class AllocationReading:
+    namespace: str
+    pod: str
+    container_index: str
+    device_uuid: str
+    node: str
+    mem_allocated_bytes: float | None = None
+    cores: float | None = None
 
 
-class QuotaReading(_Slots):
-    __slots__ = ("limit_label", "limit_metric", "namespace", "resource", "used")
-
-    def __init__(self, namespace: str, resource: str) -> None:
-        self.namespace = namespace
-        self.resource = resource
-        self.used: float | None = None
-        self.limit_label: str | None = None
-        self.limit_metric: float | None = None
+@dataclass(slots=True)
+class QuotaReading:
+    namespace: str
+    resource: str
+    used: float | None = None
+    limit_label: str | None = None
+    limit_metric: float | None = None
 
 
-class HostGpuReading(_Slots):
-    __slots__ = (
-        "device_index",
-        "device_type",
-        "device_uuid",
-        "mem_used_bytes",
-        "memctl_utilization",
-        "node",
-        "utilization",
-    )
-
-    def __init__(self, node: str, device_uuid: str, device_index: str, device_type: str) -> None:
-        self.node = node
-        self.device_uuid = device_uuid
-        self.device_index = device_index
-        self.device_type = device_type
-        self.mem_used_bytes: float | None = None
-        self.utilization: float | None = None
-        self.memctl_utilization: float | None = None
+@dataclass(slots=True)
+class HostGpuReading:
+    node: str
+    device_uuid: str
+    device_index: str
+    device_type: str
+    mem_used_bytes: float | None = None
+    utilization: float | None = None
+    memctl_utilization: float | None = None
 
 
-class ContainerRuntimeReading(_Slots):
-    __slots__ = (
-        "container",
-        "device_uuid",
-        "last_kernel_seconds",
-        "mem_limit_bytes",
-        "mem_used_bytes",
-        "namespace",
-        "pod",
-        "sm_utilization",
-        "vdevice_index",
-    )
-
-    def __init__(
-        self, namespace: str, pod: str, container: str, vdevice_index: str, device_uuid: str
-    ) -> None:
-        self.namespace = namespace
-        self.pod = pod
-        self.container = container
-        self.vdevice_index = vdevice_index
-        self.device_uuid = device_uuid
-        self.mem_used_bytes: float | None = None
-        self.mem_limit_bytes: float | None = None
-        self.sm_utilization: float | None = None
-        self.last_kernel_seconds: float | None = None
+@dataclass(slots=True)
+class ContainerRuntimeReading:
+    namespace: str
+    pod: str
+    container: str
+    vdevice_index: str
+    device_uuid: str
+    mem_used_bytes: float | None = None
+    mem_limit_bytes: float | None = None
+    sm_utilization: float | None = None
+    last_kernel_seconds: float | None = None
 
 
-class SurfaceReadings(_Slots):
+@dataclass(slots=True)
+class SurfaceReadings:
     """Readings of one surface (current or legacy names)."""
 
-    __slots__ = (
-        "allocations",
-        "containers",
-        "devices",
-        "host_gpus",
-        "last_allocation_rows",
-        "last_device_rows",
-        "memctl_by_uuid",
-        "quota_limit_family_seen",
-        "quotas",
-        "repeated_uuids",
-    )
-
-    def __init__(self) -> None:
-        self.devices: dict[DeviceKey, DeviceReading] = {}
-        self.allocations: dict[AllocationKey, AllocationReading] = {}
-        self.quotas: dict[QuotaKey, QuotaReading] = {}
-        self.host_gpus: dict[DeviceKey, HostGpuReading] = {}
-        self.containers: dict[ContainerKey, ContainerRuntimeReading] = {}
-        self.memctl_by_uuid: dict[str, float] = {}
-        self.repeated_uuids: dict[DeviceKey, None] = {}
-        self.quota_limit_family_seen = False
-        # The field column and devices of the last device family read (see ``_devices``).
-        self.last_device_rows: tuple[list[tuple[str, ...]], list[DeviceReading]] = ([], [])
-        self.last_allocation_rows: tuple[list[tuple[str, ...]], list[AllocationReading]] = (
-            [],
-            [],
-        )
+    devices: dict[DeviceKey, DeviceReading] = field(default_factory=dict)
+    allocations: dict[AllocationKey, AllocationReading] = field(default_factory=dict)
+    quotas: dict[QuotaKey, QuotaReading] = field(default_factory=dict)
+    host_gpus: dict[DeviceKey, HostGpuReading] = field(default_factory=dict)
+    containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
+    # Host values of families without a node label: field -> device UUID -> value.
+    host_values_by_uuid: dict[str, dict[str, float]] = field(default_factory=dict)
+    repeated_uuids: dict[DeviceKey, None] = field(default_factory=dict)
+    quota_limit_family_seen: bool = False
+    # The field column and devices of the last device family read (see ``_devices``).
+    last_device_rows: tuple[list[tuple[str, ...]], list[DeviceReading]] = ([], [])
+    last_allocation_rows: tuple[list[tuple[str, ...]], list[AllocationReading]] = ([], [])
 
 
-class MetricsReadings(Record):
+@dataclass(frozen=True, slots=True)
+class MetricsReadings:
     """Everything read from one or more expositions, surfaces already merged."""
 
     devices: dict[DeviceKey, DeviceReading]
@@ -236,15 +157,13 @@ class _SampleLike(Protocol):
 Columns = tuple[list[tuple[str, ...]], list[float]]
 
 
-class FamilyRows(_Slots):
+@dataclass(slots=True)
+class FamilyRows:
     """The samples of the HAMi families of one or more texts, as canonical field tuples."""
 
-    __slots__ = ("counts", "foreign", "rows")
-
-    def __init__(self) -> None:
-        self.rows: dict[str, Columns] = {}
-        self.counts: dict[str, int] = {}
-        self.foreign: dict[str, None] = {}
+    rows: dict[str, Columns] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    foreign: dict[str, None] = field(default_factory=dict)
 
     def add_family(self, name: str, fields: list[tuple[str, ...]], values: list[float]) -> None:
         have = self.rows.get(name)
@@ -305,78 +224,10 @@ def rows_from_samples(samples: Iterable[_SampleLike]) -> FamilyRows:
     return out
 
 
-_DeviceSetter = Callable[[Sequence[DeviceReading], Sequence[float]], None]
-_AllocationSetter = Callable[[Sequence[AllocationReading], Sequence[float]], None]
-# One function per value attribute that whole columns are set to: a loop storing a named
-# slot runs in about half the instructions of setattr(), which looks the name up every time.
-# (Written out, not generated, so nothing is compiled at import; devices and allocations have
-# functions of their own, as a store specialises to one class.)
-
-
-def _set_device_mem_limit_bytes(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
-    for dev, value in zip(devices, values, strict=True):
-        dev.mem_limit_bytes = value
-
-
-def _set_device_core_limit(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
-    for dev, value in zip(devices, values, strict=True):
-        dev.core_limit = value
-
-
-def _set_device_mem_allocated_bytes(
-    devices: Sequence[DeviceReading], values: Sequence[float]
-) -> None:
-    for dev, value in zip(devices, values, strict=True):
-        dev.mem_allocated_bytes = value
-
-
-def _set_device_core_allocated(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
-    for dev, value in zip(devices, values, strict=True):
-        dev.core_allocated = value
-
-
-def _set_device_shared_count(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
-    for dev, value in zip(devices, values, strict=True):
-        dev.shared_count = value
-
-
-def _set_device_mem_ratio(devices: Sequence[DeviceReading], values: Sequence[float]) -> None:
-    for dev, value in zip(devices, values, strict=True):
-        dev.mem_ratio = value
-
-
-def _set_device_overview_mem_allocated_bytes(
-    devices: Sequence[DeviceReading], values: Sequence[float]
-) -> None:
-    for dev, value in zip(devices, values, strict=True):
-        dev.overview_mem_allocated_bytes = value
-
-
-def _set_allocation_mem_allocated_bytes(
-    allocs: Sequence[AllocationReading], values: Sequence[float]
-) -> None:
-    for alloc, value in zip(allocs, values, strict=True):
-        alloc.mem_allocated_bytes = value
-
-
-def _set_allocation_cores(allocs: Sequence[AllocationReading], values: Sequence[float]) -> None:
-    for alloc, value in zip(allocs, values, strict=True):
-        alloc.cores = value
-
-
-_DEVICE_SETTERS: dict[str, _DeviceSetter] = {
-    "mem_limit_bytes": _set_device_mem_limit_bytes,
-    "core_limit": _set_device_core_limit,
-    "mem_allocated_bytes": _set_device_mem_allocated_bytes,
-    "core_allocated": _set_device_core_allocated,
-    "shared_count": _set_device_shared_count,
-    "mem_ratio": _set_device_mem_ratio,
-    "overview_mem_allocated_bytes": _set_device_overview_mem_allocated_bytes,
-}
-_ALLOCATION_SETTERS: dict[str, _AllocationSetter] = {
-    "pod_mem_allocated_bytes": _set_allocation_mem_allocated_bytes,
-    "pod_core_allocated": _set_allocation_cores,
-}
+def _set_column(readings: Sequence[object], attr: str, values: Sequence[float]) -> None:
+    """Set one field of each reading to the value in the same place."""
+    for reading, value in zip(readings, values, strict=True):
+        setattr(reading, attr, value)
 
 
 @lru_cache(maxsize=1024)
@@ -401,11 +252,7 @@ _TYPE_OF = attrgetter("device_type")
 
 
 def _devices(
-    surface: SurfaceReadings,
-    rows: Columns,
-    set_values: _DeviceSetter,
-    labelled: bool,
-    pairs: _Keys = None,
+    surface: SurfaceReadings, rows: Columns, attr: str, labelled: bool, pairs: _Keys = None
 ) -> None:
     """Set the family's value of the devices of the rows; ``labelled`` when the family has
     the overview's memory-limit and shared-count labels."""
@@ -414,12 +261,12 @@ def _devices(
     # Families with one label set list the same devices in the same order, since the Go client
     # sorts series by label values: one list comparison then replaces a lookup per sample.
     if fields is last_fields or fields == last_fields:
-        set_values(last_devices, values)
+        _set_column(last_devices, attr, values)
         return
     in_order = _device_column(surface.devices, fields, pairs)
     if in_order is None:
         in_order = _devices_one_by_one(surface, fields)
-    set_values(in_order, values)
+    _set_column(in_order, attr, values)
     if labelled:
         _overview_labels(in_order, fields)
     surface.last_device_rows = (fields, in_order)
@@ -510,18 +357,16 @@ _CONTAINER_INDEX = itemgetter(2)
 _ALLOCATION_KEY = itemgetter(0, 1, 2, 3)
 
 
-def _allocations(
-    surface: SurfaceReadings, rows: Columns, set_values: _AllocationSetter, keys: _Keys = None
-) -> None:
+def _allocations(surface: SurfaceReadings, rows: Columns, attr: str, keys: _Keys = None) -> None:
     fields, values = rows
     last_fields, last_allocations = surface.last_allocation_rows
     if fields is last_fields or fields == last_fields:  # as for devices
-        set_values(last_allocations, values)
+        _set_column(last_allocations, attr, values)
         return
     in_order = _allocation_column(surface.allocations, fields, keys)
     if in_order is None:
         in_order = _allocations_one_by_one(surface.allocations, fields)
-    set_values(in_order, values)
+    _set_column(in_order, attr, values)
     surface.last_allocation_rows = (fields, in_order)
 
 
@@ -558,51 +403,31 @@ def _allocations_one_by_one(
     return in_order
 
 
-def _quotas(surface: SurfaceReadings, rows: Columns, role: str) -> None:
+def _quotas(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
     quotas = surface.quotas
     for (namespace, resource, limit), value in zip(*rows, strict=True):
         quota = quotas.get((namespace, resource))
         if quota is None:
             quota = quotas[(namespace, resource)] = QuotaReading(namespace, resource)
-        if role == "quota_used":
-            quota.used = value
+        setattr(quota, attr, value)
+        if attr == "used":  # the used family also carries the limit, in a label
             quota.limit_label = limit
-        else:
-            quota.limit_metric = value
 
 
-def _containers(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
+def _containers(surface: SurfaceReadings, rows: Columns, attr: str, fills_gaps: bool) -> None:
     containers = surface.containers
     for fields, value in zip(*rows, strict=True):
         key = _container_key(fields)
         row = containers.get(key)
         if row is None:
             row = containers[key] = ContainerRuntimeReading(*key)
-        setattr(row, attr, value)
+        if not fills_gaps or getattr(row, attr) is None:
+            setattr(row, attr, value)
 
 
 def _container_key(fields: tuple[str, ...]) -> ContainerKey:
     namespace, pod, container, vdevice_index, uuid = fields
     return (namespace, pod, container, vdevice_index, uuid)
-
-
-_HOST_ATTRS = {"host_mem_used_bytes": "mem_used_bytes", "host_utilization": "utilization"}
-_CONTAINER_ATTRS = {
-    "container_mem_used_bytes": "mem_used_bytes",
-    "container_mem_limit_bytes": "mem_limit_bytes",
-    "container_sm_utilization": "sm_utilization",
-    "container_last_kernel_seconds": "last_kernel_seconds",
-}
-# Descriptive families: recognised and counted, but no value of theirs enters a total.
-_NOT_SUMMED_ROLES = frozenset(
-    {
-        "deprecated",
-        "container_mig_info",
-        "container_mem_context_bytes",
-        "container_mem_module_bytes",
-        "container_mem_buffer_bytes",
-    }
-)
 
 
 def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
@@ -615,8 +440,9 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     # Legacy first, current last: nothing depends on the order, the merge below decides.
     for name, (all_fields, all_values) in family_rows.rows.items():
         spec = FAMILIES[name]
-        fields, values, found, keys = screen_family(name, all_fields, all_values, unique_columns)
-        problems.extend(found)
+        screened = screen_family(name, all_fields, all_values, unique_columns)
+        fields, values, keys = screened.fields, screened.values, screened.keys
+        problems.extend(screened.problems)
         if not values:
             continue
         if spec.component == "build":
@@ -624,17 +450,18 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
             continue
         seen.components.add(spec.component)
         seen.surfaces.add(spec.surface)
-        if spec.role in SCHEDULER_ALLOCATION_ROLES:
+        if spec.component == "scheduler" and spec.field is not None:
             seen.allocation_families = True
-        if spec.role == "mig_instance":
+        if spec.reading == "mig":
             seen.mig_instances += len(values)
         else:
-            _read_role(surfaces[spec.surface], name, spec.role, (fields, values), keys)
+            _read_family(surfaces[spec.surface], spec, (fields, values), keys)
     cur, leg = surfaces["current"], surfaces["legacy"]
     for surface in (cur, leg):
-        for host in surface.host_gpus.values():
-            if host.memctl_utilization is None:
-                host.memctl_utilization = surface.memctl_by_uuid.get(host.device_uuid)
+        for attr, by_uuid in surface.host_values_by_uuid.items():
+            for host in surface.host_gpus.values():
+                if getattr(host, attr) is None:
+                    setattr(host, attr, by_uuid.get(host.device_uuid))
     foreign = tuple(family_rows.foreign)
     return MetricsReadings(
         devices=_merge(cur.devices, leg.devices, _DEVICE_FIELDS),
@@ -656,57 +483,47 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
     )
 
 
+@dataclass(slots=True)
 class _Seen:
     """What the families of an input show beside their readings."""
 
-    __slots__ = ("allocation_families", "components", "hami_version", "mig_instances", "surfaces")
-
-    def __init__(self) -> None:
-        self.surfaces: set[str] = set()
-        self.components: set[str] = set()
-        self.hami_version: str | None = None
-        self.allocation_families = False
-        self.mig_instances = 0
+    surfaces: set[str] = field(default_factory=set)
+    components: set[str] = field(default_factory=set)
+    hami_version: str | None = None
+    allocation_families: bool = False
+    mig_instances: int = 0
 
 
-def _read_role(
-    surface: SurfaceReadings, name: str, role: str, rows: Columns, keys: _Keys = None
+def _read_family(
+    surface: SurfaceReadings, spec: FamilySpec, rows: Columns, keys: _Keys = None
 ) -> None:
-    """Put the usable rows of the family ``name`` into the readings its role fills; ``keys``
-    are the rows' identity keys if the sample screen built them (``ScreenedFamily.keys``)."""
-    if role in _DEVICE_SETTERS:
-        labelled = role == "overview_mem_allocated_bytes"
-        _devices(surface, rows, _DEVICE_SETTERS[role], labelled, keys)
-    elif role in _ALLOCATION_SETTERS:
-        _allocations(surface, rows, _ALLOCATION_SETTERS[role], keys)
-    elif role in ("quota_used", "quota_limit"):
-        if role == "quota_limit":
+    """Put the usable rows of one family into the readings its table row names; ``keys`` are
+    the rows' identity keys if the sample screen built them (``ScreenedFamily.keys``)."""
+    attr = spec.field
+    if attr is None:
+        return  # descriptive: counted, never summed
+    if spec.reading == "device":
+        # The overview also carries each GPU's memory limit (and up to v2.9 its shared count)
+        # in labels.
+        labelled = "device_memory_limit" in spec.canonical_labels
+        _devices(surface, rows, attr, labelled, keys)
+    elif spec.reading == "allocation":
+        _allocations(surface, rows, attr, keys)
+    elif spec.reading == "quota":
+        if attr == "limit_metric":
             surface.quota_limit_family_seen = True
-        _quotas(surface, rows, role)
-    elif role in _HOST_ATTRS:
-        _hosts(surface, rows, _HOST_ATTRS[role])
-    elif role == "host_memctl_utilization":
-        # The family has no node label (HAMi #2616): it is joined to hosts by device UUID.
-        for fields, value in zip(*rows, strict=True):
-            surface.memctl_by_uuid[fields[1]] = value
-    elif role in _CONTAINER_ATTRS:
-        _containers(surface, rows, _CONTAINER_ATTRS[role])
-    elif role == "container_mem_desc_bytes":
-        _container_memory_gaps(surface, rows)
-    elif role not in _NOT_SUMMED_ROLES:
-        raise AssertionError(f"family {name} has no reader for role {role}")
-
-
-def _container_memory_gaps(surface: SurfaceReadings, rows: Columns) -> None:
-    """The device memory descriptor holds the same number as hami_vgpu_memory_used_bytes: it
-    only fills a container's used memory where that family is missing."""
-    for fields, value in zip(*rows, strict=True):
-        key = _container_key(fields)
-        row = surface.containers.get(key)
-        if row is None:
-            row = surface.containers[key] = ContainerRuntimeReading(*key)
-        if row.mem_used_bytes is None:
-            row.mem_used_bytes = value
+        _quotas(surface, rows, attr)
+    elif spec.reading == "host":
+        if "node" in spec.canonical_labels:
+            _hosts(surface, rows, attr)
+        else:  # joined to the host GPUs by device UUID once every family is read
+            by_uuid = surface.host_values_by_uuid.setdefault(attr, {})
+            for fields, value in zip(*rows, strict=True):
+                by_uuid[fields[1]] = value
+    elif spec.reading == "container":
+        _containers(surface, rows, attr, spec.fills_gaps)
+    else:
+        raise AssertionError(f"family {spec.name} has no reader for {spec.reading}")
 
 
 def _fill(target: object, source: object, names: Iterable[str]) -> None:

@@ -12,8 +12,7 @@ Only foreign families are judged here; which families are HAMi's is ``core.famil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-
-from core.record import Record
+from dataclasses import dataclass
 
 __all__ = [
     "HAMI_WEBUI_FAMILIES",
@@ -74,14 +73,16 @@ _WEBUI_LABELS = frozenset({"provider", "device_no", "container_pod_uuid", "names
 _DCGM_LABELS = frozenset({"modelName", "UUID", "Hostname", "DCGM_FI_DRIVER_VERSION"})
 
 
-class ForeignMetrics(Record):
+@dataclass(frozen=True, slots=True)
+class ForeignMetrics:
     """What a text without HAMi families looks like."""
 
     kind: str  # short id: hami-webui, dcgm, kube-state-metrics, cadvisor, node-exporter, ...
     sentence: str  # what it is, with examples, and how to get HAMi's scheduler metrics
 
 
-class _Kind(Record):
+@dataclass(frozen=True, slots=True)
+class _Kind:
     kind: str
     matches: Callable[[str], bool]
     label: str  # completes "These look like ..."

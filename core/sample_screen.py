@@ -1,11 +1,11 @@
 """Which sample values a HAMi exporter can write, and setting aside those it cannot.
 
-HAMi's scheduler keeps device memory as a 32-bit count of MiB, cores and task slots as 32-bit
-integers, and quota figures as 64-bit integers; the vGPU monitor reports bytes from NVML and
-HAMi-core as unsigned 64-bit counters and a GPU's utilisation as 0-100. A value outside those
-ranges (NaN, an infinity, a negative number, 1e308, 2.5 task slots), or a second sample of a series
-already read, cannot come from a working exporter: summing it would crash a summary or make its
-totals lie. Such samples are left out of every figure and named, so the report can say so.
+Each family of the family table names the range its values fall in (``core.value_ranges``:
+32-bit MiB, core and slot counts, 64-bit quotas, the vGPU monitor's 64-bit byte counters, 0-100
+utilisation). A value outside its range (NaN, an infinity, a negative number, 1e308, 2.5 task
+slots), or a second sample of a series already read, cannot come from a working exporter:
+summing it would crash a summary or make its totals lie. Such samples are left out of every
+figure and named, so the report can say so.
 
 Tighter "plausible hardware" bounds are deliberately not used: AWS Neuron reports its cores as
 a bit mask, legacy AMD families as raw compute units, and deviceCoreScaling and
@@ -18,73 +18,19 @@ import math
 import sys
 from array import array
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 from typing import cast
 
 from core.families import FAMILIES, FamilySpec
 from core.model import InputProblem
-from core.record import Record
+from core.value_ranges import INT32_MAX, INT64_MAX, ValueRange
 
-BYTES_PER_MIB = 1024.0 * 1024.0
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
-UINT64_MAX = 2**64 - 1
 REPEAT_REASON = "a repeat of a series already read, with the same value"
 # Longest label value shown in a message: enough to recognise a pod or UUID.
 _SHOWN_LABEL_CHARS = 64
 
-
-class ValueRange(Record):
-    """The values one kind of series can take: 0 up to ``upper``; ``whole`` for counts."""
-
-    upper: float
-    ceiling: str  # the upper bound in words, for the message
-    whole: bool = False
-
-
-_DEVICE_MEMORY = ValueRange(
-    INT32_MAX * BYTES_PER_MIB, "2,147,483,647 MiB, the most HAMi's 32-bit MiB count holds"
-)
-_CORES = ValueRange(INT32_MAX, "2,147,483,647, the most HAMi's 32-bit core count holds")
-# Limits are what shares are taken of, and HAMi keeps every one as a whole count (MiB times
-# 1,048,576 bytes, core points, quota units): a fractional one cannot come from an exporter,
-# and a tiny one (4e-320) would make the share of it infinite.
-_DEVICE_MEMORY_LIMIT = ValueRange(_DEVICE_MEMORY.upper, _DEVICE_MEMORY.ceiling, True)
-_CORE_LIMIT = ValueRange(_CORES.upper, _CORES.ceiling, True)
-_SLOTS = ValueRange(INT32_MAX, "2,147,483,647, the most HAMi's 32-bit slot count holds", True)
-# Used MiB over total MiB, both 32-bit counts; above 1 means over-allocated.
-_RATIO = ValueRange(INT32_MAX, "2,147,483,647, the largest ratio of two 32-bit MiB counts")
-_QUOTA = ValueRange(INT64_MAX, "9,223,372,036,854,775,807, the most a 64-bit quota holds")
-_QUOTA_LIMIT = ValueRange(_QUOTA.upper, _QUOTA.ceiling, True)
-_MONITOR_BYTES = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 bytes (a 64-bit counter)")
-_MONITOR_BYTES_LIMIT = ValueRange(_MONITOR_BYTES.upper, _MONITOR_BYTES.ceiling, True)
-_PERCENT = ValueRange(100.0, "100%")  # NVML utilisation of a whole GPU
-# A container's SM utilisation sums the samples of its processes, which need not stay at 100.
-_SUMMED_PERCENT = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 (a 64-bit sum)")
-_SECONDS = ValueRange(INT64_MAX, "9,223,372,036,854,775,807 seconds")
-
-VALUE_RANGES: dict[str, ValueRange] = {
-    "mem_limit_bytes": _DEVICE_MEMORY_LIMIT,
-    "mem_allocated_bytes": _DEVICE_MEMORY,
-    "overview_mem_allocated_bytes": _DEVICE_MEMORY,
-    "pod_mem_allocated_bytes": _DEVICE_MEMORY,
-    "core_limit": _CORE_LIMIT,
-    "core_allocated": _CORES,
-    "pod_core_allocated": _CORES,
-    "shared_count": _SLOTS,
-    "mem_ratio": _RATIO,
-    "quota_used": _QUOTA,
-    "quota_limit": _QUOTA_LIMIT,
-    "host_mem_used_bytes": _MONITOR_BYTES,
-    "container_mem_used_bytes": _MONITOR_BYTES,
-    "container_mem_limit_bytes": _MONITOR_BYTES_LIMIT,
-    "container_mem_desc_bytes": _MONITOR_BYTES,
-    "host_utilization": _PERCENT,
-    "host_memctl_utilization": _PERCENT,
-    "container_sm_utilization": _SUMMED_PERCENT,
-    "container_last_kernel_seconds": _SECONDS,
-}
 
 # What makes two samples of one family the same series (the readings' identity rules): a
 # second sample with the same identity would silently replace the first.
@@ -94,13 +40,7 @@ _DEVICE_IDENTITY = itemgetter(0, 1, 2)
 # one family is then known to be so for the next family with that column (``UniqueColumns``).
 _QUOTA_IDENTITY = itemgetter(0, 1)  # namespace, resource
 _POD_IDENTITY = itemgetter(0, 1, 2, 3)  # namespace, pod, container index, UUID
-_IDENTITIES: dict[str, Callable[[tuple[str, ...]], Hashable]] = {
-    "quota_used": _QUOTA_IDENTITY,
-    "quota_limit": _QUOTA_IDENTITY,
-    "host_memctl_utilization": itemgetter(1),  # no node label: the UUID alone
-    "pod_mem_allocated_bytes": _POD_IDENTITY,
-    "pod_core_allocated": _POD_IDENTITY,
-}
+_UUID_IDENTITY = itemgetter(1)
 _CONTAINER_INDEX = itemgetter(2)
 _NODE_UUID = itemgetter(0, 1)
 
@@ -110,19 +50,31 @@ def _pod_identity(fields: tuple[str, ...]) -> Hashable:
     return (fields[0], fields[1], fields[2] or "0", fields[3])
 
 
-# Labels holding numbers that are read: (role, field position, unit, largest value).
-_NUMERIC_LABELS: dict[str, tuple[int, str, float]] = {
-    "overview_mem_allocated_bytes": (4, "MiB", float(INT32_MAX)),
-    "quota_used": (2, "limit", float(INT64_MAX)),
+# Labels holding numbers that are read, by canonical name: (unit, largest value).
+_NUMERIC_LABELS: dict[str, tuple[str, float]] = {
+    "device_memory_limit": ("MiB", float(INT32_MAX)),
+    "limit": ("limit", float(INT64_MAX)),
 }
 
 
-def _identity(role: str) -> Callable[[tuple[str, ...]], Hashable]:
-    if role in _IDENTITIES:
-        return _IDENTITIES[role]
-    if role.startswith("container_"):
+def _identity(spec: FamilySpec) -> Callable[[tuple[str, ...]], Hashable]:
+    if spec.reading == "quota":
+        return _QUOTA_IDENTITY
+    if spec.reading == "allocation":
+        return _POD_IDENTITY
+    if spec.reading == "container":
         return tuple  # namespace, pod, container, vdevice index, UUID: every field
+    if "node" not in spec.canonical_labels:
+        return _UUID_IDENTITY  # a host family without a node label: the UUID alone
     return _DEVICE_IDENTITY
+
+
+def _numeric_label(spec: FamilySpec) -> tuple[int, str, float] | None:
+    """(field position, unit, largest value) of the numeric label the family has, if any."""
+    for canonical, (unit, largest) in _NUMERIC_LABELS.items():
+        if canonical in spec.canonical_labels:
+            return spec.fields.index(canonical), unit, largest
+    return None
 
 
 def prometheus_value(value: float) -> str:
@@ -258,8 +210,7 @@ class _Screen:
         return out
 
     def duplicates(self, skip: set[int], unique: UniqueColumns) -> set[int]:
-        role = self.spec.role
-        identity = _identity(role)
+        identity = _identity(self.spec)
         # A missing container index reads as "0" (as the readings key allocations), in both
         # pod families: a series without it repeats the one with index "0".
         if identity is _POD_IDENTITY and "" in map(_CONTAINER_INDEX, self.fields):
@@ -319,7 +270,8 @@ class _Screen:
                 self.fields[i] = (*fields[:position], "", *fields[position + 1 :])
 
 
-class ScreenedFamily(Record):
+@dataclass(frozen=True, slots=True)
+class ScreenedFamily:
     """The usable samples of one family, the problems of those left out, and the identity
     keys of the usable rows when the screen built them (None when it did not): (node, UUID)
     of a device family whose pairs are all distinct, and the identity of a pod family (its
@@ -343,13 +295,13 @@ def screen_family(
     families of one reading; ``fields`` and ``values`` are never changed in place.
     """
     spec = FAMILIES[name]
-    bounds = VALUE_RANGES.get(spec.role)
+    bounds = spec.value_range
     if bounds is None or not values:
         return ScreenedFamily(fields, values, [])  # descriptive families: never read
     screen = _Screen(spec, fields, values, [])
     left_out = screen.values_out_of_range(bounds)
     left_out |= screen.duplicates(left_out, {} if unique is None else unique)
-    label = _NUMERIC_LABELS.get(spec.role)
+    label = _numeric_label(spec)
     if label is not None:
         screen.numeric_label(left_out, *label)
     if left_out:

@@ -271,7 +271,6 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "core.errors",
             "core.model",
             "core.settings",
-            "core.record",
             "core.json_text",
             "core.text_decoding",
             "core.number_style",
@@ -282,6 +281,7 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "parse",
         (
+            "core.value_ranges",
             "core.families",
             "core.exposition",
             "core.line_limits",
