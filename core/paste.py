@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from core.errors import shorten_line
-from core.exposition import line_problem
+from core.exposition_lines import line_problem
 
 __all__ = ["CleanedPaste", "clean_paste"]
 

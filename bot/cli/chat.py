@@ -57,7 +57,7 @@ from bot.conversation.replies import (
 from bot.conversation.rich import Rich, plain
 from bot.conversation.service import Conversation
 from core.pending.describe import starts_pod_text
-from core.summary.build import human_size
+from core.summary.input_notes import human_size
 from core.text_decoding import decode_metrics_bytes
 from core.views.attention import Hints
 from core.views.pending_attention import pending_line

@@ -13,7 +13,7 @@ from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
 from core.settings import SettingsError
-from core.summary.build import human_size, input_problems_note
+from core.summary.input_notes import human_size, input_problems_note
 from core.text_decoding import decode_metrics_bytes
 from core.views import CSV_TABLES, render
 

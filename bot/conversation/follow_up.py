@@ -25,7 +25,7 @@ from bot.conversation.thread_filter import (
 )
 from bot.store.state import ClusterTarget
 from core.command_errors import failed_fetch_error
-from core.summary.build import HOW_TO_GET_METRICS
+from core.summary.input_notes import HOW_TO_GET_METRICS
 
 
 def follow_up(

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING
 
 from core.errors import InputError
+from core.exposition import RejectedLine
 from core.families import FAMILIES
-from core.fast_reader import read_go_exposition
 from core.line_limits import OverLimitLine, over_limit_note, screen_lines
+from core.metrics_reader import read_metrics
 from core.model import (
     ClusterOverview,
     GpuSummary,
-    InputProblem,
     InputReport,
     NamespaceSummary,
     NodeSummary,
@@ -38,9 +38,7 @@ from core.readings import (
     FamilyRows,
     MetricsReadings,
     read_family_rows,
-    rows_from_samples,
 )
-from core.sample_screen import REPEAT_REASON
 from core.settings import DEFAULT_SETTINGS, Settings, Thresholds
 from core.summary.capacity import FractionSlices, build_capacity, capacity_answer, fraction_slices
 from core.summary.checks import build_checks
@@ -48,33 +46,23 @@ from core.summary.columns import GpuColumns
 from core.summary.devices import build_gpus, build_nodes, gpu_order, percent
 from core.summary.filtered import filter_summary
 from core.summary.idle import idle_allocations
+from core.summary.input_notes import (
+    device_series_gap_note,
+    human_size,
+    input_problems_note,
+    lift_warnings,
+    no_hami_error,
+    nothing_usable_error,
+    nothing_within_limits_error,
+    summary_notes,
+    unreadable_lines_note,
+)
 from core.summary.models import build_models, largest_whole_job
 from core.summary.patterns import build_findings, distribution
 from core.summary.runtime import build_runtime
 from core.summary.tenants import Fleet
 from core.summary.workloads import AllocationsInOrder, build_namespaces, build_workloads
-from core.text_decoding import looks_like_utf16_read_as_utf8
 
-if TYPE_CHECKING:
-    from core.exposition import RejectedLine
-
-ALLOCATION_ONLY_NOTE = (
-    "This report reflects scheduler allocation state for vGPU share and GPU memory, not "
-    "instantaneous GPU utilisation."
-)
-RUNTIME_ONLY_NOTE = (
-    "Scheduler allocation metrics are absent: only vGPU monitor (runtime) families were found, so "
-    "namespace and device allocation conclusions are incomplete. Add the scheduler's /metrics "
-    "(Service port 'monitor') for allocation figures."
-)
-# Scheduler families that hold no allocation (MIG instances, deprecated families) without the
-# allocation families themselves: a fragment, not a monitor export.
-NO_ALLOCATION_NOTE = (
-    "Scheduler allocation metrics are absent: the scheduler families found hold no allocation "
-    "(e.g. MIG instances or deprecated families), so namespace and device allocation "
-    "conclusions cannot be drawn. Paste or scrape the scheduler's whole /metrics (Service port "
-    "'monitor') for allocation figures."
-)
 # Families whose values make a GPU's four figures (limits and allocations of cores and memory).
 DEVICE_FIGURE_ROLES = frozenset(
     {
@@ -91,12 +79,6 @@ NO_DEVICES_ANSWER = (
     "Unknown: the input has no scheduler device series, so free capacity cannot be judged; "
     "add the scheduler's /metrics (Service port 'monitor')."
 )
-HOW_TO_GET_METRICS = (
-    "Paste the HAMi scheduler's metrics instead: the Service labelled "
-    "app.kubernetes.io/component=hami-scheduler, port 'monitor' (default 31993 -> 9395), path "
-    "/metrics, e.g. kubectl get --raw "
-    '"/api/v1/namespaces/kube-system/services/hami-scheduler:monitor/proxy/metrics".'
-)
 
 
 def _check_size(text: str, settings: Settings, what: str) -> None:
@@ -110,14 +92,6 @@ def _check_size(text: str, settings: Settings, what: str) -> None:
         )
 
 
-def human_size(size_bytes: float) -> str:
-    for unit in ("bytes", "KiB", "MiB"):
-        if size_bytes < 1024 or unit == "MiB":
-            return f"{size_bytes:.0f} {unit}" if unit == "bytes" else f"{size_bytes:.1f} {unit}"
-        size_bytes /= 1024
-    raise AssertionError("unreachable")
-
-
 def _surface(readings: MetricsReadings) -> Surface:
     seen = readings.surfaces_seen
     if "current" in seen and "legacy" in seen:
@@ -127,45 +101,6 @@ def _surface(readings: MetricsReadings) -> Surface:
     if "legacy" in seen:
         return "legacy"
     return "none"
-
-
-def _no_hami_error(text: str, samples: int, readings: MetricsReadings, rejected: int) -> InputError:
-    from core.recognise import describe_foreign_metrics
-
-    if not text.strip():
-        return InputError(f"The text is empty: there is nothing to summarise. {HOW_TO_GET_METRICS}")
-    if looks_like_utf16_read_as_utf8(text):
-        return InputError(
-            "That text is UTF-16 read as if it were UTF-8 (every other character is NUL). Save "
-            "the metrics as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8), or give the file itself: "
-            "files are read in UTF-16 as well."
-        )
-    if "\x00" in text or text.count("\ufffd") > max(8, len(text) // 100):
-        return InputError(
-            "That is binary data, not metrics text (for example a compressed or image file). "
-            f"Send the /metrics output as plain text; decompress it first if it is gzipped. "
-            f"{HOW_TO_GET_METRICS}"
-        )
-    if not samples:
-        from core.command_errors import failed_fetch_error
-
-        failed = failed_fetch_error(text, HOW_TO_GET_METRICS)
-        if failed is not None:
-            return failed
-        detail = (
-            f" {rejected} line(s) looked like metrics but could not be read." if rejected else ""
-        )
-        return InputError(
-            "No metrics found in that text: it holds no line of the form "
-            f"'name{{labels}} value'.{detail} {HOW_TO_GET_METRICS}"
-        )
-    if readings.family_counts.get("hami_build_info") and not readings.foreign_families:
-        return InputError(
-            "Only hami_build_info was found: it names the HAMi version but holds no allocation. "
-            + HOW_TO_GET_METRICS
-        )
-    verdict = describe_foreign_metrics(readings.foreign_families)
-    return InputError(f"No HAMi scheduler or vGPU monitor metrics in that text. {verdict}")
 
 
 def _total(nodes: Sequence[NodeSummary], field: str) -> float:
@@ -258,27 +193,15 @@ def summarize_text(
     )
 
 
+@dataclass(frozen=True, slots=True)
 class _ReadTexts:
-    """The family rows of the metrics text and any monitor texts, with what reading set aside.
+    """The family rows of the metrics text and any monitor texts, with what reading set aside."""
 
-    (A plain class: a dataclass is built when its module is imported, which every command
-    pays for.)"""
-
-    __slots__ = ("over_limit", "paste_notes", "rejected_lines", "rows", "text")
-
-    def __init__(
-        self,
-        text: str,
-        rows: FamilyRows,
-        rejected_lines: list[RejectedLine],
-        paste_notes: tuple[str, ...],
-        over_limit: list[OverLimitLine],
-    ) -> None:
-        self.text = text  # the metrics text after the line screen
-        self.rows = rows
-        self.rejected_lines = rejected_lines
-        self.paste_notes = paste_notes
-        self.over_limit = over_limit
+    text: str  # the metrics text after the line screen
+    rows: FamilyRows
+    rejected_lines: list[RejectedLine]
+    paste_notes: tuple[str, ...]
+    over_limit: list[OverLimitLine]
 
 
 def _read_texts(text: str, monitor_texts: Sequence[str], settings: Settings) -> _ReadTexts:
@@ -286,29 +209,16 @@ def _read_texts(text: str, monitor_texts: Sequence[str], settings: Settings) -> 
     screened = screen_lines(text)
     text = screened.text
     over_limit = list(screened.over_limit)
-    # Text exactly as the Go client writes it needs no cleaning: read it in bulk at once. The
-    # bulk reader refuses anything a paste leaves behind (fences, prompts, quote markers, cut
-    # lines), and ASCII without "&" rules out smart quotes and Slack's entities.
-    direct = read_go_exposition(text) if text.isascii() and "&" not in text else None
-    rejected_lines: list[RejectedLine] = []
-    paste_notes: tuple[str, ...] = ()
-    if direct is not None:
-        rows = direct
-    else:
-        # Imported here: text the bulk reader takes needs neither (nor their start-up cost).
-        from core.paste import clean_paste
-
-        cleaned = clean_paste(text)
-        rows, rejected_lines = _family_rows(cleaned.text)
-        paste_notes = cleaned.notes
+    read = read_metrics(text, pasted=True)
+    rows, rejected_lines = read.rows, list(read.rejected)
     for number, extra in enumerate(monitor_texts, 1):
         _check_size(extra, settings, "vGPU monitor text")
         screened_extra = screen_lines(extra, f"vGPU monitor text {number}")
         over_limit.extend(screened_extra.over_limit)
-        more, more_rejected = _family_rows(screened_extra.text)
-        rows.merge(more)
-        rejected_lines.extend(more_rejected)
-    return _ReadTexts(text, rows, rejected_lines, paste_notes, over_limit)
+        more = read_metrics(screened_extra.text)
+        rows.merge(more.rows)
+        rejected_lines.extend(more.rejected)
+    return _ReadTexts(text, rows, rejected_lines, read.paste_notes, over_limit)
 
 
 def _nothing_to_summarise(read: _ReadTexts, readings: MetricsReadings) -> InputError:
@@ -318,66 +228,10 @@ def _nothing_to_summarise(read: _ReadTexts, readings: MetricsReadings) -> InputE
     samples = sum(read.rows.counts.values())
     if read.over_limit and not samples:
         return nothing_within_limits_error(read.over_limit)
-    error = _no_hami_error(read.text, samples, readings, len(read.rejected_lines))
+    error = no_hami_error(read.text, samples, readings, len(read.rejected_lines))
     if read.over_limit:
         return InputError(f"{error.message} {over_limit_note(tuple(read.over_limit))}")
     return error
-
-
-def input_problems_note(problems: Sequence[InputProblem]) -> str:
-    """One line naming the values left out of every figure (the first few, and how many).
-
-    Lines repeated with the same value (a text pasted twice) change no figure: they are only
-    counted, so they do not hide the problems that do.
-    """
-    if not problems:
-        return ""
-    wrong = [p for p in problems if p.reason != REPEAT_REASON]
-    repeats = len(problems) - len(wrong)
-    parts = []
-    if wrong:
-        parts.append(
-            f"{len(wrong)} value(s) that no HAMi exporter writes were left out of every figure: "
-            + _listed(wrong)
-            + "."
-        )
-    if repeats:
-        parts.append(
-            f"{repeats} line(s) repeat a series already read, with the same value; each series "
-            "was counted once (was the text pasted twice?)."
-        )
-    return "Input problems: " + " ".join(parts)
-
-
-def _listed(problems: Sequence[InputProblem], count: int = 3) -> str:
-    listed = "; ".join(f"{p.series} = {p.value} ({p.reason})" for p in problems[:count])
-    return listed + (f"; and {len(problems) - count} more" if len(problems) > count else "")
-
-
-def nothing_within_limits_error(over_limit: Sequence[OverLimitLine]) -> InputError:
-    return InputError(
-        "No usable HAMi sample in that text. "
-        + over_limit_note(tuple(over_limit)).removeprefix("Input problems: ")
-    )
-
-
-def nothing_usable_error(problems: Sequence[InputProblem]) -> InputError:
-    return InputError(
-        f"No usable HAMi sample in that text: all {len(problems)} were left out because no "
-        f"HAMi exporter writes such values ({_listed(problems)}). Send the /metrics output as "
-        "the exporter wrote it, without edits."
-    )
-
-
-def _family_rows(text: str) -> tuple[FamilyRows, list[RejectedLine]]:
-    """Read Go-client output in bulk; anything else goes through the general parser."""
-    fast = read_go_exposition(text)
-    if fast is not None:
-        return fast, []
-    from core.exposition import parse_exposition
-
-    exposition = parse_exposition(text)
-    return rows_from_samples(exposition.samples), list(exposition.rejected)
 
 
 def _set_aside_notes(read: _ReadTexts) -> tuple[str, ...]:
@@ -390,16 +244,6 @@ def _set_aside_notes(read: _ReadTexts) -> tuple[str, ...]:
     if read.rejected_lines:
         notes.append(unreadable_lines_note(read.rejected_lines))
     return tuple(notes)
-
-
-def unreadable_lines_note(rejected: Sequence[RejectedLine]) -> str:
-    """One sentence on the lines that could not be read as metrics: how many, the first one."""
-    first = rejected[0]
-    return (
-        f"Input problems: {len(rejected):,} line(s) could not be read as metrics and are in no "
-        f"figure (first at line {first.line_no}: {first.reason}). Send the /metrics output as "
-        "the exporter wrote it, without edits."
-    )
 
 
 def allocation_devices(
@@ -495,10 +339,10 @@ def summarize_readings(
     report = _input_report(
         readings, cleaning_notes, input_warnings, with_real_usage=real_usage is not None
     )
-    notes = _notes(readings, report, namespaces, runtime is not None, usage is not None)
+    notes = summary_notes(readings, report, namespaces, runtime is not None, usage is not None)
     gap_note = device_series_gap_note(missing_series, device_values_left_out)
     warnings = (*report.set_aside, input_problems_note(readings.problems), gap_note)
-    headline = _lift_warnings(notes, warnings)
+    headline = lift_warnings(notes, warnings)
     whole = Summary(
         source=source,
         input=report,
@@ -632,99 +476,3 @@ def _input_report(
         problems=readings.problems,
         set_aside=tuple(note for note in set_aside if note),
     )
-
-
-def _lift_warnings(notes: list[str], warnings: Sequence[str]) -> list[str]:
-    """The headline: the note saying what the report is based on, if ``notes`` leads with one,
-    then every non-empty warning. Each warning is also put into ``notes``, right after the
-    headline notes before it."""
-    lead_notes = (RUNTIME_ONLY_NOTE, NO_ALLOCATION_NOTE, ALLOCATION_ONLY_NOTE)
-    headline = [notes[0]] if notes and notes[0] in lead_notes else []
-    for warning in warnings:
-        if warning:
-            headline.append(warning)
-            notes.insert(len(headline) - 1, warning)
-    return headline
-
-
-def device_series_gap_note(missing: Mapping[str, int], values_left_out: bool = False) -> str:
-    """``values_left_out``: some device values were set aside as input problems, so a gap may
-    be a value that was there but unusable rather than a missing series."""
-    gaps = [f"{figure} of {count} GPU(s)" for figure, count in missing.items() if count]
-    if not gaps:
-        return ""
-    what, cause = (
-        ("no usable series", "values left out as input problems, or a truncated paste?")
-        if values_left_out
-        else ("no series", "a truncated paste or partial scrape?")
-    )
-    return (
-        f"Incomplete input: {what} for the "
-        + ", ".join(gaps)
-        + f" ({cause}). Those GPUs are marked 'incomplete', their "
-        "missing figures count as 0, and they are not offered as free capacity."
-    )
-
-
-def _repeated_uuid_note(repeated: Sequence[DeviceKey]) -> str:
-    node, uuid = repeated[0]
-    more = f" (and {len(repeated) - 1} more)" if len(repeated) > 1 else ""
-    return (
-        f"Several GPUs of node {node} report the same UUID {uuid}{more}, as when UUIDs are "
-        "masked before pasting: they are kept apart by device index, and pod allocations on "
-        "that UUID cannot be told apart between them."
-    )
-
-
-def _notes(
-    readings: MetricsReadings,
-    report: InputReport,
-    namespaces: Sequence[NamespaceSummary],
-    has_runtime: bool,
-    has_real_usage: bool,
-) -> list[str]:
-    notes: list[str] = []
-    if not readings.has_allocation_families:
-        only_monitor = "monitor" in readings.components
-        notes.append(RUNTIME_ONLY_NOTE if only_monitor else NO_ALLOCATION_NOTE)
-    elif not has_runtime and not has_real_usage:
-        notes.append(ALLOCATION_ONLY_NOTE)
-    if report.surface == "mixed":
-        notes.append(
-            "Both current (hami_*) and legacy (GPUDevice*, vGPU*, QuotaUsed, ...) names were "
-            "present (--legacy-metrics=true): each allocation was counted once, from the current "
-            "names."
-        )
-    elif report.surface == "legacy":
-        notes.append(
-            "Only legacy family names were found (HAMi <= v2.8, or --legacy-metrics): read with "
-            "their own label names."
-        )
-    if report.hami_version:
-        notes.append(f"HAMi version {report.hami_version} (from hami_build_info).")
-    if readings.ignored_series:
-        families = len(readings.foreign_families)
-        example = ", ".join(readings.foreign_families[:3])
-        notes.append(
-            f"Ignored {readings.ignored_series} series of {families} unrelated "
-            f"famil{'y' if families == 1 else 'ies'} ({example}"
-            + (", ..." if families > 3 else "")
-            + ")."
-        )
-    if any(ns.totals_from == "quota" for ns in namespaces):
-        notes.append(
-            "No per-pod allocation series (hami_vgpu_*) were present: namespace totals come from "
-            "the quota metrics (hami_resource_quota_used), which HAMi never deletes and may be "
-            "stale."
-        )
-    if readings.mig_instances:
-        notes.append(f"{readings.mig_instances} MIG instance(s) are realised on these GPUs.")
-    if readings.repeated_device_uuids:
-        notes.append(_repeated_uuid_note(readings.repeated_device_uuids))
-    if has_real_usage:
-        notes.append(
-            "Real usage comes from one nvidia-smi reading per pod: a point-in-time indicator, not "
-            "an average."
-        )
-    notes.extend(report.cleaning_notes)
-    return notes

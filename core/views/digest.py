@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from core import number_style
 from core.model import ModelSummary, NamespaceSummary, Summary
-from core.summary.build import ALLOCATION_ONLY_NOTE
+from core.summary.input_notes import ALLOCATION_ONLY_NOTE
 from core.views import digest_tables
 from core.views.attention import EXAMPLES, Fact, Hints, Line, attention
 from core.views.names import short_type

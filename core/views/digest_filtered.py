@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from core import number_style
 from core.model import Focus, NamespaceSummary, NodeSummary, QuotaFigure, Summary
-from core.summary.build import ALLOCATION_ONLY_NOTE
+from core.summary.input_notes import ALLOCATION_ONLY_NOTE
 from core.summary.workloads import is_core_resource, is_memory_resource
 from core.views import digest_tables, focus_tables
 from core.views.attention import Fact, Hints, Line

@@ -12,9 +12,9 @@ from core.exposition import (
     ExpositionError,
     RejectedLine,
     Sample,
-    line_problem,
     parse_exposition,
 )
+from core.exposition_lines import line_problem
 from tests.conftest import read_fixture
 
 

@@ -283,6 +283,7 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "core.value_ranges",
             "core.families",
+            "core.exposition_lines",
             "core.exposition",
             "core.line_limits",
             "core.recognise",
@@ -290,7 +291,7 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "core.sample_screen",
         ),
     ),
-    ("read", ("core.readings", "core.fast_reader", "core.realusage")),
+    ("read", ("core.readings", "core.fast_reader", "core.metrics_reader", "core.realusage")),
     (
         "summary",
         (
@@ -398,19 +399,10 @@ def test_core_has_no_import_cycle() -> None:
     assert cycles(_core_graph(CORE)) == []
 
 
-# Core modules imported inside a function for start-up time alone: text in the Go client's
-# format (what a scrape returns) never needs the general parser, the paste cleaner or the
-# foreign-metrics guess, nor a summary without nvidia-smi readings the real-usage judge. None of
-# them hides a cycle: the cycle check above sees imports inside functions too.
-START_UP_IMPORTS = frozenset(
-    {
-        "core/summary/build.py imports core.recognise",
-        "core/summary/build.py imports core.command_errors",
-        "core/summary/build.py imports core.paste",
-        "core/summary/build.py imports core.exposition",
-        "core/summary/build.py imports core.realusage",
-    }
-)
+# Core modules imported inside a function for start-up time alone: a summary without nvidia-smi
+# readings never needs the real-usage judge. It hides no cycle: the cycle check above sees
+# imports inside functions too.
+START_UP_IMPORTS = frozenset({"core/summary/build.py imports core.realusage"})
 
 
 def test_no_core_module_is_imported_inside_a_function() -> None:

@@ -47,7 +47,7 @@ def _family_line_pattern() -> re.Pattern[str]:
 
 
 def _unquoted_run() -> re.Pattern[str]:
-    from core.exposition import _unquoted_run as build
+    from core.exposition_lines import _unquoted_run as build
 
     return build("=,}")
 
@@ -72,10 +72,10 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "core.exposition:_NAME_RE": UserTextPattern("fullmatch", METRICS),
     "core.exposition:_NAME_PART_RE": UserTextPattern("fullmatch", METRICS),
     "core.exposition:_PAIR_PARTS": UserTextPattern("findall", METRICS),
-    "core.exposition:_ESCAPE_RE": UserTextPattern("sub", METRICS),
-    "core.exposition:_LEGACY_NAME_RE": UserTextPattern("match", METRICS),
-    "core.exposition:_ASCII_BLANKS_RE": UserTextPattern("split", METRICS),
-    "core.exposition:_unquoted_run": UserTextPattern("match", METRICS, _unquoted_run),
+    "core.exposition_lines:_ESCAPE_RE": UserTextPattern("sub", METRICS),
+    "core.exposition_lines:_LEGACY_NAME_RE": UserTextPattern("match", METRICS),
+    "core.exposition_lines:_ASCII_BLANKS_RE": UserTextPattern("split", METRICS),
+    "core.exposition_lines:_unquoted_run": UserTextPattern("match", METRICS, _unquoted_run),
     "core.line_limits:_QUOTED": UserTextPattern("finditer", METRICS),
     "core.command_errors:_COMMAND_ERROR": UserTextPattern("search", METRICS),
     "core.paste:_SUSPECT_LINE": UserTextPattern("search", METRICS),
