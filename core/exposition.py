@@ -357,8 +357,10 @@ class _Parser:
                         # First sight of this label text. Within a family the label names
                         # repeat, so when the names (and the final '' or ',') equal those of
                         # the last label set parse() vouched for, only the values are new.
+                        # An odd count: every '"' opens or closes a value (a stray one
+                        # would add a part and still show the same names).
                         parts = ("," + block).split('"')
-                        if parts[0::2] == layout and "\\" not in block:
+                        if len(parts) % 2 and parts[0::2] == layout and "\\" not in block:
                             labels = dict(zip(layout_names, parts[1::2], strict=True))
                             label_cache[block] = labels
                         else:

@@ -31,6 +31,7 @@ from core.model import SourceInfo
 from core.simulate import simulate_exposition
 from core.views import render
 from tests.conftest import read_fixture
+from tests.support.properties import quick_and_full
 
 SOURCE = SourceInfo(kind="paste", label="pasted text")
 FUZZ = settings(  # also used by tests/chat/test_fuzz_messages.py
@@ -108,6 +109,21 @@ def _inject_label(lines: list[str], at: int, text: str) -> None:
         lines[at] = line[: quote + 2] + text + line[quote + 2 :]
 
 
+# Stray punctuation a hand edit or a cut paste leaves in a label set: a quote doubled or
+# dropped, a brace or comma too many, inside a label set or at its edges.
+PUNCTUATION = ('"', '""', "{", "}", ",", ",,", '",', ',"', '"}', "{}", "=", '="')
+
+
+def _punctuate(lines: list[str], at: int, text: str, where: float) -> None:
+    """Insert ``text`` into the label set of a sample line, at the fraction ``where`` of the
+    way from its "{" to just past its "}"; a line without labels is left alone."""
+    line = lines[at]
+    brace, close = line.find("{"), line.rfind("}")
+    if _is_sample(line) and 0 <= brace < close:
+        offset = brace + round(where * (close + 1 - brace))
+        lines[at] = line[:offset] + text + line[offset:]
+
+
 mutation = st.one_of(
     st.tuples(st.just("value"), st.integers(0, 10_000), st.sampled_from(HOSTILE_VALUES)),
     st.tuples(st.just("repeat"), st.integers(0, 10_000), st.sampled_from(("", "7", "NaN"))),
@@ -134,6 +150,47 @@ def mutate(text: str, mutations: list[tuple[str, int, str]], cut: float | None) 
             _inject_label(lines, at, argument)
     out = "\n".join(lines)
     return out if cut is None else out[: int(len(out) * cut)]
+
+
+punctuation = st.tuples(st.integers(0, 10_000), st.sampled_from(PUNCTUATION), st.floats(0.0, 1.0))
+
+
+@quick_and_full(3_000, st.integers(0, 5), st.lists(punctuation, min_size=1, max_size=4))
+def _stray_punctuation_is_read_or_refused(
+    seed: int, insertions: list[tuple[int, str, float]]
+) -> None:
+    lines = seeds()[seed].split("\n")
+    for position, text, where in insertions:
+        _punctuate(lines, position % len(lines), text, where)
+    try:
+        summary = summarize_text("\n".join(lines), SOURCE)
+    except InputError as error:
+        assert error.message.strip()
+        return
+    assert isinstance(strict_json(render(summary, "json")), dict)
+
+
+(
+    test_stray_quotes_braces_and_commas_in_label_sets_are_read_or_refused,
+    test_stray_quotes_braces_and_commas_in_label_sets_are_read_or_refused_full,
+) = _stray_punctuation_is_read_or_refused
+
+
+def test_a_doubled_quote_on_a_later_line_of_a_family_is_refused_with_its_line() -> None:
+    # The label set of the line before has the same names: the shortcut for such lines must
+    # not take the stray quote for one more value.
+    lines = read_fixture("scheduler-small.prom").split("\n")
+    at = next(  # the second line of a family
+        i
+        for i in range(1, len(lines))
+        if _is_sample(lines[i - 1]) and lines[i].startswith(lines[i - 1].split("{")[0] + "{")
+    )
+    assert 'zone="vGPU"}' in lines[at]
+    lines[at] = lines[at].replace('zone="vGPU"}', 'zone="vGPU""}')
+    summary = summarize_text("\n".join(lines), SOURCE)
+    assert f"first at line {at + 1}: a label value has no closing double quote" in " ".join(
+        summary.headline
+    )
 
 
 def _refuse_constant(name: str) -> object:
