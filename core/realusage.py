@@ -46,7 +46,9 @@ TABLE_COMMAND: tuple[str, ...] = ("nvidia-smi",)
 
 # nvidia-smi prints a few kB per GPU; HAMi-core at its debug level adds a few hundred lines.
 MAX_OUTPUT_CHARS = 1_048_576
-MAX_LINE_CHARS = 2_000
+# nvidia-smi --query-gpu with every property (about 210 of them on drivers 590-610) writes a
+# header of up to about 7,700 characters and rows of about 1,800; four times that, with margin.
+MAX_LINE_CHARS = 32_768
 # No GPU has 4 TiB of memory: above this a reading is a miscount even when no total is known.
 IMPLAUSIBLE_MIB = 4 * 1024 * 1024
 
@@ -147,6 +149,14 @@ def parse_nvidia_smi(output: str) -> NvidiaSmiParse:
             f"{MAX_OUTPUT_CHARS:,} read",
         )
     lines = output.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    too_long = next((n for n, line in enumerate(lines, 1) if len(line) > MAX_LINE_CHARS), 0)
+    if too_long:
+        line = lines[too_long - 1]
+        return _refusal(
+            "unreadable",
+            f"{UNREADABLE_PROBLEM}: line {too_long} is {len(line):,} characters long, more "
+            f"than the {MAX_LINE_CHARS:,} read per line (it starts {line.strip()[:60]!r})",
+        )
     content = [ln for ln in lines if ln.strip() and not _is_hami_log(ln)]
     skipped = sum(1 for ln in lines if _is_hami_log(ln))
     notes = [f"skipped {_hami_lines(skipped)}"] if skipped else []
@@ -267,7 +277,7 @@ def _header_columns(line: str) -> dict[str, int] | None:
 
 def _parse_csv(lines: list[str]) -> NvidiaSmiParse:
     columns = {name: i for i, name in enumerate(QUERY_FIELDS)}
-    header = _header_columns(lines[0]) if len(lines[0]) <= MAX_LINE_CHARS else None
+    header = _header_columns(lines[0])
     rows = lines
     if header is not None:
         columns, rows = header, lines[1:]
@@ -276,7 +286,7 @@ def _parse_csv(lines: list[str]) -> NvidiaSmiParse:
     readings: list[GpuReading] = []
     notes: list[str] = []
     for line in rows:
-        reading = _csv_reading(line, columns) if len(line) <= MAX_LINE_CHARS else None
+        reading = _csv_reading(line, columns)
         if reading is None:
             return _unreadable(line)
         readings.append(_checked(reading, notes))
@@ -368,8 +378,6 @@ class _TableReader:
             return _unreadable(problem.line, problem.why)
 
     def _line(self, line: str) -> None:
-        if len(line) > MAX_LINE_CHARS:
-            raise _Unreadable(line, f"longer than {MAX_LINE_CHARS:,} characters")
         if line.startswith("|") and "MIG devices:" in line:
             self._end_gpu_section(line)
             self.section = "mig-header"

@@ -18,6 +18,7 @@ from core.realusage import (
     parse_nvidia_smi,
 )
 from core.settings import Thresholds
+from tests.conftest import read_fixture
 
 UUID_A = "GPU-5f3c1a2e-7b4d-4e91-9c0a-1d2e3f405162"
 UUID_B = "GPU-8a9b0c1d-2e3f-4a5b-8c6d-7e8f90a1b2c3"
@@ -818,12 +819,32 @@ def test_oversized_output_and_lines_are_refused_unread() -> None:
     assert huge.problem == (
         "could not read nvidia-smi's output: 1,048,577 characters, more than the 1,048,576 read"
     )
-    long_line = "| " + "9" * 5000 + "MiB / 1MiB | x |"
-    table = parse_nvidia_smi(OLD_DRIVER_TABLE.replace("| N/A   34C", long_line + "\n| N/A   34C"))
+    long_line = "| " + "9" * 40_000 + "MiB / 1MiB | x |"
+    output = OLD_DRIVER_TABLE.replace("| N/A   34C", long_line + "\n| N/A   34C")
+    line_no = output.split("\n").index(long_line) + 1
+    table = parse_nvidia_smi(output)
     assert table.cause == "unreadable"
-    assert table.problem is not None and "longer than 2,000 characters" in table.problem
+    assert table.problem == (
+        f"could not read nvidia-smi's output: line {line_no} is 40,018 characters long, more "
+        f"than the 32,768 read per line (it starts {long_line[:60]!r})"
+    )
     csv = parse_nvidia_smi(f"0, {UUID_A}, 41, {'1' * 5000}, 10240\n")
-    assert csv.cause == "unreadable"
+    assert csv.cause == "unreadable"  # read, and refused for its value, not its length
+    assert "first unreadable line" in (csv.problem or "")
+
+
+def test_every_field_query_of_a_current_driver_is_read() -> None:
+    # The header and rows of nvidia-smi 590 asked for every --query-gpu property (212 of
+    # them, with units in the header and the cells, and "[N/A]" for what the GPU lacks): a
+    # 6,570-character header, rows of about 1,550.
+    output = read_fixture("nvidia-smi/query-gpu-every-field-590.csv")
+    assert len(output.split("\n")[0]) == 6570
+    parsed = parse_nvidia_smi(output)
+    assert parsed.problem is None
+    assert parsed.readings == (
+        GpuReading(0, "GPU-3b1f7c2a-9d4e-4f10-8a6b-2c5d7e9f0a11", 37.0, 20481.0, 81559.0),
+        GpuReading(1, "GPU-8e2d4b6f-1a3c-4d5e-9f70-81a2b3c4d5e6", 0.0, 0.0, 81559.0),
+    )
 
 
 @pytest.mark.parametrize(
