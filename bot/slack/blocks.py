@@ -34,11 +34,11 @@ from bot.conversation.formatting import CODE_BLOCK_WIDTH, filter_text, given_tex
 from bot.conversation.help import ALLOCATION_NOTE
 from bot.conversation.replies import ReplyAction
 from bot.conversation.rich import Rich
-from bot.slack.mrkdwn import code_block, mrkdwn
+from bot.slack.mrkdwn import code_block, inline_code, mrkdwn
 from core.model import Summary
 from core.pending.pending_list import PendingCount
 from core.views.attention import Hints, Line
-from core.views.digest import Digest, Section, plain
+from core.views.digest import Digest, Section, names_in_full, plain
 from core.views.first_page import build_digest
 from core.views.pending_attention import with_pending
 from core.views.table_spec import fixed_width
@@ -166,7 +166,12 @@ def _section_text(section: Section) -> str:
     note = f"  _{visible(section.note)}_" if section.note else ""
     parts = [f"*{visible(section.title)}*{note}"]
     if section.table is not None:
-        parts.append(code_block("\n".join(fixed_width(section.table, CODE_BLOCK_WIDTH))))
+        table_lines = fixed_width(section.table, CODE_BLOCK_WIDTH)
+        parts.append(code_block("\n".join(table_lines)))
+        in_full = names_in_full(section, table_lines)
+        if in_full:  # as inline code: a name is shown as written, never as formatting
+            names = ", ".join(inline_code(visible(name)) for name in in_full)
+            parts.append(f"Nodes: {names}.")
     if section.after:
         parts.append(visible(section.after))
     if section.lines_title:

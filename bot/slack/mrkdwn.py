@@ -29,6 +29,11 @@ def code_block(body: str) -> str:
     return f"```{body.replace(_BACKTICK, _BACKTICK_LOOKALIKE)}```"
 
 
+def inline_code(text: str) -> str:
+    """``text`` as inline code that no backtick of its own can close."""
+    return f"`{text.replace(_BACKTICK, _BACKTICK_LOOKALIKE)}`"
+
+
 MENTIONS = {"user": mention_user, "channel": mention_channel, "group": mention_group}
 
 

@@ -16,7 +16,7 @@ more and where they are), so the page stays one screen from 6 to 8,000 GPUs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core import number_style
 from core.model import ModelSummary, NamespaceSummary, Summary
@@ -29,6 +29,8 @@ from core.views.usage_lines import usage_failure_lines
 
 # Every GPU is listed up to this many; above, the per-model table stands for them.
 ALL_GPUS_UP_TO = 16
+# A cluster of at most this many nodes has every node's name in full on the first page.
+FULL_NODE_NAMES_UP_TO = 12
 TOP_NAMESPACES = 8
 TOP_MODELS = 8
 TOP_RUNTIME_ROWS = 5
@@ -55,6 +57,18 @@ class Section:
     lines: tuple[Line, ...] = ()
     after: str = ""  # said after the table: how many more rows, and where
     lines_title: str = ""  # said before the lines
+    # Names the reader must be able to read whole (a small cluster's nodes): when the table, laid
+    # out to a width, shortens or lacks one, the view says them after it (``names_in_full``).
+    full_names: tuple[str, ...] = ()
+
+
+def names_in_full(section: Section, table_lines: Sequence[str]) -> tuple[str, ...]:
+    """``section.full_names`` when the laid-out table does not show every one of them whole
+    (a view then says them after it, "Nodes: ..."); () when it does."""
+    shown = "\n".join(table_lines)
+    if all(name in shown for name in section.full_names):
+        return ()
+    return section.full_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +231,14 @@ def _gpus_section(summary: Summary) -> Section | None:
         "Every GPU",
         digest_tables.ALL_GPUS_NOTE,
         digest_tables.ALL_GPUS.table("GPUs", summary.gpus),
+        full_names=_small_cluster_nodes(summary),
     )
+
+
+def _small_cluster_nodes(summary: Summary) -> tuple[str, ...]:
+    """Every node's name, when the cluster is small enough to name them all on one page."""
+    nodes = tuple(dict.fromkeys(gpu.node for gpu in summary.gpus))
+    return nodes if len(nodes) <= FULL_NODE_NAMES_UP_TO else ()
 
 
 _QUOTA_ORDER = {"over": 0, "near": 1, "within": 2, "no limit": 2}
@@ -427,6 +448,8 @@ def cluster_digest(summary: Summary, hints: Hints) -> Digest:
         gpus = _gpus_section(summary)
         if gpus is not None:
             sections.append(gpus)
+        elif sections:  # too many GPUs to list: the models table names the nodes after it
+            sections[-1] = replace(sections[-1], full_names=_small_cluster_nodes(summary))
     for section in (
         _namespaces_section(summary, hints),
         host_section(summary, hints),

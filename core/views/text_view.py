@@ -10,7 +10,7 @@ from __future__ import annotations
 from core.model import Summary
 from core.views import focus_tables, tables
 from core.views.attention import Hints
-from core.views.digest import Digest, plain
+from core.views.digest import Digest, names_in_full, plain
 from core.views.digest_filtered import filter_words
 from core.views.first_page import build_digest
 from core.views.table_spec import fixed_width
@@ -167,7 +167,11 @@ def first_page_lines(digest: Digest, width: int = WIDTH) -> list[str]:
         if section.note:
             out.extend(_wrap(f"({section.note})", width))
         if section.table is not None:
-            out.extend(fixed_width(section.table, width))
+            table_lines = fixed_width(section.table, width)
+            out.extend(table_lines)
+            in_full = names_in_full(section, table_lines)
+            if in_full:
+                out.extend(_wrap("Nodes: " + ", ".join(in_full) + ".", width))
         if section.after:
             out.extend(_wrap(section.after, width))
         if section.lines_title:
