@@ -36,7 +36,9 @@ QUOTA_FIELDS = ("namespace", "resource", "limit")
 CONTAINER_FIELDS = ("namespace", "pod", "container", "vdevice_index", "device_uuid")
 BUILD_FIELDS = ("version",)
 
-Reading = Literal["device", "allocation", "quota", "host", "container", "mig", "build", "none"]
+Reading = Literal[
+    "device", "allocation", "quota", "host", "container", "scheduler", "mig", "build", "none"
+]
 Labels = tuple[tuple[str, str], ...]  # own label name -> canonical label name
 
 _FIELDS_OF: dict[Reading, tuple[str, ...]] = {
@@ -231,6 +233,15 @@ FAMILY_TABLE: tuple[Family, ...] = (
     Family(
         "hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated", "pod_core_allocated",
         "scheduler", "allocation", "cores", vr.CORES, *_POD,
+    ),
+    # The replica that answered (HAMi after v2.10, PR #2758): no labels, 1 or 0.
+    Family(
+        "hami_scheduler_is_leader", None, "scheduler_is_leader", "scheduler",
+        "scheduler", "is_leader", vr.FLAG, (),
+    ),
+    Family(
+        "hami_scheduler_cache_synced", None, "scheduler_cache_synced", "scheduler",
+        "scheduler", "cache_synced", vr.FLAG, (),
     ),
     # vGPU monitor: host GPUs and containers as measured.
     Family(

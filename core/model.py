@@ -366,6 +366,9 @@ class InputReport:
     # Sentences on lines set aside before reading (over a size limit, unreadable as metrics),
     # as the headline has them: readers of JSON and CSV are told on stderr too.
     set_aside: tuple[str, ...] = ()
+    # What the scheduler replica said of itself (HAMi after v2.10); None: it did not say.
+    scheduler_is_leader: bool | None = None
+    scheduler_cache_synced: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

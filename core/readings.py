@@ -99,6 +99,14 @@ class ContainerRuntimeReading:
 
 
 @dataclass(slots=True)
+class SchedulerReading:
+    """The scheduler replica's own state: 1 or 0, None when it does not say."""
+
+    is_leader: float | None = None
+    cache_synced: float | None = None
+
+
+@dataclass(slots=True)
 class SurfaceReadings:
     """Readings of one surface (current or legacy names)."""
 
@@ -107,6 +115,7 @@ class SurfaceReadings:
     quotas: dict[QuotaKey, QuotaReading] = field(default_factory=dict)
     host_gpus: dict[DeviceKey, HostGpuReading] = field(default_factory=dict)
     containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
+    scheduler: SchedulerReading = field(default_factory=SchedulerReading)
     # Host values of families without a node label: field -> device UUID -> value.
     host_values_by_uuid: dict[str, dict[str, float]] = field(default_factory=dict)
     repeated_uuids: dict[DeviceKey, None] = field(default_factory=dict)
@@ -138,6 +147,7 @@ class MetricsReadings:
     repeated_device_uuids: tuple[DeviceKey, ...] = ()
     # Samples left out of every figure: values no exporter writes, and repeated series.
     problems: tuple[InputProblem, ...] = ()
+    scheduler: SchedulerReading = field(default_factory=SchedulerReading)
 
 
 class _SampleLike(Protocol):
@@ -450,7 +460,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
             continue
         seen.components.add(spec.component)
         seen.surfaces.add(spec.surface)
-        if spec.component == "scheduler" and spec.field is not None:
+        if spec.component == "scheduler" and spec.reading in ("device", "allocation", "quota"):
             seen.allocation_families = True
         if spec.reading == "mig":
             seen.mig_instances += len(values)
@@ -480,6 +490,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         mig_instances=seen.mig_instances,
         repeated_device_uuids=tuple({**cur.repeated_uuids, **leg.repeated_uuids}),
         problems=tuple(problems),
+        scheduler=cur.scheduler,
     )
 
 
@@ -522,6 +533,8 @@ def _read_family(
                 by_uuid[fields[1]] = value
     elif spec.reading == "container":
         _containers(surface, rows, attr, spec.fills_gaps)
+    elif spec.reading == "scheduler":  # one sample; if repeated, the last one read
+        _set_column([surface.scheduler] * len(rows[1]), attr, rows[1])
     else:
         raise AssertionError(f"family {spec.name} has no reader for {spec.reading}")
 

@@ -46,3 +46,5 @@ PERCENT = ValueRange(100.0, "100%")  # NVML utilisation of a whole GPU
 # A container's SM utilisation sums the samples of its processes, which need not stay at 100.
 SUMMED_PERCENT = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 (a 64-bit sum)")
 SECONDS = ValueRange(INT64_MAX, "9,223,372,036,854,775,807 seconds")
+# A yes/no gauge (HAMi's scheduler state): 0 or 1.
+FLAG = ValueRange(1.0, "1 (the gauge is a yes/no flag)", True)

@@ -37,6 +37,7 @@ from bot.conversation.rich import Rich
 from bot.slack.mrkdwn import code_block, inline_code, mrkdwn
 from core.model import Summary
 from core.pending.pending_list import PendingCount
+from core.summary.input_notes import scheduler_state_words
 from core.views.attention import Hints, Line
 from core.views.digest import Digest, Section, names_in_full, plain
 from core.views.first_page import build_digest
@@ -147,6 +148,9 @@ def _source_line(summary: Summary, age_seconds: float | None) -> str:
     ]
     if inp.hami_version:
         parts.append(f"HAMi {inp.hami_version}")
+    state = scheduler_state_words(inp)
+    if state:
+        parts.append(state)
     filters = filter_text(summary)
     if filters:
         parts.append(f"filter `{filters}`")

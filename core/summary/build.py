@@ -54,6 +54,7 @@ from core.summary.input_notes import (
     no_hami_error,
     nothing_usable_error,
     nothing_within_limits_error,
+    scheduler_state_warning,
     summary_notes,
     unreadable_lines_note,
 )
@@ -341,7 +342,12 @@ def summarize_readings(
     )
     notes = summary_notes(readings, report, namespaces, runtime is not None, usage is not None)
     gap_note = device_series_gap_note(missing_series, device_values_left_out)
-    warnings = (*report.set_aside, input_problems_note(readings.problems), gap_note)
+    warnings = (
+        scheduler_state_warning(report),
+        *report.set_aside,
+        input_problems_note(readings.problems),
+        gap_note,
+    )
     headline = lift_warnings(notes, warnings)
     whole = Summary(
         source=source,
@@ -475,4 +481,10 @@ def _input_report(
         hami_version=readings.hami_version,
         problems=readings.problems,
         set_aside=tuple(note for note in set_aside if note),
+        scheduler_is_leader=_flag(readings.scheduler.is_leader),
+        scheduler_cache_synced=_flag(readings.scheduler.cache_synced),
     )
+
+
+def _flag(value: float | None) -> bool | None:
+    return None if value is None else value == 1

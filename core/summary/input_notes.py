@@ -238,3 +238,32 @@ def summary_notes(
         )
     notes.extend(report.cleaning_notes)
     return notes
+
+
+def scheduler_state_warning(report: InputReport) -> str:
+    """Why the figures may be stale when the replica that answered says it is a standby or
+    has not loaded the cluster yet; "" when it does not say so."""
+    if report.scheduler_is_leader is False:
+        return (
+            "Possibly stale: this scheduler replica is not the leader "
+            "(hami_scheduler_is_leader 0), and a standby's figures may lag. Scrape the leader, "
+            "the holder of the hami-scheduler Lease."
+        )
+    if report.scheduler_cache_synced is False:
+        return (
+            "Possibly incomplete: the scheduler's cache was not synced "
+            "(hami_scheduler_cache_synced 0), so it may not have loaded every node and pod "
+            "yet. Scrape again in a minute."
+        )
+    return ""
+
+
+def scheduler_state_words(report: InputReport) -> str:
+    """Which replica answered, for the source line: "" when the scheduler does not say."""
+    if report.scheduler_is_leader is None and report.scheduler_cache_synced is None:
+        return ""
+    role = {True: "leader", False: "standby replica", None: "replica"}[report.scheduler_is_leader]
+    synced = {True: "cache synced", False: "cache not synced", None: ""}[
+        report.scheduler_cache_synced
+    ]
+    return f"scheduler {role}" + (f", {synced}" if synced else "")

@@ -118,6 +118,8 @@ def _source(summary: Summary) -> dict[str, Any]:
         "families": dict(inp.families),
         "ignored_series": inp.ignored_series,
         "hami_version": inp.hami_version,
+        "scheduler_is_leader": inp.scheduler_is_leader,
+        "scheduler_cache_synced": inp.scheduler_cache_synced,
     }
 
 

@@ -23,6 +23,7 @@ from core.model import (
     Summary,
     Workload,
 )
+from core.summary.input_notes import scheduler_state_words
 from core.summary.workloads import is_core_resource, is_memory_resource
 from core.views import columns, runtime_columns
 from core.views import table_spec as col
@@ -73,7 +74,8 @@ def header_lines(summary: Summary, now: datetime | None = None) -> list[str]:
         f"Metrics: {inp.surface} names; from {', '.join(inp.components) or 'nothing'}; "
         f"{series:,} series in {len(inp.families)} families"
         + (f", {inp.ignored_series:,} unrelated series ignored" if inp.ignored_series else "")
-        + (f"; HAMi {inp.hami_version}" if inp.hami_version else ""),
+        + (f"; HAMi {inp.hami_version}" if inp.hami_version else "")
+        + (f"; {state}" if (state := scheduler_state_words(inp)) else ""),
     ]
     if summary.filters:
         lines.append("Filter: " + ", ".join(f"{k}={v}" for k, v in summary.filters))
