@@ -42,6 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="current and legacy names, as a scheduler with --legacy-metrics=true",
     )
+    parser.add_argument(
+        "--replica",
+        choices=("leader", "standby", "unsynced"),
+        default=None,
+        help="add the replica's own gauges as HAMi after v2.10 writes them "
+        "(hami_scheduler_is_leader, hami_scheduler_cache_synced)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
         "--step", type=int, default=0, help="drift steps after the initial state (default 0)"
@@ -76,6 +83,8 @@ def _validate(args: argparse.Namespace) -> None:
         return
     if args.output is not None:
         raise UsageProblem("choose --output FILE or --serve PORT, not both.")
+    if args.replica is not None:
+        raise UsageProblem("--replica applies to --output FILE or standard output, not --serve.")
     if args.step:
         raise UsageProblem("--step does not apply with --serve; use --drift-seconds instead.")
     if not 0 <= args.serve <= 65535:
@@ -92,6 +101,7 @@ def _write(args: argparse.Namespace) -> int:
         legacy=args.legacy,
         both=args.both,
         t=args.step,
+        replica=args.replica,
     )
     if args.output is None:
         sys.stdout.write(text)

@@ -58,7 +58,9 @@ def simulate_exposition(
     legacy: bool = False,
     both: bool = False,
     t: int = 0,
+    replica: str | None = None,
 ) -> str:
-    """The HAMi scheduler ``/metrics`` text of a simulated cluster (see ``simulate_cluster``)."""
+    """The HAMi scheduler ``/metrics`` text of a simulated cluster (see ``simulate_cluster``);
+    ``replica``: the replica's own gauges (``REPLICA_STATES``), None for none."""
     cluster = simulate_cluster(nodes, gpus_per_node, seed=seed, t=t)
-    return render_exposition(cluster, legacy=legacy, both=both)
+    return render_exposition(cluster, legacy=legacy, both=both, replica=replica)

@@ -224,10 +224,31 @@ def _series(family: _Family, rows: Iterable[tuple[dict[str, str], float]]) -> tu
     return family.name, [line for _, line in keyed]
 
 
+# What the replica says of itself (HAMi after v2.10): (is leader, cache synced).
+REPLICA_STATES: dict[str, tuple[int, int]] = {
+    "leader": (1, 1),
+    "standby": (0, 1),
+    "unsynced": (1, 0),
+}
+_REPLICA_HELP = {
+    "hami_scheduler_is_leader": "1 when this instance is the active leader, 0 otherwise",
+    "hami_scheduler_cache_synced": (
+        "1 when the internal node/device cache is fully synced, 0 otherwise"
+    ),
+}
+
+
 def render_exposition(
-    cluster: SimulatedCluster, *, legacy: bool = False, both: bool = False
+    cluster: SimulatedCluster,
+    *,
+    legacy: bool = False,
+    both: bool = False,
+    replica: str | None = None,
 ) -> str:
     """The scheduler's ``/metrics`` body for ``cluster``.
+
+    ``replica`` (a key of ``REPLICA_STATES``) adds the replica's own gauges, as HAMi after
+    v2.10 writes them; None leaves them out, as v2.10 and older do.
 
     Default: current names (``--legacy-metrics=false``). ``both``: current and legacy names, as
     ``--legacy-metrics=true`` emits them. ``legacy``: legacy names only (plus build info), the
@@ -249,6 +270,11 @@ def render_exposition(
 
     helps = {f.name: f.help for s in surfaces for f in s.values()}
     helps[BUILD_INFO_FAMILY.name] = BUILD_INFO_FAMILY.help
+    if replica is not None:
+        leader, synced = REPLICA_STATES[replica]
+        blocks["hami_scheduler_is_leader"] = [f"hami_scheduler_is_leader {leader}"]
+        blocks["hami_scheduler_cache_synced"] = [f"hami_scheduler_cache_synced {synced}"]
+        helps.update(_REPLICA_HELP)
     out: list[str] = []
     for name in sorted(blocks):  # bytewise: GPUDevice*, QuotaUsed, hami_*, nodeGPU*, vGPU*
         out.append(f"# HELP {name} {helps[name]}")

@@ -10,6 +10,7 @@ import pytest
 
 from core.fast_reader import read_go_exposition
 from core.model import SourceInfo
+from core.simulate import simulate_exposition
 from core.summary.build import summarize_text
 from core.views import render
 from tests.conftest import read_fixture
@@ -70,3 +71,17 @@ def test_a_flag_that_is_not_0_or_1_is_left_out_as_an_input_problem() -> None:
     summary = summarize_text(text, SOURCE)
     assert summary.input.scheduler_is_leader is None
     assert [p.family for p in summary.input.problems] == ["hami_scheduler_is_leader"]
+
+
+@pytest.mark.parametrize(
+    ("replica", "flags"),
+    [("leader", (True, True)), ("standby", (False, True)), ("unsynced", (True, False))],
+)
+def test_the_simulator_writes_each_replica_state(replica: str, flags: tuple[bool, bool]) -> None:
+    text = simulate_exposition(2, 2, seed=3, replica=replica)
+    assert read_go_exposition(text) is not None
+    summary = summarize_text(text, SOURCE)
+    assert (summary.input.scheduler_is_leader, summary.input.scheduler_cache_synced) == flags
+    assert simulate_exposition(2, 2, seed=3) == "\n".join(
+        line for line in text.split("\n") if "hami_scheduler_" not in line
+    )
