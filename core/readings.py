@@ -12,6 +12,7 @@ each allocation is counted once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -413,14 +414,15 @@ def _allocations_one_by_one(
     return in_order
 
 
-def _quotas(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
+def _quotas(surface: SurfaceReadings, rows: Columns, attr: str, labelled: bool) -> None:
+    """``labelled``: the family also carries the quota's limit in a label (the used family)."""
     quotas = surface.quotas
     for (namespace, resource, limit), value in zip(*rows, strict=True):
         quota = quotas.get((namespace, resource))
         if quota is None:
             quota = quotas[(namespace, resource)] = QuotaReading(namespace, resource)
         setattr(quota, attr, value)
-        if attr == "used":  # the used family also carries the limit, in a label
+        if labelled:
             quota.limit_label = limit
 
 
@@ -523,7 +525,7 @@ def _read_family(
     elif spec.reading == "quota":
         if attr == "limit_metric":
             surface.quota_limit_family_seen = True
-        _quotas(surface, rows, attr)
+        _quotas(surface, rows, attr, "limit" in spec.canonical_labels)
     elif spec.reading == "host":
         if "node" in spec.canonical_labels:
             _hosts(surface, rows, attr)
@@ -559,18 +561,13 @@ def _merge(current: dict, legacy: dict, fields: tuple[str, ...]) -> dict:  # typ
     return merged
 
 
-_DEVICE_FIELDS = (
-    "mem_limit_bytes",
-    "core_limit",
-    "mem_allocated_bytes",
-    "core_allocated",
-    "shared_count",
-    "mem_ratio",
-    "overview_mem_allocated_bytes",
-    "overview_mem_limit_mib",
-    "overview_shared_count",
-)
-_ALLOC_FIELDS = ("mem_allocated_bytes", "cores")
-_QUOTA_FIELDS = ("used", "limit_label", "limit_metric")
-_HOST_FIELDS = ("mem_used_bytes", "utilization", "memctl_utilization")
-_CONTAINER_FIELDS = ("mem_used_bytes", "mem_limit_bytes", "sm_utilization", "last_kernel_seconds")
+def _value_fields(reading: type) -> tuple[str, ...]:
+    """The fields of a reading that families fill: every one that starts unknown (None)."""
+    return tuple(f.name for f in dataclasses.fields(reading) if f.default is None)
+
+
+_DEVICE_FIELDS = _value_fields(DeviceReading)
+_ALLOC_FIELDS = _value_fields(AllocationReading)
+_QUOTA_FIELDS = _value_fields(QuotaReading)
+_HOST_FIELDS = _value_fields(HostGpuReading)
+_CONTAINER_FIELDS = _value_fields(ContainerRuntimeReading)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.demo_exporter import start_demo_exporter
 from core.simulate import MAX_GPUS_PER_NODE, MAX_NODES, simulate_exposition
+from core.simulate.exposition import REPLICA_STATES
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -44,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument(
         "--replica",
-        choices=("leader", "standby", "unsynced"),
+        choices=tuple(REPLICA_STATES),
         default=None,
         help="add the replica's own gauges as HAMi after v2.10 writes them "
         "(hami_scheduler_is_leader, hami_scheduler_cache_synced)",

@@ -31,6 +31,8 @@ from core.views.usage_lines import usage_failure_lines
 ALL_GPUS_UP_TO = 16
 # A cluster of at most this many nodes has every node's name in full on the first page.
 FULL_NODE_NAMES_UP_TO = 12
+# The attention line that says nothing needs attention (and gives way to one that does).
+NOTHING_FOUND = "Nothing found"
 TOP_NAMESPACES = 8
 TOP_MODELS = 8
 TOP_RUNTIME_ROWS = 5
@@ -397,7 +399,7 @@ def _nothing_found(summary: Summary) -> Fact:
     text = "; ".join(clear)
     if unknown:
         text += ("; " if text else "") + "not known: " + ", ".join(unknown)
-    return Fact("Nothing found", f": {text}")
+    return Fact(NOTHING_FOUND, f": {text}")
 
 
 def attention_section(summary: Summary, hints: Hints, *, nodes: bool = True) -> Section:

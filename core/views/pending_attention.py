@@ -13,9 +13,7 @@ from datetime import datetime
 from core import number_style as numbers
 from core.pending.pending_list import PendingCount
 from core.views.attention import Fact, Line
-from core.views.digest import Digest
-
-NOTHING_FOUND = "Nothing found"
+from core.views.digest import NOTHING_FOUND, Digest
 
 
 def pending_line(count: PendingCount, now: datetime, ask: str) -> Line:
