@@ -2,8 +2,16 @@
 
 HAMi's Helm chart labels the scheduler pods and Service ``app.kubernetes.io/component:
 hami-scheduler``; the Service port named ``monitor`` (31993 by default) targets the scheduler's
-metrics listener (``--metrics-bind-address``, default ``:9395``). The device-plugin DaemonSet pods
-(``app.kubernetes.io/component: hami-device-plugin``) run the vGPU monitor on port 9394.
+metrics listener (``--metrics-bind-address``, default ``:9395``). In HAMi's chart after v2.10
+(PR #2895) that ``targetPort`` is the named container port ``metrics``, whose number comes from
+``scheduler.metricsBindAddress`` and can be any (earlier charts target the number 9395). The API
+server resolves the name, so the Service route asks for port ``monitor`` and never needs the
+number; the pod fallback uses the pod's container port named ``metrics`` (9395 if it declares
+none). A Service whose targetPort names a port the scheduler pods do not declare has no
+endpoints, and the message says that, not that the pods are not Ready.
+
+The device-plugin DaemonSet pods (``app.kubernetes.io/component: hami-device-plugin``) run the
+vGPU monitor on port 9394.
 Only the leader replica refreshes the node usage snapshot (HAMi ``pkg/scheduler/scheduler.go``),
 and the chart's Service selects the leader, so the pod fallback prefers the pod labelled
 ``hami.io/scheduler-role=leader``.
@@ -60,9 +68,10 @@ class MonitorScrape:
 SERVICE_LOOKUP = "Service lookup"
 
 # Why one way to the metrics failed: the API refused or failed the request (``failure`` says
-# how), no scheduler Service or no port of the right name exists, or the answer was not the
-# scheduler's metrics.
-RouteProblem = Literal["api", "no-service", "no-port", "not-metrics"]
+# how), no scheduler Service or no port of the right name exists, the Service's targetPort names
+# a container port the pods it selects do not declare (so it has no endpoints), or the answer was
+# not the scheduler's metrics.
+RouteProblem = Literal["api", "no-service", "no-port", "no-target-port", "not-metrics"]
 
 
 class RouteFailure(Exception):
@@ -179,12 +188,26 @@ def read_proxied_body(
     return text, content_type
 
 
-def _container_port(pod: Any, name: str, default: int) -> int:
+def _named_port(pod: Any, name: str) -> int | None:
     for container in pod.spec.containers or []:
         for port in container.ports or []:
             if port.name == name:
                 return int(port.container_port)
-    return default
+    return None
+
+
+def _container_port(pod: Any, name: str, default: int) -> int:
+    port = _named_port(pod, name)
+    return default if port is None else port
+
+
+def _declared_ports(pod: Any) -> str:
+    ports = [
+        f"{port.name or '(unnamed)'} {port.container_port}"
+        for container in pod.spec.containers or []
+        for port in container.ports or []
+    ]
+    return ", ".join(ports) or "none"
 
 
 def _is_ready(pod: Any) -> bool:
@@ -251,13 +274,15 @@ def scrape_scheduler(
     core = k8s.CoreV1Api(api)
     pods = find_scheduler_pods(core, target, namespace, deadline)
     hami_namespace = pods[0].metadata.namespace
+    same_namespace = [p for p in pods if p.metadata.namespace == hami_namespace]
     failures: list[RouteFailure] = []
     try:
-        text, route = _via_service(core, target, hami_namespace, deadline, max_bytes)
+        text, route = _via_service(
+            core, target, hami_namespace, same_namespace, deadline, max_bytes
+        )
         return SchedulerScrape(text, hami_namespace, route)
     except RouteFailure as failed:
         failures.append(failed)
-    same_namespace = [p for p in pods if p.metadata.namespace == hami_namespace]
     for pod in same_namespace[:_MAX_POD_ATTEMPTS]:
         try:
             text, route = _via_pod(core, target, pod, deadline, max_bytes)
@@ -280,7 +305,12 @@ def _raise_if_fatal(failure: ApiFailure) -> None:
 
 
 def _via_service(
-    core: k8s.CoreV1Api, target: Target, namespace: str, deadline: Deadline, max_bytes: int
+    core: k8s.CoreV1Api,
+    target: Target,
+    namespace: str,
+    pods: Sequence[Any],
+    deadline: Deadline,
+    max_bytes: int,
 ) -> tuple[str, str]:
     call = Call("list", "services", namespace, "looking for the HAMi scheduler Service")
     try:
@@ -321,15 +351,53 @@ def _via_service(
             "no-port",
         )
     name = service.metadata.name
-    return _read_scheduler_metrics(
-        target,
-        deadline,
-        max_bytes,
-        route=f"Service {namespace}/{name} port {SERVICE_PORT_NAME}",
-        resource="services/proxy",
-        read=core.connect_get_namespaced_service_proxy_with_path,
-        name_and_port=f"{name}:{SERVICE_PORT_NAME}",
-        namespace=namespace,
+    route = f"Service {namespace}/{name} port {SERVICE_PORT_NAME}"
+    try:
+        return _read_scheduler_metrics(
+            target,
+            deadline,
+            max_bytes,
+            route=route,
+            resource="services/proxy",
+            read=core.connect_get_namespaced_service_proxy_with_path,
+            name_and_port=f"{name}:{SERVICE_PORT_NAME}",
+            namespace=namespace,
+        )
+    except RouteFailure as failed:
+        if failed.failure is None or failed.failure.kind != "no-endpoints":
+            raise
+        undeclared = _undeclared_target_port(service, pods)
+        if undeclared is None:
+            raise
+        raise RouteFailure(
+            route, f"{failed.why}, as {undeclared}", "no-target-port", failed.failure
+        ) from failed
+
+
+def _undeclared_target_port(service: Any, pods: Sequence[Any]) -> str | None:
+    """Why the Service port ``monitor`` has no endpoints if its ``targetPort`` is a name that no
+    scheduler pod the Service selects declares (the endpoints controller leaves such pods out);
+    None if it targets a number, selects no listed pod, or a selected pod declares the name."""
+    wanted = next(p.target_port for p in service.spec.ports if p.name == SERVICE_PORT_NAME)
+    selector = service.spec.selector or {}
+    if not isinstance(wanted, str) or not selector:
+        return None
+    selected = [
+        pod
+        for pod in pods
+        if all((pod.metadata.labels or {}).get(k) == v for k, v in selector.items())
+    ]
+    if not selected or any(_named_port(pod, wanted) is not None for pod in selected):
+        return None
+    which = ", ".join(
+        f"{pod.metadata.namespace}/{pod.metadata.name} (ports: {_declared_ports(pod)})"
+        for pod in selected
+    )
+    pods_word = "pod" if len(selected) == 1 else "pods"
+    verb = "does" if len(selected) == 1 else "do"
+    return (
+        f'its port "{SERVICE_PORT_NAME}" targets the container port named "{wanted}", which '
+        f"{pods_word} {which} {verb} not declare"
     )
 
 
@@ -403,11 +471,23 @@ def _all_routes_failed(target: Target, namespace: str, failures: Sequence[RouteF
             'with the rule {apiGroups: [""], resources: ["services", "services/proxy", '
             '"pods/proxy"], verbs: ["get", "list"]} to the identity of this kubeconfig.'
         )
-    if any(f.failure is not None and f.failure.kind == "no-endpoints" for f in failures):
+    if any(
+        f.failure is not None and f.failure.kind == "no-endpoints" and f.problem == "api"
+        for f in failures
+    ):
         advice.append(
             "The scheduler Service has no ready endpoints: check that the HAMi scheduler pods "
             "are Running and Ready (kubectl -n "
             f"{namespace} get pods -l {SCHEDULER_SELECTOR})."
+        )
+    if any(f.problem == "no-target-port" for f in failures):
+        advice.append(
+            f'The Service port "{SERVICE_PORT_NAME}" targets a container port by name that the '
+            "scheduler pods do not declare, so the Service has no endpoints for it. HAMi's chart "
+            f'after v2.10 declares the scheduler\'s metrics port as "{POD_PORT_NAME}" (from '
+            "scheduler.metricsBindAddress) and targets that name: upgrade HAMi so that the "
+            "scheduler Deployment and its Service come from the same chart release (helm "
+            "upgrade)."
         )
     if any(f.problem == "not-metrics" for f in failures):
         advice.append(

@@ -7,6 +7,11 @@ like promhttp behind the API server does); and pod exec over a websocket speakin
 ``v5.channel.k8s.io`` / ``v4.channel.k8s.io`` (first byte of each binary message is the channel:
 1 stdout, 2 stderr, 3 status). Errors are ``Status`` bodies as the real server sends them.
 
+A Service port with an answer in ``service_proxy`` answers with it; one without is resolved as
+the endpoints controller does (``FakeCluster.endpoint``: its ``targetPort``, a number or a
+container port's name, on a Running pod its selector picks) and relayed to that pod's
+``pod_proxy`` answer.
+
 Usage::
 
     cluster = hami_cluster()                  # HAMi laid out as its Helm chart does
@@ -117,7 +122,7 @@ class FakeEvent:
 class FakeServicePort:
     name: str
     port: int
-    target_port: int
+    target_port: int | str  # a number, or the name of a container port (HAMi after v2.10)
 
 
 @dataclass
@@ -127,6 +132,9 @@ class FakeService:
     ports: list[FakeServicePort]
     labels: dict[str, str] = field(default_factory=dict)
     has_endpoints: bool = True
+    selector: dict[str, str] = field(
+        default_factory=lambda: {SCHEDULER_LABEL[0]: SCHEDULER_LABEL[1]}
+    )
 
 
 @dataclass
@@ -163,6 +171,9 @@ class FakeCluster:
     # (namespace, service, port name) -> answer; (namespace, pod, port number) -> answer
     service_proxy: dict[tuple[str, str, str], ProxyAnswer] = field(default_factory=dict)
     pod_proxy: dict[tuple[str, str, int], ProxyAnswer] = field(default_factory=dict)
+    # (namespace, pod, port number) each Service proxy request without a ``service_proxy``
+    # answer was resolved to, in order.
+    service_backends: list[tuple[str, str, int]] = field(default_factory=list)
     # (verb, resource) pairs RBAC refuses; resource "pods" with verb "list" refuses only the
     # cluster-wide list when ``forbid_cluster_scope_only`` is set.
     forbidden: set[tuple[str, str]] = field(default_factory=set)
@@ -181,6 +192,27 @@ class FakeCluster:
 
     def service(self, namespace: str, name: str) -> FakeService | None:
         return next((s for s in self.services if s.namespace == namespace and s.name == name), None)
+
+    def endpoint(self, service: FakeService, port_name: str) -> tuple[FakePod, int] | None:
+        """The pod and port the Service's port ``port_name`` reaches, as the endpoints
+        controller resolves it: a Running pod the selector picks (first by name), at
+        ``targetPort``, a number or the name of a container port. A pod that declares no port
+        of that name is no endpoint for it."""
+        port = next((p for p in service.ports if p.name == port_name), None)
+        if port is None:
+            return None
+        for pod in sorted(self.pods, key=lambda p: p.name):
+            if pod.namespace != service.namespace or pod.phase != "Running":
+                continue
+            if any(pod.labels.get(k) != v for k, v in service.selector.items()):
+                continue
+            if isinstance(port.target_port, int):
+                return pod, port.target_port
+            for container in pod.containers:
+                for name, number in container.ports:
+                    if name == port.target_port:
+                        return pod, number
+        return None
 
 
 def fixture_bytes(name: str) -> bytes:
@@ -460,7 +492,7 @@ def service_object(service: FakeService) -> dict[str, Any]:
             "type": "NodePort",
             "clusterIP": "10.96.12.34",
             "clusterIPs": ["10.96.12.34"],
-            "selector": {SCHEDULER_LABEL[0]: SCHEDULER_LABEL[1]},
+            "selector": dict(service.selector),
             "ports": [
                 {
                     "name": p.name,
@@ -732,6 +764,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.forbidden("get", f"{kind}/proxy", namespace, name):
             return
         answer: ProxyAnswer | None
+        dial_port = port
         if kind == "services":
             service = self.cluster.service(namespace, name)
             if service is None:
@@ -752,7 +785,25 @@ class _Handler(BaseHTTPRequestHandler):
                     ),
                 )
                 return
-            answer = self.cluster.service_proxy.get((namespace, name, port))
+            key = (namespace, name, port)
+            if key in self.cluster.service_proxy:
+                answer = self.cluster.service_proxy[key]
+            else:
+                backend = self.cluster.endpoint(service, port)
+                if backend is None:
+                    self.send_json(
+                        503,
+                        status_object(
+                            503,
+                            "ServiceUnavailable",
+                            f'no endpoints available for service "{name_port}"',
+                        ),
+                    )
+                    return
+                pod, number = backend
+                self.cluster.service_backends.append((namespace, pod.name, number))
+                answer = self.cluster.pod_proxy.get((namespace, pod.name, number))
+                dial_port = str(number)
         else:
             pod = self.cluster.pod(namespace, name)
             if pod is None:
@@ -771,7 +822,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status_object(
                     503,
                     "ServiceUnavailable",
-                    f"error trying to reach {kind[:-1]}: dial tcp 10.244.1.17:{port}: "
+                    f"error trying to reach {kind[:-1]}: dial tcp 10.244.1.17:{dial_port}: "
                     "connect: connection refused",
                 ),
             )
