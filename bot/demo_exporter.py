@@ -46,6 +46,8 @@ class SimulatedScheduler:
         drift_seconds: float | None,
         legacy: bool = False,
         both: bool = False,
+        replica: str | None = None,
+        outcomes: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if drift_seconds is not None and drift_seconds <= 0:
@@ -54,6 +56,8 @@ class SimulatedScheduler:
         self._drift_seconds = drift_seconds
         self._legacy = legacy
         self._both = both
+        self._replica = replica
+        self._outcomes = outcomes
         self._clock = clock
         self._started = clock()
         self._lock = threading.Lock()
@@ -73,7 +77,13 @@ class SimulatedScheduler:
             return self._body
 
     def _render(self) -> _Body:
-        text = render_exposition(self._cluster, legacy=self._legacy, both=self._both)
+        text = render_exposition(
+            self._cluster,
+            legacy=self._legacy,
+            both=self._both,
+            replica=self._replica,
+            outcomes=self._outcomes,
+        )
         plain = text.encode("utf-8")
         # mtime=0 keeps the compressed body identical for identical text.
         return _Body(self._cluster.step, plain, gzip.compress(plain, compresslevel=5, mtime=0))
@@ -186,13 +196,23 @@ def start_demo_exporter(
     *,
     legacy: bool = False,
     both: bool = False,
+    replica: str | None = None,
+    outcomes: bool = False,
 ) -> DemoExporter:
-    """Serve a simulated scheduler on ``host:port`` (0 picks a free port) in a daemon thread.
+    """Serve a simulated scheduler on ``host:port`` (0 picks a free port) in a daemon thread;
+    ``replica`` and ``outcomes`` as for ``render_exposition``.
 
     Raises ``OSError`` when the address cannot be bound and ``ValueError`` on bad sizes.
     """
     scheduler = SimulatedScheduler(
-        nodes, gpus_per_node, seed=seed, drift_seconds=drift_seconds, legacy=legacy, both=both
+        nodes,
+        gpus_per_node,
+        seed=seed,
+        drift_seconds=drift_seconds,
+        legacy=legacy,
+        both=both,
+        replica=replica,
+        outcomes=outcomes,
     )
     server = _ExporterServer((host, port), scheduler)
     thread = threading.Thread(

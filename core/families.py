@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core import value_ranges as vr
+from core.outcomes import KIND_WORDS
 from core.value_ranges import ValueRange
 
 Component = Literal["scheduler", "monitor", "build"]
@@ -35,9 +36,23 @@ ALLOCATION_FIELDS = ("namespace", "pod", "container_index", "device_uuid", "node
 QUOTA_FIELDS = ("namespace", "resource", "limit")
 CONTAINER_FIELDS = ("namespace", "pod", "container", "vdevice_index", "device_uuid")
 BUILD_FIELDS = ("version",)
+# A host GPU's error counts: one series per kind of error (ECC corrected or uncorrected).
+HOST_ERROR_FIELDS = ("node", "device_uuid", "device_index", "device_type", "error_type")
+# The scheduler's outcome counters: bounded labels only, no pod, node or device.
+OUTCOME_FIELDS = ("phase", "device_type", "failure_reason")
 
 Reading = Literal[
-    "device", "allocation", "quota", "host", "container", "scheduler", "mig", "build", "none"
+    "device",
+    "allocation",
+    "quota",
+    "host",
+    "host_errors",
+    "container",
+    "scheduler",
+    "outcome",
+    "mig",
+    "build",
+    "none",
 ]
 Labels = tuple[tuple[str, str], ...]  # own label name -> canonical label name
 
@@ -46,6 +61,8 @@ _FIELDS_OF: dict[Reading, tuple[str, ...]] = {
     "quota": QUOTA_FIELDS,
     "container": CONTAINER_FIELDS,
     "build": BUILD_FIELDS,
+    "host_errors": HOST_ERROR_FIELDS,
+    "outcome": OUTCOME_FIELDS,
 }
 
 
@@ -157,6 +174,8 @@ _QUOTA_CURRENT = (("namespace", "namespace"), ("quota_name", "resource"), ("limi
 _QUOTA_LEGACY = (("quotanamespace", "namespace"), ("quotaName", "resource"), ("limit", "limit"))
 _HOST_CURRENT = _SCHED_DEVICE_CURRENT
 _HOST_LEGACY = _SCHED_DEVICE_LEGACY
+_HOST_ERRORS = (*_HOST_CURRENT, ("error_type", "error_type"))
+_OUTCOME = tuple((label, label) for label in OUTCOME_FIELDS)
 _VCONTAINER_CURRENT = (
     ("namespace", "namespace"),
     ("pod", "pod"),
@@ -172,6 +191,12 @@ _VCONTAINER_LEGACY = (
     ("deviceuuid", "device_uuid"),
 )
 
+
+# The scheduler's outcome counters, by the kind each counts (HAMi #3083).
+OUTCOME_KINDS = tuple(KIND_WORDS)
+# The error_type values of an error counter (NVML's memory error types): a row sets the field
+# "<family field>_<error_type>"; other values are counted, not read.
+ERROR_TYPES = ("corrected", "uncorrected")
 
 _DEVICE = (_SCHED_DEVICE_CURRENT, _SCHED_DEVICE_LEGACY)
 _POD = (_CONTAINER_CURRENT, _CONTAINER_LEGACY)
@@ -243,6 +268,15 @@ FAMILY_TABLE: tuple[Family, ...] = (
         "hami_scheduler_cache_synced", None, "scheduler_cache_synced", "scheduler",
         "scheduler", "cache_synced", vr.FLAG, (),
     ),
+    # Allocation outcomes since the scheduler started (HAMi after v2.10, PR #3088): counters
+    # by phase, device type and failure reason; the field is the kind of outcome.
+    *(
+        Family(
+            f"hami_scheduler_{kind}_total", None, f"scheduler_{kind}", "scheduler",
+            "outcome", kind, vr.EVENT_COUNT, _OUTCOME,
+        )
+        for kind in OUTCOME_KINDS
+    ),
     # vGPU monitor: host GPUs and containers as measured.
     Family(
         "hami_host_gpu_memory_used_bytes", "HostGPUMemoryUsage", "host_mem_used_bytes",
@@ -252,10 +286,25 @@ FAMILY_TABLE: tuple[Family, ...] = (
         "hami_host_gpu_utilization_ratio", "HostCoreUtilization", "host_utilization",
         "monitor", "host", "utilization", vr.PERCENT, *_HOST,
     ),
-    # No node label (HAMi #2616), so none is read: joined to the host GPUs by device UUID.
+    # A node label since PR #2776 (none before, HAMi #2616): series without one are joined to
+    # the host GPUs by device UUID.
     Family(
         "hami_host_gpu_memory_controller_utilization_ratio", None, "host_memctl_utilization",
-        "monitor", "host", "memctl_utilization", vr.PERCENT, _HOST_CURRENT[1:],
+        "monitor", "host", "memctl_utilization", vr.PERCENT, _HOST_CURRENT,
+    ),
+    # Hardware health (HAMi after v2.10, PR #2732).
+    Family(
+        "hami_host_gpu_temperature_celsius", None, "host_temperature", "monitor",
+        "host", "temperature_celsius", vr.TEMPERATURE, _HOST_CURRENT,
+    ),
+    Family(
+        "hami_host_gpu_power_usage_watts", None, "host_power", "monitor",
+        "host", "power_watts", vr.POWER_WATTS, _HOST_CURRENT,
+    ),
+    # A counter, one series per error_type (``ERROR_TYPES``): ecc_corrected, ecc_uncorrected.
+    Family(
+        "hami_host_gpu_ecc_errors_total", None, "host_ecc_errors", "monitor",
+        "host_errors", "ecc", vr.ERROR_COUNT, _HOST_ERRORS,
     ),
     Family(
         "hami_vgpu_memory_used_bytes", "vGPU_device_memory_usage_in_bytes",

@@ -9,8 +9,9 @@ line-by-line parser needs.
 
 The reader only vouches for text it fully understood: each block's match count must equal its
 line count, and anything unusual (escapes, CRs, blank lines, comments other than HELP/TYPE,
-counter/histogram/summary families, timestamps, odd values) returns None, and the caller uses
-the general parser (``core.exposition``). Tests check that both routes give equal readings.
+histogram/summary families, counters whose TYPE name lacks "_total", timestamps, odd values)
+returns None, and the caller uses the general parser (``core.exposition``). Tests check that
+both routes give equal readings.
 """
 
 from __future__ import annotations
@@ -31,8 +32,14 @@ _VALUE = r"([+-]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++)(?:[eE][+-]?+[0-9]++)?+|[+
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*+")
 _LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*+)="([^"\n]*+)"(?:,|$)')
 _COMMENT = re.compile(r"# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*+)(?: ([^\n]*+))?+")
-# Other types change sample names in the general parser (e.g. counters gain "_total").
+# Other types change sample names in the general parser (a counter whose TYPE line lacks
+# "_total" gains it); a counter named as client_golang names it keeps its sample names.
 _PLAIN_TYPES = frozenset({"gauge", "untyped"})
+
+
+def _plainly_typed(kind: str | None, name: str) -> bool:
+    """Whether a family of this TYPE has samples named exactly as its TYPE line says."""
+    return kind in _PLAIN_TYPES or (kind == "counter" and name.endswith("_total"))
 
 
 def _label_names(block: str) -> list[str] | None:
@@ -329,7 +336,7 @@ def read_go_exposition(text: str) -> FamilyRows | None:
             if comment is None:
                 return None
             if comment.group(1) == "TYPE":
-                if comment.group(3) not in _PLAIN_TYPES:
+                if not _plainly_typed(comment.group(3), comment.group(2)):
                     return None
                 typed = comment.group(2)
             position = end + 1

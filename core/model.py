@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from core.outcomes import Outcomes
+
 SourceKind = Literal["paste", "file", "cluster"]
 Surface = Literal["current", "legacy", "mixed", "none"]
 GpuState = Literal["idle", "partial", "full", "inconsistent"]
@@ -258,6 +260,13 @@ class HostGpuRuntime:
     utilization_percent: float | None
     memory_controller_utilization_percent: float | None
     scheduler_device_known: bool
+    # Hardware health (HAMi after v2.10): None where the monitor does not write it.
+    temperature_celsius: float | None = None
+    power_watts: float | None = None
+    ecc_corrected_errors: float | None = None
+    ecc_uncorrected_errors: float | None = None
+    # "hot" (at or above the hot temperature), "ecc" (uncorrected ECC errors counted).
+    health: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +283,9 @@ class ContainerRuntime:
     mem_used_percent: float | None
     sm_utilization_percent: float | None
     seconds_since_last_kernel: float | None
+    # False when the monitor writes no last-kernel family at all (the Ascend device plugin's):
+    # no figure then means "not known", not "no kernel yet".
+    last_kernel_written: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,3 +481,5 @@ class Summary:
     idle_allocations: tuple[IdleAllocation, ...] | None = None
     # Under a filter: what it narrows to, and the whole summary (``core.summary.filtered``).
     focus: Focus | None = None
+    # The scheduler's allocation outcome counters (HAMi after v2.10); None when it has none.
+    outcomes: Outcomes | None = None

@@ -20,8 +20,9 @@ from itertools import starmap
 from operator import attrgetter, itemgetter
 from typing import Protocol, cast
 
-from core.families import FAMILIES, FamilySpec, family_spec
+from core.families import ERROR_TYPES, FAMILIES, FamilySpec, family_spec
 from core.model import InputProblem
+from core.outcomes import OutcomeCount
 from core.sample_screen import UniqueColumns, screen_family
 from core.value_ranges import BYTES_PER_MIB as BYTES_PER_MIB
 
@@ -84,6 +85,11 @@ class HostGpuReading:
     mem_used_bytes: float | None = None
     utilization: float | None = None
     memctl_utilization: float | None = None
+    temperature_celsius: float | None = None
+    power_watts: float | None = None
+    # ECC errors since the driver loaded, by NVML's error type.
+    ecc_corrected: float | None = None
+    ecc_uncorrected: float | None = None
 
 
 @dataclass(slots=True)
@@ -107,6 +113,9 @@ class SchedulerReading:
     cache_synced: float | None = None
 
 
+OutcomeKey = tuple[str, str, str, str]  # kind, phase, device type, failure reason
+
+
 @dataclass(slots=True)
 class SurfaceReadings:
     """Readings of one surface (current or legacy names)."""
@@ -117,8 +126,11 @@ class SurfaceReadings:
     host_gpus: dict[DeviceKey, HostGpuReading] = field(default_factory=dict)
     containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
     scheduler: SchedulerReading = field(default_factory=SchedulerReading)
-    # Host values of families without a node label: field -> device UUID -> value.
-    host_values_by_uuid: dict[str, dict[str, float]] = field(default_factory=dict)
+    outcomes: dict[OutcomeKey, float] = field(default_factory=dict)
+    # Host values of series without a node label: field -> device UUID -> (fields, value).
+    host_values_by_uuid: dict[str, dict[str, tuple[tuple[str, ...], float]]] = field(
+        default_factory=dict
+    )
     repeated_uuids: dict[DeviceKey, None] = field(default_factory=dict)
     quota_limit_family_seen: bool = False
     # The field column and devices of the last device family read (see ``_devices``).
@@ -149,6 +161,8 @@ class MetricsReadings:
     # Samples left out of every figure: values no exporter writes, and repeated series.
     problems: tuple[InputProblem, ...] = ()
     scheduler: SchedulerReading = field(default_factory=SchedulerReading)
+    # The scheduler's outcome counters, sorted by kind, phase, device type and reason.
+    outcomes: tuple[OutcomeCount, ...] = ()
 
 
 class _SampleLike(Protocol):
@@ -355,13 +369,25 @@ def _overview_labels(in_order: list[DeviceReading], fields: list[tuple[str, ...]
                 dev.overview_shared_count = _label_number(shared)
 
 
-def _hosts(surface: SurfaceReadings, rows: Columns, attr: str) -> None:
+def _hosts(surface: SurfaceReadings, rows: Columns, attr: str, by_error_type: bool) -> None:
+    """Host GPU values; ``by_error_type``: the field is ``attr`` + "_" + the row's error type.
+    A row without a node (the memory controller family up to HAMi v2.10, the Ascend device
+    plugin's monitor) is joined by device UUID once every family is read (``_join_by_uuid``)."""
     hosts = surface.host_gpus
-    for (node, uuid, index, dtype, *_), value in zip(*rows, strict=True):
+    for fields, value in zip(*rows, strict=True):
+        node, uuid, index, dtype = fields[:4]
+        name = attr
+        if by_error_type:
+            if fields[4] not in ERROR_TYPES:
+                continue  # an error type NVML does not define: counted, not read
+            name = f"{attr}_{fields[4]}"
+        if not node:
+            surface.host_values_by_uuid.setdefault(name, {})[uuid] = (fields, value)
+            continue
         host = hosts.get((node, uuid))
         if host is None:
             host = hosts[(node, uuid)] = HostGpuReading(node, uuid, index, dtype)
-        setattr(host, attr, value)
+        setattr(host, name, value)
 
 
 _CONTAINER_INDEX = itemgetter(2)
@@ -470,10 +496,7 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
             _read_family(surfaces[spec.surface], spec, (fields, values), keys)
     cur, leg = surfaces["current"], surfaces["legacy"]
     for surface in (cur, leg):
-        for attr, by_uuid in surface.host_values_by_uuid.items():
-            for host in surface.host_gpus.values():
-                if getattr(host, attr) is None:
-                    setattr(host, attr, by_uuid.get(host.device_uuid))
+        _join_by_uuid(surface)
     foreign = tuple(family_rows.foreign)
     return MetricsReadings(
         devices=_merge(cur.devices, leg.devices, _DEVICE_FIELDS),
@@ -493,7 +516,27 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         repeated_device_uuids=tuple({**cur.repeated_uuids, **leg.repeated_uuids}),
         problems=tuple(problems),
         scheduler=cur.scheduler,
+        outcomes=tuple(OutcomeCount(*key, count) for key, count in sorted(cur.outcomes.items())),
     )
+
+
+def _join_by_uuid(surface: SurfaceReadings) -> None:
+    """Host values of series without a node label, set on the host GPUs of their device UUID
+    that other families name a node for; a GPU no family names a node for is read without
+    one (its node may come from the scheduler's device of that UUID)."""
+    hosts_of: dict[str, list[HostGpuReading]] = {}
+    for host in surface.host_gpus.values():
+        hosts_of.setdefault(host.device_uuid, []).append(host)
+    for attr, rows in surface.host_values_by_uuid.items():
+        for uuid, (fields, value) in rows.items():
+            hosts = hosts_of.get(uuid)
+            if hosts is None:
+                host = HostGpuReading("", uuid, fields[2], fields[3])
+                surface.host_gpus[("", uuid)] = host
+                hosts = hosts_of[uuid] = [host]
+            for host in hosts:
+                if getattr(host, attr) is None:
+                    setattr(host, attr, value)
 
 
 @dataclass(slots=True)
@@ -526,17 +569,15 @@ def _read_family(
         if attr == "limit_metric":
             surface.quota_limit_family_seen = True
         _quotas(surface, rows, attr, "limit" in spec.canonical_labels)
-    elif spec.reading == "host":
-        if "node" in spec.canonical_labels:
-            _hosts(surface, rows, attr)
-        else:  # joined to the host GPUs by device UUID once every family is read
-            by_uuid = surface.host_values_by_uuid.setdefault(attr, {})
-            for fields, value in zip(*rows, strict=True):
-                by_uuid[fields[1]] = value
+    elif spec.reading in ("host", "host_errors"):
+        _hosts(surface, rows, attr, spec.reading == "host_errors")
     elif spec.reading == "container":
         _containers(surface, rows, attr, spec.fills_gaps)
     elif spec.reading == "scheduler":  # one sample; if repeated, the last one read
         _set_column([surface.scheduler] * len(rows[1]), attr, rows[1])
+    elif spec.reading == "outcome":
+        for (phase, device_type, reason), value in zip(*rows, strict=True):
+            surface.outcomes[(attr, phase, device_type, reason)] = value
     else:
         raise AssertionError(f"family {spec.name} has no reader for {spec.reading}")
 

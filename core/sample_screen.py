@@ -43,6 +43,7 @@ _POD_IDENTITY = itemgetter(0, 1, 2, 3)  # namespace, pod, container index, UUID
 _UUID_IDENTITY = itemgetter(1)
 _CONTAINER_INDEX = itemgetter(2)
 _NODE_UUID = itemgetter(0, 1)
+_HOST_ERROR_IDENTITY = itemgetter(0, 1, 2, 4)  # a device, and the kind of error
 
 
 def _pod_identity(fields: tuple[str, ...]) -> Hashable:
@@ -62,8 +63,10 @@ def _identity(spec: FamilySpec) -> Callable[[tuple[str, ...]], Hashable]:
         return _QUOTA_IDENTITY
     if spec.reading == "allocation":
         return _POD_IDENTITY
-    if spec.reading == "container":
-        return tuple  # namespace, pod, container, vdevice index, UUID: every field
+    if spec.reading in ("container", "outcome"):
+        return tuple  # every field: (namespace, pod, container, vdevice index, UUID) or labels
+    if spec.reading == "host_errors":
+        return _HOST_ERROR_IDENTITY
     if "node" not in spec.canonical_labels:
         return _UUID_IDENTITY  # a host family without a node label: the UUID alone
     return _DEVICE_IDENTITY

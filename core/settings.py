@@ -43,6 +43,10 @@ class Thresholds:
     idle_mem_percent: float = 10.0
     high_utilization_percent: float = 80.0
     normal_utilization_percent: float = 40.0
+    # A host GPU at or above this temperature is hot: close to the slowdown temperature
+    # nvidia-smi -q reports ("GPU Slowdown Temp", in the 90s °C on the cards of public output),
+    # where the driver starts cutting clocks.
+    hot_temperature_celsius: float = 85.0
 
 
 @dataclass(frozen=True, slots=True)

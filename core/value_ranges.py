@@ -14,6 +14,7 @@ from dataclasses import dataclass
 BYTES_PER_MIB = 1024.0 * 1024.0
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
+UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 
 
@@ -46,5 +47,13 @@ PERCENT = ValueRange(100.0, "100%")  # NVML utilisation of a whole GPU
 # A container's SM utilisation sums the samples of its processes, which need not stay at 100.
 SUMMED_PERCENT = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 (a 64-bit sum)")
 SECONDS = ValueRange(INT64_MAX, "9,223,372,036,854,775,807 seconds")
+# NVML's readings of a GPU: an unsigned 32-bit temperature in degrees Celsius, and power in
+# unsigned 32-bit milliwatts (the monitor writes watts); ECC errors as a 64-bit count.
+TEMPERATURE = ValueRange(UINT32_MAX, "4,294,967,295 °C, the most NVML's 32-bit reading holds")
+POWER_WATTS = ValueRange(UINT32_MAX / 1000.0, "4,294,967 W, NVML's 32-bit milliwatt reading")
+ERROR_COUNT = ValueRange(UINT64_MAX, "18,446,744,073,709,551,615 (a 64-bit error count)", True)
+# The scheduler's event counters: float64 in client_golang, counting one by one, so whole and
+# exact up to 2**53.
+EVENT_COUNT = ValueRange(2.0**53, "9,007,199,254,740,992, the largest exact float64 count", True)
 # A yes/no gauge (HAMi's scheduler state): 0 or 1.
 FLAG = ValueRange(1.0, "1 (the gauge is a yes/no flag)", True)

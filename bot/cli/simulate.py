@@ -50,6 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="add the replica's own gauges as HAMi after v2.10 writes them "
         "(hami_scheduler_is_leader, hami_scheduler_cache_synced)",
     )
+    parser.add_argument(
+        "--outcomes",
+        action="store_true",
+        help="add the allocation outcome counters as HAMi after v2.10 writes them "
+        "(hami_scheduler_allocations_total and the failure, rollback and reservation counters; "
+        "they grow with each drift step)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
         "--step", type=int, default=0, help="drift steps after the initial state (default 0)"
@@ -84,8 +91,6 @@ def _validate(args: argparse.Namespace) -> None:
         return
     if args.output is not None:
         raise UsageProblem("choose --output FILE or --serve PORT, not both.")
-    if args.replica is not None:
-        raise UsageProblem("--replica applies to --output FILE or standard output, not --serve.")
     if args.step:
         raise UsageProblem("--step does not apply with --serve; use --drift-seconds instead.")
     if not 0 <= args.serve <= 65535:
@@ -103,6 +108,7 @@ def _write(args: argparse.Namespace) -> int:
         both=args.both,
         t=args.step,
         replica=args.replica,
+        outcomes=args.outcomes,
     )
     if args.output is None:
         sys.stdout.write(text)
@@ -130,6 +136,8 @@ def _serve(args: argparse.Namespace) -> int:
             args.drift_seconds,
             legacy=args.legacy,
             both=args.both,
+            replica=args.replica,
+            outcomes=args.outcomes,
         )
     except OSError as err:
         raise UsageProblem(

@@ -41,6 +41,7 @@ from core.summary.input_notes import scheduler_state_words
 from core.views.attention import Hints, Line
 from core.views.digest import Digest, Section, names_in_full, plain
 from core.views.first_page import build_digest
+from core.views.outcome_words import SINCE_START, lifetime_words
 from core.views.pending_attention import with_pending
 from core.views.table_spec import fixed_width
 from core.views.tables import age_text
@@ -151,6 +152,8 @@ def _source_line(summary: Summary, age_seconds: float | None) -> str:
     state = scheduler_state_words(inp)
     if state:
         parts.append(state)
+    if summary.outcomes is not None:
+        parts.append(f"{SINCE_START.lower()}: {lifetime_words(summary.outcomes)}")
     filters = filter_text(summary)
     if filters:
         parts.append(f"filter `{filters}`")

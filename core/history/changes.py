@@ -2,7 +2,8 @@
 
 Namespaces that grew or shrank, pods that started or stopped holding GPUs, nodes that appeared
 or disappeared, free whole GPUs per model then and now, GPUs that became inconsistent and quota
-thresholds crossed. ``compare`` only computes; ``core.views.changes_view`` renders.
+thresholds crossed, and what the scheduler's outcome counters grew by. ``compare`` only
+computes; ``core.views.changes_view`` renders.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from core.history.snapshot import (
     QuotaUse,
     Snapshot,
 )
+from core.outcomes import Outcomes, increase
 
 # Quota use, in percent of the limit, whose crossing is reported (either way).
 QUOTA_THRESHOLDS: tuple[float, ...] = (90.0, 100.0)
@@ -87,6 +89,8 @@ class Changes:
     became_inconsistent: tuple[InconsistentGpu, ...]
     no_longer_inconsistent: tuple[InconsistentGpu, ...]
     quota_crossings: tuple[QuotaCrossing, ...]
+    # What the scheduler's outcome counters grew by; None unless both snapshots have them.
+    outcomes: Outcomes | None = None
 
     @property
     def allocation_changed(self) -> bool:
@@ -133,6 +137,10 @@ def compare(
         became_inconsistent=tuple(g for u, g in new_bad.items() if u not in old_bad),
         no_longer_inconsistent=tuple(g for u, g in old_bad.items() if u not in new_bad),
         quota_crossings=_quota_crossings(before.quotas, after.quotas, quota_thresholds),
+        # Without counters in the earlier snapshot, their growth is not known (not all of it).
+        outcomes=increase(before.outcomes, after.outcomes)
+        if before.outcomes and after.outcomes
+        else None,
     )
 
 

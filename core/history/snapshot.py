@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from core.model import Summary
+from core.outcomes import OutcomeCount
 
 SNAPSHOT_VERSION = 1
 # A decompressed snapshot larger than this is refused (a 10,000-node cluster stays below it).
@@ -118,6 +119,8 @@ class Snapshot:
     inconsistent: tuple[InconsistentGpu, ...]
     quotas: tuple[QuotaUse, ...]
     version: int = SNAPSHOT_VERSION
+    # The scheduler's outcome counters as read (HAMi after v2.10): two snapshots give rates.
+    outcomes: tuple[OutcomeCount, ...] = ()
 
 
 def summary_time(summary: Summary) -> float | None:
@@ -176,6 +179,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
             for ns in sorted(summary.namespaces, key=lambda n: n.namespace)
             for q in ns.quota
         ),
+        outcomes=summary.outcomes.series if summary.outcomes is not None else (),
     )
 
 
@@ -237,6 +241,7 @@ def snapshot_to_json(snapshot: Snapshot) -> dict[str, Any]:
         "pods": [_row(r) for r in snapshot.pods],
         "bad": [_row(r) for r in snapshot.inconsistent],
         "quota": [_row(r) for r in snapshot.quotas],
+        "out": [_row(r) for r in snapshot.outcomes],
     }
 
 
@@ -290,6 +295,8 @@ def snapshot_from_json(payload: Any) -> Snapshot:
         pods=_read_rows(PodFigures, payload.get("pods"), "pods"),
         inconsistent=_read_rows(InconsistentGpu, payload.get("bad"), "bad"),
         quotas=_read_rows(QuotaUse, payload.get("quota"), "quota"),
+        # Snapshots written before the outcome counters were read have no such table.
+        outcomes=_read_rows(OutcomeCount, payload.get("out", []), "out"),
     )
 
 
@@ -306,6 +313,7 @@ _Row = TypeVar(
     InconsistentGpu,
     QuotaUse,
     ClusterFigures,
+    OutcomeCount,
 )
 
 

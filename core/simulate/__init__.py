@@ -59,8 +59,10 @@ def simulate_exposition(
     both: bool = False,
     t: int = 0,
     replica: str | None = None,
+    outcomes: bool = False,
 ) -> str:
     """The HAMi scheduler ``/metrics`` text of a simulated cluster (see ``simulate_cluster``);
-    ``replica``: the replica's own gauges (``REPLICA_STATES``), None for none."""
+    ``replica``: the replica's own gauges (``REPLICA_STATES``), None for none; ``outcomes``:
+    the allocation outcome counters."""
     cluster = simulate_cluster(nodes, gpus_per_node, seed=seed, t=t)
-    return render_exposition(cluster, legacy=legacy, both=both, replica=replica)
+    return render_exposition(cluster, legacy=legacy, both=both, replica=replica, outcomes=outcomes)

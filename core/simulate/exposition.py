@@ -9,7 +9,7 @@ registry with that constant label), numbers as Go ``strconv.FormatFloat(f, 'g', 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -238,17 +238,74 @@ _REPLICA_HELP = {
 }
 
 
+# The allocation outcome counters (HAMi after v2.10, PR #3088): help text, and per series
+# its labels and its count as a function of the cluster's GPUs and drift step, so the counts
+# only grow as the simulated cluster drifts.
+_OUTCOME_HELP = {
+    "hami_scheduler_allocations_total": "Successful device allocation reservations",
+    "hami_scheduler_allocation_failures_total": "Device allocation failures by phase and reason",
+    "hami_scheduler_bind_rollbacks_total": "Allocations rolled back after a bind failure",
+    "hami_scheduler_stale_reservations_total": "Reservations released as stale",
+    "hami_scheduler_reconciliation_errors_total": "Errors while reconciling allocations",
+}
+_OutcomeSeries = tuple[str, dict[str, str], Callable[[int, int], int]]
+_OUTCOME_SERIES: tuple[_OutcomeSeries, ...] = (
+    ("hami_scheduler_allocations_total", {"phase": "filter"}, lambda g, t: 2 * g + 5 * t),
+    (
+        "hami_scheduler_allocation_failures_total",
+        {"failure_reason": "CardInsufficientMemory", "phase": "filter"},
+        lambda g, t: g // 8 + 2 * t,
+    ),
+    (
+        "hami_scheduler_allocation_failures_total",
+        {"failure_reason": "CardInsufficientCore", "phase": "filter"},
+        lambda g, t: g // 16 + t,
+    ),
+    (
+        "hami_scheduler_allocation_failures_total",
+        {"failure_reason": "NodeLockFailed", "phase": "bind"},
+        lambda g, t: t // 3,
+    ),
+    (
+        "hami_scheduler_bind_rollbacks_total",
+        {"failure_reason": "NodeLockFailed"},
+        lambda g, t: t // 3,
+    ),
+    ("hami_scheduler_stale_reservations_total", {}, lambda g, t: t // 10),
+    ("hami_scheduler_reconciliation_errors_total", {}, lambda g, t: 0),
+)
+
+
+def _outcome_blocks(cluster: SimulatedCluster) -> dict[str, list[str]]:
+    """The outcome counters' sample lines, labels in the Go client's (sorted) order."""
+    gpus = len(cluster.devices)
+    series: dict[str, list[tuple[list[tuple[str, str]], int]]] = {}
+    for name, labels, count in _OUTCOME_SERIES:
+        pairs = sorted({**labels, "device_type": "NVIDIA", "zone": "vGPU"}.items())
+        series.setdefault(name, []).append((pairs, count(gpus, cluster.step)))
+    # Within a family, series in the order of their label values, as the Go client sorts them.
+    return {
+        name: [
+            name + "{" + ",".join(f'{k}="{v}"' for k, v in pairs) + f"}} {value}"
+            for pairs, value in sorted(rows)
+        ]
+        for name, rows in series.items()
+    }
+
+
 def render_exposition(
     cluster: SimulatedCluster,
     *,
     legacy: bool = False,
     both: bool = False,
     replica: str | None = None,
+    outcomes: bool = False,
 ) -> str:
     """The scheduler's ``/metrics`` body for ``cluster``.
 
-    ``replica`` (a key of ``REPLICA_STATES``) adds the replica's own gauges, as HAMi after
-    v2.10 writes them; None leaves them out, as v2.10 and older do.
+    ``replica`` (a key of ``REPLICA_STATES``) adds the replica's own gauges, and ``outcomes``
+    the allocation outcome counters, as HAMi after v2.10 writes them; without them the body
+    is what v2.10 and older write.
 
     Default: current names (``--legacy-metrics=false``). ``both``: current and legacy names, as
     ``--legacy-metrics=true`` emits them. ``legacy``: legacy names only (plus build info), the
@@ -275,10 +332,13 @@ def render_exposition(
         blocks["hami_scheduler_is_leader"] = [f"hami_scheduler_is_leader {leader}"]
         blocks["hami_scheduler_cache_synced"] = [f"hami_scheduler_cache_synced {synced}"]
         helps.update(_REPLICA_HELP)
+    if outcomes:
+        blocks.update(_outcome_blocks(cluster))
+        helps.update(_OUTCOME_HELP)
     out: list[str] = []
     for name in sorted(blocks):  # bytewise: GPUDevice*, QuotaUsed, hami_*, nodeGPU*, vGPU*
         out.append(f"# HELP {name} {helps[name]}")
-        out.append(f"# TYPE {name} gauge")
+        out.append(f"# TYPE {name} {'counter' if name in _OUTCOME_HELP else 'gauge'}")
         out.extend(blocks[name])
     out.append("")
     return "\n".join(out)

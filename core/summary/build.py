@@ -31,6 +31,7 @@ from core.model import (
     Surface,
     Workload,
 )
+from core.outcomes import outcomes_of
 from core.readings import (
     AllocationReading,
     DeviceKey,
@@ -333,9 +334,17 @@ def summarize_readings(
         gpus, cols, workloads, workload_devices, namespaces, missing_series, t,
         values_left_out=device_values_left_out,
     )  # fmt: skip
-    scheduler_uuids = {g.device_uuid for g in gpus}
+    scheduler_nodes = {g.device_uuid: g.node for g in gpus}
     hosts, containers = readings.host_gpus.values(), readings.containers.values()
-    runtime = build_runtime(hosts, containers, scheduler_uuids, missing_monitors)
+    last_kernel_written = any(
+        FAMILIES[name].field == "last_kernel_seconds"
+        for name in readings.family_counts
+        if name in FAMILIES
+    )
+    runtime = build_runtime(
+        hosts, containers, scheduler_nodes, missing_monitors, t,
+        last_kernel_written=last_kernel_written,
+    )  # fmt: skip
     usage = _real_usage(real_usage, workloads, t)
     report = _input_report(
         readings, cleaning_notes, input_warnings, with_real_usage=real_usage is not None
@@ -367,6 +376,7 @@ def summarize_readings(
         models=tuple(build_models(gpus, cols, slices)),
         largest_whole_job=largest_whole_job(nodes),
         idle_allocations=idle_allocations(runtime, usage, t),
+        outcomes=outcomes_of(readings.outcomes),
     )
     return filter_summary(whole, namespace=namespace, node=node)
 

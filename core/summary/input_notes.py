@@ -186,6 +186,17 @@ def _repeated_uuid_note(repeated: Sequence[DeviceKey]) -> str:
     )
 
 
+# The Ascend device plugin's vNPU monitor (ascend-device-plugin v1.4.0, internal/monitor) writes
+# the vGPU monitor's family names, its NPUs' device_type as "Ascend-" + the DCMI product type.
+ASCEND_MONITOR_PREFIX = "Ascend-"
+ASCEND_MONITOR_NOTE = (
+    "Ascend NPUs measured by the Ascend device plugin's vNPU monitor: a container's "
+    "utilisation there is its whole NPU's AICore use (the plugin writes no per-container "
+    "figure), so a container on a busy NPU is never called idle; its NPUs carry no node label "
+    '(named from the scheduler\'s device of the same UUID where the input has it, else "?").'
+)
+
+
 def summary_notes(
     readings: MetricsReadings,
     report: InputReport,
@@ -210,6 +221,8 @@ def summary_notes(
             "Only legacy family names were found (HAMi <= v2.8, or --legacy-metrics): read with "
             "their own label names."
         )
+    if any(h.device_type.startswith(ASCEND_MONITOR_PREFIX) for h in readings.host_gpus.values()):
+        notes.append(ASCEND_MONITOR_NOTE)
     if report.hami_version:
         notes.append(f"HAMi version {report.hami_version} (from hami_build_info).")
     if readings.ignored_series:

@@ -9,10 +9,11 @@ Monitor and scheduler data are joined on device UUID only: the monitor writes ``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from core.model import ContainerRuntime, HostGpuRuntime, RuntimeSection
 from core.readings import BYTES_PER_MIB, ContainerRuntimeReading, HostGpuReading
+from core.settings import Thresholds
 
 
 def _mib(value: float | None) -> float | None:
@@ -26,22 +27,47 @@ def _index(value: str) -> int:
         return -1
 
 
+def health(host: HostGpuReading, t: Thresholds) -> tuple[str, ...]:
+    """What needs attention about one GPU's hardware: hot, or uncorrected ECC errors (which
+    NVML counts since the driver loaded; corrected ones are the ECC doing its job)."""
+    flags = []
+    if (
+        host.temperature_celsius is not None
+        and host.temperature_celsius >= t.hot_temperature_celsius
+    ):
+        flags.append("hot")
+    if host.ecc_uncorrected:
+        flags.append("ecc")
+    return tuple(flags)
+
+
 def build_runtime(
     hosts: Iterable[HostGpuReading],
     containers: Iterable[ContainerRuntimeReading],
-    scheduler_uuids: set[str],
+    scheduler_nodes: Mapping[str, str],
     missing_monitors: Sequence[str],
+    t: Thresholds,
+    *,
+    last_kernel_written: bool = True,
 ) -> RuntimeSection | None:
+    """``scheduler_nodes``: the node of each device UUID the scheduler lists, which also names
+    the node of a host GPU the monitor writes without one (the Ascend device plugin's);
+    ``last_kernel_written``: the input has a last-kernel family."""
     host_rows = [
         HostGpuRuntime(
-            node=h.node,
+            node=h.node or scheduler_nodes.get(h.device_uuid, ""),
             device_index=_index(h.device_index),
             device_uuid=h.device_uuid,
             device_type=h.device_type,
             mem_used_mib=_mib(h.mem_used_bytes),
             utilization_percent=h.utilization,
             memory_controller_utilization_percent=h.memctl_utilization,
-            scheduler_device_known=h.device_uuid in scheduler_uuids,
+            scheduler_device_known=h.device_uuid in scheduler_nodes,
+            temperature_celsius=h.temperature_celsius,
+            power_watts=h.power_watts,
+            ecc_corrected_errors=h.ecc_corrected,
+            ecc_uncorrected_errors=h.ecc_uncorrected,
+            health=health(h, t),
         )
         for h in hosts
     ]
@@ -61,6 +87,7 @@ def build_runtime(
                 mem_used_percent=(used / limit * 100.0) if used is not None and limit else None,
                 sm_utilization_percent=c.sm_utilization,
                 seconds_since_last_kernel=c.last_kernel_seconds,
+                last_kernel_written=last_kernel_written,
             )
         )
     if not host_rows and not container_rows and not missing_monitors:

@@ -1,9 +1,11 @@
 """What needs attention, counted, with at most three examples each and where the rest is.
 
 Each item is one line of the first page: over quota, inconsistent and overcommitted GPUs,
-fragmented nodes, a dominant tenant, failed consistency checks, idle allocations (where runtime
-data exists), monitors not reached and pods nvidia-smi could not read. The counts are tallies of
-the Summary's rows; the examples are the first rows in the order the full tables list them.
+fragmented nodes, a dominant tenant, failed consistency checks, the scheduler's rollbacks and
+stale reservations, idle allocations (where runtime data exists), hot GPUs and GPUs with
+uncorrected ECC errors, monitors not reached and pods nvidia-smi could not read. The counts are
+tallies of the Summary's rows; the examples are the first rows in the order the full tables
+list them.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import number_style
-from core.model import NamespaceSummary, Summary
+from core.model import HostGpuRuntime, NamespaceSummary, Summary
 from core.views.names import gpu_name, pod_name
+from core.views.outcome_words import trouble_words
 
 EXAMPLES = 3
 
@@ -154,6 +157,8 @@ def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
             )
         )
     runtime = summary.runtime
+    if runtime is not None:
+        items += _health_items(runtime.host_gpus, hints)
     if runtime is not None and runtime.missing_monitors:
         # Each entry is "node: why"; the first says why in full, the others by their node.
         missing = runtime.missing_monitors
@@ -169,6 +174,56 @@ def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
             )
         )
     return items
+
+
+def _degrees(host: HostGpuRuntime) -> str:
+    return f"{number_style.count(host.temperature_celsius)} °C"
+
+
+def _health_items(hosts: Sequence[HostGpuRuntime], hints: Hints) -> list[Line]:
+    """Hot GPUs (hottest first) and GPUs with uncorrected ECC errors (most first)."""
+    items = []
+    hot = sorted(
+        (h for h in hosts if "hot" in h.health),
+        key=lambda h: (-(h.temperature_celsius or 0.0), h.node, h.device_index),
+    )
+    if hot:
+        items.append(
+            _item(
+                len(hot),
+                "hot GPU",
+                "hot GPUs",
+                [f"{gpu_name(h.node, h.device_index)} {_degrees(h)}" for h in hot],
+                hints.runtime,
+            )
+        )
+    erring = sorted(
+        (h for h in hosts if "ecc" in h.health),
+        key=lambda h: (-(h.ecc_uncorrected_errors or 0.0), h.node, h.device_index),
+    )
+    if erring:
+        items.append(
+            _item(
+                len(erring),
+                "GPU with uncorrected ECC errors",
+                "GPUs with uncorrected ECC errors",
+                [
+                    f"{gpu_name(h.node, h.device_index)} "
+                    + number_style.counted(h.ecc_uncorrected_errors, "error")
+                    for h in erring
+                ],
+                hints.runtime,
+                "since the driver loaded",
+            )
+        )
+    return items
+
+
+def _outcome_items(summary: Summary) -> list[Line]:
+    """Bind rollbacks, stale reservations and reconciliation errors the scheduler counted."""
+    if summary.outcomes is None or not (trouble := trouble_words(summary.outcomes)):
+        return []
+    return [(Fact(trouble, " since the scheduler started (its outcome counters)"),)]
 
 
 def attention(summary: Summary, hints: Hints, *, nodes: bool = True) -> list[Line]:
@@ -200,5 +255,6 @@ def attention(summary: Summary, hints: Hints, *, nodes: bool = True) -> list[Lin
                 "whole cluster" if summary.filters else "",
             )
         )
+    items += _outcome_items(summary)
     items += _runtime_items(summary, hints)
     return items

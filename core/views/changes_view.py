@@ -19,6 +19,7 @@ from core import number_style
 from core.history.changes import Changes, NamespaceChange, QuotaCrossing
 from core.history.snapshot import PodFigures
 from core.views.names import short_type
+from core.views.outcome_words import increase_words
 from core.views.spreadsheet import spreadsheet_cell
 from core.views.table_spec import aligned_lines
 from core.views.tables import quota_unit
@@ -263,6 +264,18 @@ def _quota_lines(crossings: tuple[QuotaCrossing, ...], top: int, width: int = WI
     return ["Quota thresholds crossed:", *lines] if lines else []
 
 
+def _outcome_lines(changes: Changes, width: int = WIDTH) -> list[str]:
+    """What the scheduler counted between the two, with failures an hour."""
+    if changes.outcomes is None:
+        return []
+    seconds = changes.after_at - changes.before_at
+    return _wrap(
+        f"Scheduler outcomes in these {span_text(seconds)}: "
+        + increase_words(changes.outcomes, seconds),
+        width,
+    )
+
+
 def render_text(
     changes: Changes, top: int = TOP_ROWS, *, subject: str | None = None, width: int = WIDTH
 ) -> str:
@@ -276,6 +289,7 @@ def render_text(
     out += _models_section(changes, width)
     out += _inconsistent_section(changes, top, width)
     out += _quota_lines(changes.quota_crossings, top, width)
+    out += _outcome_lines(changes, width)
     if not changes.allocation_changed:
         out.append("Nothing changed in the allocation between the two.")
     # Every line is one line: a newline or escape sequence in a name is shown, not obeyed.

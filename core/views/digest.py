@@ -23,7 +23,7 @@ from core.model import ModelSummary, NamespaceSummary, Summary
 from core.summary.input_notes import ALLOCATION_ONLY_NOTE
 from core.views import digest_tables
 from core.views.attention import EXAMPLES, Fact, Hints, Line, attention
-from core.views.names import short_type
+from core.views.names import gpu_name, short_type
 from core.views.table_spec import Table
 from core.views.usage_lines import usage_failure_lines
 
@@ -165,11 +165,13 @@ def _runtime_headline(summary: Summary) -> list[Line]:
     hosts = runtime.host_gpus if runtime is not None else ()
     containers = runtime.containers if runtime is not None else ()
     nodes = len({h.node for h in hosts})
+    # A monitor that names no node (the Ascend device plugin's) leaves the count unknown.
+    on = f" on {number_style.counted(nodes, 'node')}" if all(h.node for h in hosts) else ""
     return [
         (
             Fact(
                 number_style.counted(len(hosts), "GPU"),
-                f" on {number_style.counted(nodes, 'node')} measured by the vGPU monitor",
+                f"{on} measured by the vGPU monitor",
             ),
             Fact(number_style.counted(len(containers), "container"), " measured"),
         ),
@@ -324,9 +326,9 @@ def containers_section(summary: Summary, hints: Hints) -> Section | None:
         ),
     )
     shown = containers[: _runtime_rows(summary)]
-    where = {g.device_uuid: f"{g.node}/{g.device_index}" for g in summary.gpus}
+    where = {g.device_uuid: gpu_name(g.node, g.device_index) for g in summary.gpus}
     for h in runtime.host_gpus:
-        where.setdefault(h.device_uuid, f"{h.node}/{h.device_index}")
+        where.setdefault(h.device_uuid, gpu_name(h.node, h.device_index))
     return Section(
         "containers",
         f"Containers ({number_style.count(len(containers))}), idle first",

@@ -137,7 +137,7 @@ HOST_GPUS_NOTE = "measured memory used and utilisation · the scheduler's alloca
 
 def _last_kernel(c: ContainerRuntime) -> str:
     if c.seconds_since_last_kernel is None:
-        return "none yet"
+        return "none yet" if c.last_kernel_written else number_style.NOT_KNOWN
     return number_style.seconds(c.seconds_since_last_kernel) + " ago"
 
 

@@ -17,6 +17,7 @@ from core.model import (
     ModelSummary,
     Summary,
 )
+from core.outcomes import KIND_WORDS, Outcomes
 from core.views import columns, focus_tables, runtime_columns
 
 SCHEMA_VERSION = 1
@@ -157,12 +158,39 @@ def to_document(summary: Summary) -> dict[str, Any]:
         "models": [_model(m) for m in summary.models],
         "largest_whole_job": {"gpus": largest.gpus, "nodes": largest.nodes, "model": largest.model},
         "runtime": _runtime(summary),
+        "scheduler_outcomes": _outcomes(summary.outcomes),
         "real_usage": None
         if real_usage is None
         else runtime_columns.REAL_USAGE.records(real_usage),
         "filters": dict(summary.filters),
         "focus": _focus(summary.focus),
         "notes": list(summary.notes),
+    }
+
+
+def _outcomes(outcomes: Outcomes | None) -> dict[str, Any] | None:
+    """The scheduler's outcome counters (events since it started); None without them. Every
+    count is whole: the sample screen sets aside any other value."""
+    if outcomes is None:
+        return None
+    share = outcomes.failure_percent
+    return {
+        "totals": {kind: int(outcomes.total(kind)) for kind in KIND_WORDS},
+        "failure_percent": None if share is None else _r(share),
+        "failures_by_reason": [
+            {"phase": r.phase, "failure_reason": r.failure_reason, "count": int(r.count)}
+            for r in outcomes.failures_by_reason()
+        ],
+        "series": [
+            {
+                "kind": s.kind,
+                "phase": s.phase,
+                "device_type": s.device_type,
+                "failure_reason": s.failure_reason,
+                "count": int(s.count),
+            }
+            for s in outcomes.series
+        ],
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 # Words that open most ``device_type`` labels and tell the reader nothing in a table: the
 # scheduler writes "NVIDIA A100-PCIE-40GB", the vGPU monitor "NVIDIA-NVIDIA A100-PCIE-40GB",
 # older drivers "NVIDIA-Tesla T4".
-_PREFIXES = ("NVIDIA-", "NVIDIA ", "Tesla ")
+_PREFIXES = ("NVIDIA-", "NVIDIA ", "Tesla ", "Ascend-")
 
 
 def short_type(device_type: str) -> str:
@@ -25,8 +25,9 @@ def short_type(device_type: str) -> str:
 
 
 def gpu_name(node: str, device_index: int) -> str:
-    """``gpu-node-01/0``: a GPU by its node and index (easier to find than its UUID)."""
-    return f"{node}/{device_index}"
+    """``gpu-node-01/0``: a GPU by its node and index (easier to find than its UUID); ``?/0``
+    when no series names its node (the Ascend device plugin's monitor writes none)."""
+    return f"{node or '?'}/{device_index}"
 
 
 def pod_name(namespace: str, pod: str) -> str:

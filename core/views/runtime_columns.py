@@ -54,9 +54,37 @@ def _measured_percent(
     )
 
 
-def host_gpus_spec(scheduler_listed: bool) -> TableSpec[HostRow]:
+def _health_shown(shown: bool) -> tuple[col.Column[HostRow], ...]:
+    """Temperature and power on the page, when the monitor writes them (HAMi after v2.10);
+    left out before any name is cut (a hot GPU is also under "Needs attention"). The files
+    carry them in ``HEALTH_FILE_COLUMNS``."""
+    if not shown:
+        return ()
+    return (
+        col.Column(
+            "temp", "", lambda r: _unit(r[0].temperature_celsius, "°C"), align="right", optional=1
+        ),
+        col.Column("power", "", lambda r: _unit(r[0].power_watts, "W"), align="right", optional=2),
+    )
+
+
+# Last in the files, so the columns files had before HAMi wrote these keep their places.
+HEALTH_FILE_COLUMNS: tuple[col.Column[HostRow], ...] = (
+    col.exact("temperature_celsius", lambda r: r[0].temperature_celsius),
+    col.exact("power_watts", lambda r: r[0].power_watts),
+    col.exact("ecc_corrected_errors", lambda r: r[0].ecc_corrected_errors),
+    col.exact("ecc_uncorrected_errors", lambda r: r[0].ecc_uncorrected_errors),
+)
+
+
+def _unit(value: float | None, unit: str) -> str:
+    return number_style.NOT_KNOWN if value is None else f"{value:,.0f} {unit}"
+
+
+def host_gpus_spec(scheduler_listed: bool, health: bool = False) -> TableSpec[HostRow]:
     """The host GPUs the vGPU monitor measured; ``scheduler_listed``: the input has the
-    scheduler's devices, so "scheduled" is known for each GPU."""
+    scheduler's devices, so "scheduled" is known for each GPU; ``health``: the monitor writes
+    temperatures or power, which are then shown."""
 
     def scheduled(r: HostRow) -> str:
         if not scheduler_listed:
@@ -78,6 +106,7 @@ def host_gpus_spec(scheduler_listed: bool) -> TableSpec[HostRow]:
                 lambda r: r[0].memory_controller_utilization_percent,
                 csv=lambda r: rounded(r[0].memory_controller_utilization_percent),
             ),
+            *_health_shown(health),
             col.text("scheduled", "", scheduled),
             col.exact("scheduler_device_known", lambda r: r[0].scheduler_device_known),
             _scheduler("scheduler_core_allocated", "core_allocated"),
@@ -85,6 +114,7 @@ def host_gpus_spec(scheduler_listed: bool) -> TableSpec[HostRow]:
             _scheduler("scheduler_mem_allocated_mib", "mem_allocated_mib"),
             _scheduler("scheduler_mem_limit_mib", "mem_limit_mib"),
             _scheduler("scheduler_state", "state"),
+            *HEALTH_FILE_COLUMNS,
         ),
         empty_reason="no host GPU series from the vGPU monitor",
         omitted_hint="full table: --format csv --csv-table runtime",
@@ -97,7 +127,9 @@ HOST_GPUS = host_gpus_spec(scheduler_listed=True)
 
 def _last_kernel(r: ContainerRow) -> str:
     seconds = r[0].seconds_since_last_kernel
-    return "none yet" if seconds is None else number_style.seconds(seconds)
+    if seconds is None:
+        return "none yet" if r[0].last_kernel_written else number_style.NOT_KNOWN
+    return number_style.seconds(seconds)
 
 
 CONTAINERS: TableSpec[ContainerRow] = TableSpec(

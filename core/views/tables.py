@@ -20,6 +20,7 @@ from core.model import (
     GpuSummary,
     NamespaceSummary,
     QuotaFigure,
+    RuntimeSection,
     Summary,
     Workload,
 )
@@ -30,6 +31,7 @@ from core.views import table_spec as col
 from core.views.digest import namespace_order
 from core.views.digest_tables import OUTLOOK
 from core.views.names import short_type
+from core.views.outcome_words import SINCE_START, lifetime_words
 from core.views.table_spec import Table, TableSpec
 
 __all__ = ["Table", "short_type"]
@@ -77,6 +79,8 @@ def header_lines(summary: Summary, now: datetime | None = None) -> list[str]:
         + (f"; HAMi {inp.hami_version}" if inp.hami_version else "")
         + (f"; {state}" if (state := scheduler_state_words(inp)) else ""),
     ]
+    if summary.outcomes is not None:
+        lines.append(f"{SINCE_START}: {lifetime_words(summary.outcomes)}")
     if summary.filters:
         lines.append("Filter: " + ", ".join(f"{k}={v}" for k, v in summary.filters))
     return lines
@@ -328,6 +332,12 @@ def quota_table(summary: Summary, top: int) -> Table:
     )
 
 
+def _health_known(runtime: RuntimeSection) -> bool:
+    return any(
+        h.temperature_celsius is not None or h.power_watts is not None for h in runtime.host_gpus
+    )
+
+
 def runtime_tables(summary: Summary, top: int) -> list[Table]:
     rt = summary.runtime
     if rt is None:
@@ -336,7 +346,7 @@ def runtime_tables(summary: Summary, top: int) -> list[Table]:
     hosts = [(h, scheduler.get(h.device_uuid)) for h in rt.host_gpus[:top]]
     containers = [(c, scheduler.get(c.device_uuid)) for c in rt.containers[:top]]
     return [
-        runtime_columns.host_gpus_spec(bool(summary.gpus)).table(
+        runtime_columns.host_gpus_spec(bool(summary.gpus), _health_known(rt)).table(
             "Host GPUs (vGPU monitor)", hosts, _top(rt.host_gpus, top)
         ),
         runtime_columns.CONTAINERS.table(

@@ -269,6 +269,7 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "core",
             "core.errors",
+            "core.outcomes",
             "core.model",
             "core.settings",
             "core.json_text",

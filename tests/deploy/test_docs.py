@@ -276,3 +276,12 @@ def test_the_docs_show_the_first_reply_its_command_prints() -> None:
         simulate_exposition(1000, 8, seed=0), SourceInfo("file", "sim1000.prom")
     )
     assert shown == text_view.first_page(summary, CHAT_HINTS)
+
+
+def test_the_metrics_page_names_every_family_read() -> None:
+    """docs/metrics.md lists every family of the family table, current and legacy names."""
+    from core.families import FAMILIES
+
+    page = (REPO / "docs" / "metrics.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([A-Za-z_:][A-Za-z0-9_:]*)`", page))
+    assert set(FAMILIES) - named == set()
