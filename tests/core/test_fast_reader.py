@@ -27,7 +27,15 @@ def fast(text: str) -> MetricsReadings | None:
 
 
 @pytest.mark.parametrize(
-    "name", ["scheduler-small.prom", "scheduler-small-legacy.prom", "vgpumonitor-small.prom"]
+    "name",
+    [
+        "scheduler-small.prom",
+        "scheduler-small-legacy.prom",
+        "vgpumonitor-small.prom",
+        "scheduler-small-outcomes.prom",
+        "vgpumonitor-health.prom",
+        "ascend-vnpu-monitor.prom",
+    ],
 )
 def test_fixtures_read_in_bulk_equal_the_general_parser(name: str) -> None:
     text = read_fixture(name)

@@ -89,6 +89,9 @@ def seeds() -> tuple[str, ...]:
         read_fixture("scheduler-small.prom") + read_fixture("vgpumonitor-small.prom"),
         simulate_exposition(3, 4, seed=5),
         simulate_exposition(2, 2, seed=9, both=True),
+        # HAMi after v2.10: counters, hardware health; the Ascend monitor (no node, no zone).
+        read_fixture("scheduler-small-outcomes.prom") + read_fixture("vgpumonitor-health.prom"),
+        read_fixture("ascend-vnpu-monitor.prom"),
     )
 
 
