@@ -21,7 +21,7 @@ from functools import lru_cache
 from itertools import chain, repeat
 
 from core.families import FAMILIES, FamilySpec
-from core.readings import Columns, FamilyRows
+from core.family_rows import Columns, FamilyRows
 
 Fields = tuple[str, ...]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.exposition import RejectedLine, parse_exposition
+from core.family_rows import FamilyRows, rows_from_samples
 from core.fast_reader import read_go_exposition
 from core.paste import clean_paste
-from core.readings import FamilyRows, rows_from_samples
 
 
 @dataclass(frozen=True, slots=True)

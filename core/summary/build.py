@@ -15,6 +15,7 @@ from operator import attrgetter
 from core.errors import InputError
 from core.exposition import RejectedLine
 from core.families import FAMILIES
+from core.family_rows import FamilyRows
 from core.line_limits import OverLimitLine, over_limit_note, screen_lines
 from core.metrics_reader import read_metrics
 from core.model import (
@@ -36,7 +37,6 @@ from core.readings import (
     AllocationReading,
     DeviceKey,
     DeviceReading,
-    FamilyRows,
     MetricsReadings,
     read_family_rows,
 )

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from core import fast_reader
 from core.exposition import parse_exposition
+from core.family_rows import rows_from_samples
 from core.fast_reader import read_go_exposition
 from core.paste import clean_paste
-from core.readings import MetricsReadings, read_family_rows, rows_from_samples
+from core.readings import MetricsReadings, read_family_rows
 from core.simulate import simulate_exposition
 from tests.conftest import read_fixture
 

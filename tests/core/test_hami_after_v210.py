@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 
 from core.exposition import parse_exposition
+from core.family_rows import rows_from_samples
 from core.fast_reader import read_go_exposition
 from core.history.changes import compare
 from core.history.snapshot import (
@@ -26,7 +27,7 @@ from core.history.snapshot import (
 )
 from core.model import SourceInfo
 from core.outcomes import OutcomeCount, Outcomes, increase
-from core.readings import MetricsReadings, read_family_rows, rows_from_samples
+from core.readings import MetricsReadings, read_family_rows
 from core.settings import DEFAULT_SETTINGS
 from core.simulate import simulate_exposition
 from core.summary.build import summarize_text

@@ -292,7 +292,16 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "core.sample_screen",
         ),
     ),
-    ("read", ("core.readings", "core.fast_reader", "core.metrics_reader", "core.realusage")),
+    (
+        "read",
+        (
+            "core.family_rows",
+            "core.readings",
+            "core.fast_reader",
+            "core.metrics_reader",
+            "core.realusage",
+        ),
+    ),
     (
         "summary",
         (

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from core import readings
 from core.families import FAMILIES
-from core.readings import FamilyRows
+from core.family_rows import FamilyRows
 from core.sample_screen import _all_in_range, _value_reason
 from core.value_ranges import ValueRange
 from tests.support.properties import quick_and_full
