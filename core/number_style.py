@@ -37,6 +37,11 @@ def counted(value: float | None, noun: str, plural: str | None = None) -> str:
     return f"{count(value)} {word}"
 
 
+def measured(value: float | None, unit: str) -> str:
+    """A measured figure in whole units: ``88 °C``, ``250 W``; ``not known`` for None."""
+    return NOT_KNOWN if value is None else f"{value:,.0f} {unit}"
+
+
 def cores_value(value: float | None) -> str:
     """Share points without the unit (for a column headed "cores"): ``275``, ``12.5``."""
     if value is None:

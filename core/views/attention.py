@@ -176,10 +176,6 @@ def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
     return items
 
 
-def _degrees(host: HostGpuRuntime) -> str:
-    return f"{number_style.count(host.temperature_celsius)} °C"
-
-
 def _health_items(hosts: Sequence[HostGpuRuntime], hints: Hints) -> list[Line]:
     """Hot GPUs (hottest first) and GPUs with uncorrected ECC errors (most first)."""
     items = []
@@ -193,7 +189,11 @@ def _health_items(hosts: Sequence[HostGpuRuntime], hints: Hints) -> list[Line]:
                 len(hot),
                 "hot GPU",
                 "hot GPUs",
-                [f"{gpu_name(h.node, h.device_index)} {_degrees(h)}" for h in hot],
+                [
+                    f"{gpu_name(h.node, h.device_index)} "
+                    + number_style.measured(h.temperature_celsius, "°C")
+                    for h in hot
+                ],
                 hints.runtime,
             )
         )

@@ -61,7 +61,8 @@ SINCE_START = "Since the scheduler started"
 
 
 def lifetime_words(outcomes: Outcomes) -> str:
-    """The counters as read (events since the scheduler started, ``SINCE_START``)."""
+    """The counters' events: as read, since the scheduler started (``SINCE_START``), or their
+    increase between two readings."""
     parts = [_counted(outcomes.total(ALLOCATIONS), ALLOCATIONS), _failures(outcomes)]
     return ", ".join(parts + _trouble(outcomes))
 
@@ -74,9 +75,8 @@ def trouble_words(outcomes: Outcomes) -> str:
 def increase_words(outcomes: Outcomes, seconds: float) -> str:
     """What the counters grew by over ``seconds``, with failures per hour."""
     failures = outcomes.total(FAILURES)
-    parts = [_counted(outcomes.total(ALLOCATIONS), ALLOCATIONS), _failures(outcomes)]
     rate = ""
     if seconds > 0 and failures:
         per_hour = failures / seconds * _SECONDS_PER_HOUR
         rate = f"; {number_style.count(round(per_hour, 1))} failures an hour"
-    return ", ".join(parts + _trouble(outcomes)) + rate
+    return lifetime_words(outcomes) + rate

@@ -62,9 +62,19 @@ def _health_shown(shown: bool) -> tuple[col.Column[HostRow], ...]:
         return ()
     return (
         col.Column(
-            "temp", "", lambda r: _unit(r[0].temperature_celsius, "°C"), align="right", optional=1
+            "temp",
+            "",
+            lambda r: number_style.measured(r[0].temperature_celsius, "°C"),
+            align="right",
+            optional=1,
         ),
-        col.Column("power", "", lambda r: _unit(r[0].power_watts, "W"), align="right", optional=2),
+        col.Column(
+            "power",
+            "",
+            lambda r: number_style.measured(r[0].power_watts, "W"),
+            align="right",
+            optional=2,
+        ),
     )
 
 
@@ -75,10 +85,6 @@ HEALTH_FILE_COLUMNS: tuple[col.Column[HostRow], ...] = (
     col.exact("ecc_corrected_errors", lambda r: r[0].ecc_corrected_errors),
     col.exact("ecc_uncorrected_errors", lambda r: r[0].ecc_uncorrected_errors),
 )
-
-
-def _unit(value: float | None, unit: str) -> str:
-    return number_style.NOT_KNOWN if value is None else f"{value:,.0f} {unit}"
 
 
 def host_gpus_spec(scheduler_listed: bool, health: bool = False) -> TableSpec[HostRow]:
