@@ -21,6 +21,7 @@ from tests.conftest import read_fixture
 from tests.slack.conftest import (
     CHANNEL,
     USER,
+    MetricsServer,
     RunningBot,
     start_bot,
     stop_bot,
@@ -70,6 +71,20 @@ def answer_in(api: SlackWebApi, channel: str, thread_ts: str | None) -> StoredMe
     assert ts is not None, f"no chat.update of the working message {posted.params.get('text')}"
     api.wait_for("chat.update", where=lambda c: c.params.get("ts") == ts)
     return api.message(channel, ts)
+
+
+def first_reply_of_live_scrape(
+    slack_api: SlackWebApi, tmp_path: Path, scheduler: MetricsServer
+) -> StoredMessage:
+    """The answer to ``/hami-summary demo`` of a bot whose one cluster is ``scheduler``; the
+    bot and the scheduler are stopped after it."""
+    running, server = start_bot(slack_api, load_registry(write_registry(tmp_path, scheduler.url)))
+    try:
+        running.sender.command("demo", response_url=slack_api.response_url("demo"))
+        return answer_in(slack_api, CHANNEL, None)
+    finally:
+        stop_bot(running, server)
+        scheduler.stop()
 
 
 def png_size(data: bytes) -> tuple[int, int]:

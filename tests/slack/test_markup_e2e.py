@@ -9,18 +9,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.clusters.registry import load_registry
 from tests.conftest import read_fixture
 from tests.slack.conftest import (
     CHANNEL,
     USER,
     MetricsServer,
     RunningBot,
-    start_bot,
-    stop_bot,
-    write_registry,
 )
-from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
+from tests.slack.test_http_e2e import answer_in, blocks_text, first_reply_of_live_scrape, pasted
 from tests.support.slack_api import ApiCall, SlackWebApi
 from tests.support.slack_press import press as press_button
 
@@ -153,13 +149,7 @@ def test_line_breaks_and_fences_in_names_stay_inside_their_table_row(
     scheduler = MetricsServer(
         read_fixture("scheduler-small.prom").replace('"gpu-node-1"', '"a```\\n*bold* <!here>"')
     )
-    running, server = start_bot(slack_api, load_registry(write_registry(tmp_path, scheduler.url)))
-    try:
-        running.sender.command("demo", response_url=slack_api.response_url("demo"))
-        answer = answer_in(slack_api, CHANNEL, None)
-    finally:
-        stop_bot(running, server)
-        scheduler.stop()
+    answer = first_reply_of_live_scrape(slack_api, tmp_path, scheduler)
     sections = [b["text"]["text"] for b in answer.blocks if b["type"] == "section" and "text" in b]
     every_gpu = next(text for text in sections if text.startswith("*Every GPU*"))
     _, rest = every_gpu.split("\n", 1)

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.clusters.registry import load_registry
 from core.simulate import simulate_exposition
-from tests.slack.conftest import CHANNEL, MetricsServer, start_bot, stop_bot, write_registry
-from tests.slack.test_http_e2e import answer_in
+from tests.slack.conftest import MetricsServer
+from tests.slack.test_http_e2e import first_reply_of_live_scrape
 from tests.support.slack_api import SlackWebApi
 
 
@@ -30,14 +29,7 @@ def _long_names(text: str) -> tuple[str, list[str]]:
 
 
 def _first_reply_sections(slack_api: SlackWebApi, tmp_path: Path, metrics: str) -> list[str]:
-    scheduler = MetricsServer(metrics)
-    running, server = start_bot(slack_api, load_registry(write_registry(tmp_path, scheduler.url)))
-    try:
-        running.sender.command("demo", response_url=slack_api.response_url("demo"))
-        answer = answer_in(slack_api, CHANNEL, None)
-    finally:
-        stop_bot(running, server)
-        scheduler.stop()
+    answer = first_reply_of_live_scrape(slack_api, tmp_path, MetricsServer(metrics))
     return [b["text"]["text"] for b in answer.blocks if b["type"] == "section" and "text" in b]
 
 
