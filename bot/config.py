@@ -506,13 +506,18 @@ def command_settings(environ: Mapping[str, str] | None = None) -> CommandSetting
     )
 
 
-def summary_settings(path: str | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+def summary_settings(
+    path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    max_input_mib: float | None = None,
+) -> Settings:
     """The summary's thresholds and limits for a CLI command: ``path`` (its ``--settings``) or
-    the file HAMI_SUMMARY_SETTINGS names, and HAMI_SUMMARY_MAX_INPUT_MIB.
+    the file HAMI_SUMMARY_SETTINGS names, then HAMI_SUMMARY_MAX_INPUT_MIB or the command's
+    ``--max-input-mib``.
 
     Raises ``SettingsError`` (the commands print it as they always have).
     """
-    return load_settings(os.environ if environ is None else environ, path)
+    return load_settings(os.environ if environ is None else environ, path, max_input_mib)
 
 
 def load_config(environ: Mapping[str, str] | None = None) -> BotConfig:

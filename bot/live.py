@@ -366,6 +366,7 @@ def live_summary(
             runtime=request.runtime,
             nvidia_smi=request.usage,
             timeout_seconds=timeout_seconds,
+            max_bytes=settings.limits.max_input_bytes,
         )
 
     try:

@@ -7,10 +7,11 @@ default (``core.settings``) that an operator can change without a new release.
       saturation_percent: 95      # a GPU this allocated counts as "full" / saturated
       dominant_percent: 60        # a namespace holding this share is the dominant tenant
     limits:
-      max_input_bytes: 134217728  # refuse larger pastes and scrapes (default 64 MiB)
+      max_input_bytes: 536870912  # refuse larger files and scrapes (default 256 MiB)
       top_rows: 30
 
-``HAMI_SUMMARY_MAX_INPUT_MIB`` overrides the input limit alone. The field names are those of
+``HAMI_SUMMARY_MAX_INPUT_MIB`` (and a command's ``--max-input-mib``) overrides the input limit
+alone. The field names are those of
 ``core.settings.Thresholds`` and ``core.settings.Limits``.
 """
 
@@ -25,8 +26,13 @@ SETTINGS_FILE_VARIABLE = "HAMI_SUMMARY_SETTINGS"
 MAX_INPUT_VARIABLE = "HAMI_SUMMARY_MAX_INPUT_MIB"
 
 
-def load_settings(env: Mapping[str, str], path: str | None = None) -> Settings:
+def load_settings(
+    env: Mapping[str, str], path: str | None = None, max_input_mib: float | None = None
+) -> Settings:
     """Settings from ``path`` (or the file ``HAMI_SUMMARY_SETTINGS`` names) and the environment.
+
+    The input limit is, first found: ``max_input_mib`` (a command's ``--max-input-mib``),
+    ``HAMI_SUMMARY_MAX_INPUT_MIB``, the file's ``max_input_bytes``, the default.
 
     Raises ``SettingsError`` with a message naming the file, the variable or the field.
     """
@@ -48,15 +54,16 @@ def load_settings(env: Mapping[str, str], path: str | None = None) -> Settings:
             )
         settings = settings_from_mapping(data or {}, where=path)
     raw = env.get(MAX_INPUT_VARIABLE)
-    if raw:
+    if max_input_mib is None and raw:
         try:
-            mib = float(raw)
+            max_input_mib = float(raw)
         except ValueError:
-            mib = -1.0
-        if mib <= 0:
+            max_input_mib = -1.0
+        if not 0 < max_input_mib < float("inf"):
             raise SettingsError(
                 f"{MAX_INPUT_VARIABLE} must be a positive number of MiB, got {raw!r}"
             )
-        limits = replace(settings.limits, max_input_bytes=int(mib * 1048576))
+    if max_input_mib is not None:
+        limits = replace(settings.limits, max_input_bytes=max(1, int(max_input_mib * 1048576)))
         settings = replace(settings, limits=limits)
     return settings

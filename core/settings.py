@@ -51,7 +51,11 @@ class Thresholds:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_input_bytes: int = 64 * 1024 * 1024
+    # Largest metrics file or live scrape summarised. The scheduler of a 10,000-node cluster
+    # with 8 GPUs and about 9 pods a node writes about 150 MB (``hami-summary simulate --nodes
+    # 10000 --gpus-per-node 8``); 256 MiB leaves it 1.8x. Pastes in Slack and in the chat keep
+    # the bot's smaller file limit (``BotConfig.max_file_bytes``).
+    max_input_bytes: int = 256 * 1024 * 1024
     top_rows: int = 20
 
 

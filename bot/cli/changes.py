@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from bot.cli.input_limit import add_max_input_option
 from bot.cli.summarize import UsageProblem, read_input
 from bot.config import summary_settings
 from core.api import summarize_text
@@ -49,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         help="thresholds and limits to use instead of the defaults (or $HAMI_SUMMARY_SETTINGS)",
     )
+    add_max_input_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageProblem(f"--top must be 1 or more; got {args.top}.")
         if args.old == "-":
             raise UsageProblem("OLD_FILE must be a file; only NEW_FILE may be - (stdin).")
-        settings = summary_settings(args.settings)
+        settings = summary_settings(args.settings, max_input_mib=args.max_input_mib)
         now = time.time()
         before = _snapshot(args.old, settings, now)
         after = _snapshot(args.new, settings, now)

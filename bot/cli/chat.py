@@ -343,9 +343,9 @@ class ChatInputError(Exception):
 
 def _too_large(what: str, limit: int) -> ChatInputError:
     return ChatInputError(
-        f"{what} is over the {human_size(limit)} input limit (HAMI_SUMMARY_MAX_INPUT_MIB, or "
-        "max_input_bytes in the settings file); nothing was summarised. Send the scheduler's "
-        "/metrics only, or filter it to the hami_* families first."
+        f"{what} is over the chat's {human_size(limit)} limit, the largest file the bot takes "
+        "from Slack (HAMI_SUMMARY_MAX_FILE_BYTES); nothing was summarised. Send the "
+        "scheduler's /metrics alone, or summarise a larger file with hami-summary summarize."
     )
 
 
@@ -399,7 +399,9 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, RegistryError) as error:
         print(f"hami-summary chat: {error.message}", file=sys.stderr)
         return EXIT_USAGE
-    limit = config.summary_settings.limits.max_input_bytes
+    # The chat answers as the Slack bot does, so it takes what Slack pastes and files can carry;
+    # a 10,000-node scheduler's page is for ``summarize`` and its larger input limit.
+    limit = config.max_file_bytes
     try:
         first_text = None if args.file is None else _file_text(args.file, limit)
         # Piped input is read before anything is answered: at most the limit, decoded whole.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bot.cli.input_limit import add_max_input_option
 from bot.cli.summarize import UsageProblem, read_input
 from bot.config import summary_settings
 from core.api import summarize_text
@@ -62,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--settings", metavar="YAML", default=None, help="settings file (or $HAMI_SUMMARY_SETTINGS)"
     )
+    add_max_input_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 "no input: give a metrics file (hami-summary fit 8xH100 metrics.prom), pipe the "
                 "text in with '-', or try --example."
             )
-        settings = summary_settings(args.settings)
+        settings = summary_settings(args.settings, max_input_mib=args.max_input_mib)
         text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
         summary = summarize_text(text, source, settings=settings)
     except (InputError, UsageProblem, SettingsError) as problem:

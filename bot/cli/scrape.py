@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from bot.cli.input_limit import add_max_input_option
 from bot.cli.summarize import UsageProblem, format_summary, left_out_warnings, write_chart
 from bot.clusters.collect import collect_from_kubeconfig
 from bot.clusters.errors import CollectionError
@@ -66,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="SECONDS",
         help="time budget of the scheduler scrape (default 10)",
     )
+    add_max_input_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         print("hami-summary scrape: --timeout must be more than 0 seconds.", file=sys.stderr)
         return 2
     try:
-        settings = summary_settings()
+        settings = summary_settings(max_input_mib=args.max_input_mib)
     except SettingsError as problem:
         print(f"hami-summary scrape: {problem}", file=sys.stderr)
         return 2
@@ -86,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             runtime=args.runtime,
             nvidia_smi=args.nvidia_smi,
             timeout_seconds=args.timeout,
+            max_bytes=settings.limits.max_input_bytes,
         )
         summary = summarize_text(
             collected.text,

@@ -8,12 +8,14 @@ import sys
 import zlib
 from datetime import UTC, datetime
 
+from bot.cli.collector import collector_paused
+from bot.cli.input_limit import add_max_input_option
 from bot.config import summary_settings
 from core.api import summarize_text
 from core.errors import InputError
 from core.model import SourceInfo, Summary
 from core.settings import SettingsError
-from core.summary.input_notes import human_size, input_problems_note
+from core.summary.input_notes import input_problems_note, over_input_limit
 from core.text_decoding import decode_metrics_bytes
 from core.views import CSV_TABLES, render
 
@@ -65,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         help="thresholds and limits to use instead of the defaults (or $HAMI_SUMMARY_SETTINGS)",
     )
+    add_max_input_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -97,10 +100,7 @@ def read_input(file: str | None, use_example: bool, max_bytes: int) -> tuple[str
     if data[:2] == GZIP_MAGIC:
         data = _gunzip(data, max_bytes)
     if len(data) > max_bytes:
-        raise UsageProblem(
-            f"the input is over the {human_size(max_bytes)} limit. Send the scheduler's "
-            "/metrics only, or filter it to the hami_* families first."
-        )
+        raise UsageProblem(f"the input is over the limit. {over_input_limit(max_bytes)}")
     return decode_metrics_bytes(data), source
 
 
@@ -116,8 +116,7 @@ def _gunzip(data: bytes, max_bytes: int) -> bytes:
         raise UsageProblem(f"the input starts like gzip but does not decompress ({err}).") from err
     if len(out) > max_bytes or inflater.unconsumed_tail:
         raise UsageProblem(
-            f"the decompressed input is over the {human_size(max_bytes)} limit. Send the "
-            "scheduler's /metrics only, or filter it to the hami_* families first."
+            f"the decompressed input is over the limit. {over_input_limit(max_bytes)}"
         )
     return out
 
@@ -200,8 +199,13 @@ def write_chart(summary: Summary, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with collector_paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
-        settings = summary_settings(args.settings)
+        settings = summary_settings(args.settings, max_input_mib=args.max_input_mib)
         text, source = read_input(args.file, args.example, settings.limits.max_input_bytes)
         summary = summarize_text(
             text, source, namespace=args.namespace, node=args.node, settings=settings

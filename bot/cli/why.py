@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bot.cli.input_limit import add_max_input_option
 from bot.cli.live_pods import add_cluster_options, connect, deadline, live_summary
 from bot.cli.summarize import UsageProblem, read_input
 from bot.clusters.errors import CollectionError
@@ -71,6 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--namespace", default=None, metavar="NS", help="the pod's namespace (or NAMESPACE/POD)"
     )
+    add_max_input_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             pod = read_pod_text(_pod_text(args.file))
         if args.metrics is not None or args.example:
-            settings = summary_settings(args.settings)
+            settings = summary_settings(args.settings, max_input_mib=args.max_input_mib)
             text, source = read_input(args.metrics, args.example, settings.limits.max_input_bytes)
             summary = summarize_text(text, source, settings=settings)
     except (InputError, UsageProblem, SettingsError, CollectionError) as problem:

@@ -36,6 +36,8 @@ from bot.clusters.registry import ClusterEntry
 from bot.clusters.url_display import display_url, url_secrets
 from core.model import GpuReading, PodExecResult, SourceInfo
 from core.pending.pending_list import PendingCount, count_pending
+from core.settings import DEFAULT_SETTINGS
+from core.summary.input_notes import over_input_limit
 
 JSON_VERSION = 1
 
@@ -162,10 +164,12 @@ def collect_metrics(
     nvidia_smi: bool = False,
     timeout_seconds: float | None = None,
     nvidia_smi_budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+    max_bytes: int = DEFAULT_SETTINGS.limits.max_input_bytes,
 ) -> CollectedMetrics:
     """Collect from a registered cluster. ``context`` must be one of ``entry.contexts`` for
     kubeconfig entries (None is accepted when there is exactly one). ``timeout_seconds``
-    defaults to the entry's ``timeout_seconds`` (10 s). Raises ``CollectionError``."""
+    defaults to the entry's ``timeout_seconds`` (10 s); a scheduler page over ``max_bytes``
+    is refused while it streams in. Raises ``CollectionError``."""
     budget = timeout_seconds if timeout_seconds is not None else entry.timeout_seconds
     if runtime and not entry.runtime_allowed:
         raise RefusedByRegistry(entry.name, entry.defined_at, "runtime_allowed")
@@ -174,10 +178,18 @@ def collect_metrics(
     if entry.source_kind in ("kubeconfig", "in-cluster"):
         api, target, chosen = open_cluster_api(entry, context)
         return _collect_kube(
-            api, target, entry, chosen, runtime, nvidia_smi, budget, nvidia_smi_budget_seconds
+            api,
+            target,
+            entry,
+            chosen,
+            runtime,
+            nvidia_smi,
+            budget,
+            nvidia_smi_budget_seconds,
+            max_bytes,
         )
     if entry.source_kind == "metrics-url":
-        return _collect_metrics_url(entry, runtime, nvidia_smi, budget)
+        return _collect_metrics_url(entry, runtime, nvidia_smi, budget, max_bytes)
     return _collect_prometheus(entry, runtime, nvidia_smi, budget)
 
 
@@ -210,6 +222,7 @@ def collect_from_kubeconfig(
     nvidia_smi: bool = False,
     timeout_seconds: float = 10.0,
     nvidia_smi_budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+    max_bytes: int = DEFAULT_SETTINGS.limits.max_input_bytes,
 ) -> CollectedMetrics:
     """Collect from one kubeconfig context chosen explicitly (the ``scrape`` command)."""
     path = Path(kubeconfig_path).expanduser()
@@ -237,6 +250,7 @@ def collect_from_kubeconfig(
         nvidia_smi,
         timeout_seconds,
         nvidia_smi_budget_seconds,
+        max_bytes,
     )
 
 
@@ -272,11 +286,12 @@ def _collect_kube(
     nvidia_smi: bool,
     budget_seconds: float,
     nvidia_smi_budget_seconds: float,
+    max_bytes: int,
 ) -> CollectedMetrics:
     try:
         fetched_at = datetime.now(UTC)
         scheduler = kube_scrape.scrape_scheduler(
-            api, target, entry.hami_namespace, Deadline(budget_seconds)
+            api, target, entry.hami_namespace, Deadline(budget_seconds), max_bytes=max_bytes
         )
         notes = list(scheduler.notes)
         monitor_texts: tuple[str, ...] = ()
@@ -341,7 +356,7 @@ def _not_kube_notes(entry: ClusterEntry, runtime: bool, nvidia_smi: bool) -> lis
 
 
 def _collect_metrics_url(
-    entry: ClusterEntry, runtime: bool, nvidia_smi: bool, budget_seconds: float
+    entry: ClusterEntry, runtime: bool, nvidia_smi: bool, budget_seconds: float, max_bytes: int
 ) -> CollectedMetrics:
     assert entry.metrics_url is not None
     label = f'cluster "{entry.name}"'
@@ -352,8 +367,9 @@ def _collect_metrics_url(
         label=label,
         what="the metrics URL",
         deadline=Deadline(budget_seconds),
-        max_bytes=kube_scrape.MAX_BODY_BYTES,
+        max_bytes=max_bytes,
         accept="text/plain;version=0.0.4;q=1,*/*;q=0.1",
+        too_large_advice=over_input_limit(max_bytes),
     )
     if answer.status != 200:
         raise CollectionError(

@@ -13,6 +13,7 @@ from bot.clusters.deadline import Deadline, DeadlineExceeded
 from bot.clusters.errors import CollectionError
 from bot.clusters.server_text import quoted
 from bot.clusters.url_display import display_url, url_secrets
+from core.summary.input_notes import human_size
 
 _CHUNK_BYTES = 1024 * 1024
 
@@ -48,9 +49,11 @@ def http_get(
     max_bytes: int,
     fields: Mapping[str, str] | None = None,
     accept: str = "*/*",
+    too_large_advice: str = "Check the URL.",
 ) -> HttpAnswer:
     """GET ``url`` (query ``fields``); any status is returned, transport failures raise
-    ``CollectionError`` naming ``label`` (the cluster) and ``what`` (e.g. "the metrics URL")."""
+    ``CollectionError`` naming ``label`` (the cluster) and ``what`` (e.g. "the metrics URL").
+    An answer over ``max_bytes`` is refused as it streams in, with ``too_large_advice``."""
     try:
         connect, read = deadline.request_timeout(f"fetching {what}")
     except DeadlineExceeded as exc:
@@ -77,8 +80,7 @@ def http_get(
             if size > max_bytes:
                 raise CollectionError(
                     f"{label}: {what} ({display_url(url)}) answered with more than "
-                    f"{max_bytes // 1048576} MiB; "
-                    "that is not a HAMi /metrics page. Check the URL."
+                    f"{human_size(max_bytes)}. {too_large_advice}"
                 )
             chunks.append(chunk)
             deadline.check(f"fetching {what}")

@@ -42,6 +42,7 @@ FailureKind = Literal[
     "unavailable",
     "no-endpoints",
     "bad-request",
+    "too-large",
     "other",
 ]
 # Failures after which no other request to the same API server can succeed.

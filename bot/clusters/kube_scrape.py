@@ -36,6 +36,8 @@ from bot.clusters.deadline import Deadline, DeadlineExceeded
 from bot.clusters.errors import CollectionError
 from bot.clusters.hami_text import monitor_problem, scheduler_problem
 from bot.clusters.kube_errors import ApiFailure, Call, KubeApiError, Target, classify
+from core.settings import DEFAULT_SETTINGS
+from core.summary.input_notes import human_size, over_input_limit
 
 SCHEDULER_SELECTOR = "app.kubernetes.io/component=hami-scheduler"
 MONITOR_SELECTOR = "app.kubernetes.io/component=hami-device-plugin"
@@ -44,7 +46,9 @@ SERVICE_PORT_NAME = "monitor"
 POD_PORT_NAME = "metrics"
 DEFAULT_SCHEDULER_PORT = 9395
 DEFAULT_MONITOR_PORT = 9394
-MAX_BODY_BYTES = 64 * 1024 * 1024
+# One node's vGPU monitor page is a few hundred KB even at 64 GPUs; the scheduler's page
+# grows with the cluster and is bounded by the input limit (``Limits.max_input_bytes``).
+MONITOR_MAX_BYTES = 64 * 1024 * 1024
 MONITOR_CONCURRENCY = 8
 _CHUNK_BYTES = 1024 * 1024
 # Pods of the scheduler Deployment worth trying through the pod proxy (leader first).
@@ -69,9 +73,9 @@ SERVICE_LOOKUP = "Service lookup"
 
 # Why one way to the metrics failed: the API refused or failed the request (``failure`` says
 # how), no scheduler Service or no port of the right name exists, the Service's targetPort names
-# a container port the pods it selects do not declare (so it has no endpoints), or the answer was
-# not the scheduler's metrics.
-RouteProblem = Literal["api", "no-service", "no-port", "no-target-port", "not-metrics"]
+# a container port the pods it selects do not declare (so it has no endpoints), the answer was
+# not the scheduler's metrics, or it was larger than the input limit.
+RouteProblem = Literal["api", "no-service", "no-port", "no-target-port", "not-metrics", "too-large"]
 
 
 class RouteFailure(Exception):
@@ -146,7 +150,7 @@ def read_proxied_body(
     deadline: Deadline,
     fn: Callable[..., Any],
     *args: Any,
-    max_bytes: int = MAX_BODY_BYTES,
+    max_bytes: int,
 ) -> tuple[str, str]:
     """GET through a proxy verb, read at most ``max_bytes`` within the deadline: (text, type)."""
     response = _call(
@@ -165,10 +169,10 @@ def read_proxied_body(
             size += len(chunk)
             if size > max_bytes:
                 raise ApiFailure(
-                    "other",
-                    f"{target.label}: the answer while {call.doing} is larger than "
-                    f"{max_bytes // 1048576} MiB; that is not a HAMi /metrics page.",
-                    short=f"answer larger than {max_bytes // 1048576} MiB",
+                    "too-large",
+                    over_input_limit(max_bytes),
+                    short=f"answer over the {human_size(max_bytes)} input limit",
+                    call=call,
                 )
             chunks.append(chunk)
             deadline.check(call.doing)
@@ -268,7 +272,7 @@ def scrape_scheduler(
     namespace: str | None,
     deadline: Deadline,
     *,
-    max_bytes: int = MAX_BODY_BYTES,
+    max_bytes: int = DEFAULT_SETTINGS.limits.max_input_bytes,
 ) -> SchedulerScrape:
     """Find the HAMi scheduler and read its metrics: Service proxy first, then pod proxy."""
     core = k8s.CoreV1Api(api)
@@ -283,13 +287,17 @@ def scrape_scheduler(
         return SchedulerScrape(text, hami_namespace, route)
     except RouteFailure as failed:
         failures.append(failed)
+        if failed.problem == "too-large":
+            # Every route ends at the same page: reading it again through a pod costs the
+            # API server as much and ends the same way.
+            raise SchedulerMetricsUnreadable(target, hami_namespace, failures) from None
     for pod in same_namespace[:_MAX_POD_ATTEMPTS]:
         try:
             text, route = _via_pod(core, target, pod, deadline, max_bytes)
-        except RouteFailure as failed:
-            failures.append(failed)
-            if failed.forbidden_call is not None:
-                break  # the same RBAC rule refuses every pod
+        except RouteFailure as pod_failed:
+            failures.append(pod_failed)
+            if pod_failed.forbidden_call is not None or pod_failed.problem == "too-large":
+                break  # the same RBAC rule refuses every pod; every pod has the same page
             continue
         note = (
             f"Read through the pod proxy because the Service route failed: {failures[0].route}: "
@@ -444,7 +452,8 @@ def _read_scheduler_metrics(
         )
     except ApiFailure as failure:
         _raise_if_fatal(failure)
-        raise RouteFailure(route, failure.short, "api", failure) from failure
+        problem: RouteProblem = "too-large" if failure.kind == "too-large" else "api"
+        raise RouteFailure(route, failure.short, problem, failure) from failure
     _check_scheduler_body(route, text, content_type, target)
     return text, route
 
@@ -500,6 +509,9 @@ def _all_routes_failed(target: Target, namespace: str, failures: Sequence[RouteF
             f"HAMi's chart creates a Service labelled {SCHEDULER_SELECTOR} with a port named "
             f'"{SERVICE_PORT_NAME}"; re-install or upgrade the chart if it is missing.'
         )
+    too_large = [f.failure for f in failures if f.problem == "too-large" and f.failure]
+    if too_large:
+        advice.append(too_large[0].message)
     if not advice:
         advice.append("Check the HAMi scheduler pods' logs and that the metrics port is listening.")
     return (
@@ -571,6 +583,7 @@ def _scrape_monitor(
             f"{pod.metadata.name}:{port}",
             pod.metadata.namespace,
             "metrics",
+            max_bytes=MONITOR_MAX_BYTES,
         )
     except ApiFailure as failure:
         return None, f"{node}: {route}: {failure.short}"

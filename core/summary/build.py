@@ -55,6 +55,7 @@ from core.summary.input_notes import (
     no_hami_error,
     nothing_usable_error,
     nothing_within_limits_error,
+    over_input_limit,
     scheduler_state_warning,
     summary_notes,
     unreadable_lines_note,
@@ -88,9 +89,7 @@ def _check_size(text: str, settings: Settings, what: str) -> None:
     # len() counts characters; a str over the limit in characters is over it in bytes too.
     if len(text) > limit:
         raise InputError(
-            f"The {what} is {human_size(len(text))}, over the {human_size(limit)} limit. Send "
-            "the scheduler's /metrics only (not a whole Prometheus dump), or filter it to the "
-            "hami_* families first."
+            f"The {what} is {human_size(len(text))}, over the limit. {over_input_limit(limit)}"
         )
 
 

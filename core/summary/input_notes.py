@@ -46,6 +46,20 @@ HOW_TO_GET_METRICS = (
 )
 
 
+def over_input_limit(limit: int) -> str:
+    """What to do about an input over ``limit``: sentences to follow "X is over the limit.".
+
+    Both causes are real: a cluster larger than the default was made for, and a whole
+    Prometheus dump where only the scheduler's page was wanted.
+    """
+    return (
+        f"The input limit is {human_size(limit)}; a 10,000-node scheduler writes about "
+        "150 MB. For a larger cluster raise the limit (--max-input-mib, "
+        "HAMI_SUMMARY_MAX_INPUT_MIB or max_input_bytes in the settings file); for a whole "
+        "Prometheus dump, send the scheduler's /metrics alone."
+    )
+
+
 def human_size(size_bytes: float) -> str:
     for unit in ("bytes", "KiB", "MiB"):
         if size_bytes < 1024 or unit == "MiB":

@@ -32,7 +32,7 @@ def _feed(stream: object, total_bytes: int) -> None:
 
 def _chat_peak_memory(tmp_path: Path, piped_bytes: int) -> tuple[int, str, int]:
     """(exit code, stderr, peak resident memory in KiB) of a chat fed ``piped_bytes``."""
-    env = {**os.environ, "MPLBACKEND": "Agg", "HAMI_SUMMARY_MAX_INPUT_MIB": "1"}
+    env = {**os.environ, "MPLBACKEND": "Agg", "HAMI_SUMMARY_MAX_FILE_BYTES": str(MIB)}
     env.pop("HAMI_CLUSTERS_FILE", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "bot.cli.main", "chat", "--out-dir", str(tmp_path / "out")],
@@ -58,10 +58,10 @@ def test_a_paste_over_the_limit_is_refused_without_reading_it_all(tmp_path: Path
     code, stderr, big_peak = _chat_peak_memory(tmp_path, 200 * MIB)
     assert code == 2
     assert stderr.strip() == (
-        "hami-summary chat: standard input is over the 1.0 MiB input limit "
-        "(HAMI_SUMMARY_MAX_INPUT_MIB, or max_input_bytes in the settings file); nothing was "
-        "summarised. Send the scheduler's /metrics only, or filter it to the hami_* families "
-        "first."
+        "hami-summary chat: standard input is over the chat's 1.0 MiB limit, the largest file "
+        "the bot takes from Slack (HAMI_SUMMARY_MAX_FILE_BYTES); nothing was summarised. Send "
+        "the scheduler's /metrics alone, or summarise a larger file with hami-summary "
+        "summarize."
     )
     # 200 MiB went into the pipe; the chat held at most its 1 MiB limit of it (and a few
     # copies while decoding), not the 600 MiB the whole paste would cost.
@@ -72,9 +72,11 @@ def test_a_paste_over_the_limit_is_refused_without_reading_it_all(tmp_path: Path
 def test_a_file_over_the_limit_is_refused(tmp_path: Path) -> None:
     big = tmp_path / "big.prom"
     big.write_bytes(LINE * (2 * MIB // len(LINE)))
-    result = chat(str(big), stdin="", tmp_path=tmp_path, env={"HAMI_SUMMARY_MAX_INPUT_MIB": "1"})
+    result = chat(
+        str(big), stdin="", tmp_path=tmp_path, env={"HAMI_SUMMARY_MAX_FILE_BYTES": str(MIB)}
+    )
     assert result.returncode == 2
-    assert f"hami-summary chat: {big} is over the 1.0 MiB input limit" in result.stderr
+    assert f"hami-summary chat: {big} is over the chat's 1.0 MiB limit" in result.stderr
     assert "Traceback" not in result.stderr
 
 

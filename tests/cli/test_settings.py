@@ -34,7 +34,7 @@ def test_the_input_limit_comes_from_the_environment(
 ) -> None:
     monkeypatch.setenv("HAMI_SUMMARY_MAX_INPUT_MIB", "0.001")
     assert main(["summarize", SCHEDULER]) == 2
-    assert "the input is over the 1.0 KiB limit" in capsys.readouterr().err
+    assert "the input is over the limit. The input limit is 1.0 KiB" in capsys.readouterr().err
 
 
 def test_top_rows_sets_the_table_length(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

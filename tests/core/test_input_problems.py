@@ -56,7 +56,9 @@ def test_build_info_alone_is_not_enough() -> None:
 def test_input_over_the_size_limit_is_refused_before_parsing() -> None:
     small_limit = Settings(limits=Limits(max_input_bytes=1024))
     message = refusal(read_fixture("scheduler-small.prom"), settings=small_limit)
-    assert message.startswith("The metrics text is 12.0 KiB, over the 1.0 KiB limit. Send the")
+    assert message.startswith(
+        "The metrics text is 12.0 KiB, over the limit. The input limit is 1.0 KiB; a 10,000-node"
+    )
 
 
 def test_a_messy_slack_paste_gives_the_same_numbers_and_says_what_was_cleaned() -> None:

@@ -324,11 +324,22 @@ def test_body_that_is_not_hami_scheduler_metrics(
 
 def test_body_over_the_size_limit(api_server: FakeApiServer, kubeconfig: Path) -> None:
     api, target = api_client_for_context(kubeconfig, "test")
-    api_server.cluster.pod_proxy.clear()
     with pytest.raises(CollectionError) as caught:
         scrape_scheduler(api, target, None, Deadline(5), max_bytes=4096)
-    assert "Service kube-system/hami-scheduler port monitor: answer larger than 0 MiB" in (
-        caught.value.message
+    message = caught.value.message
+    # The pod proxy serves the same page: it is not read a second time.
+    proxied = [r.path for r in api_server.requests if r.path.endswith("/proxy/metrics")]
+    assert proxied == [
+        "/api/v1/namespaces/kube-system/services/hami-scheduler%3Amonitor/proxy/metrics"
+    ]
+    assert message.endswith(
+        "The input limit is 4.0 KiB; a 10,000-node scheduler writes about 150 MB. For a larger "
+        "cluster raise the limit (--max-input-mib, HAMI_SUMMARY_MAX_INPUT_MIB or max_input_bytes "
+        "in the settings file); for a whole Prometheus dump, send the scheduler's /metrics alone."
+    )
+    assert (
+        "Service kube-system/hami-scheduler port monitor: answer over the 4.0 KiB input limit"
+        in (message)
     )
 
 

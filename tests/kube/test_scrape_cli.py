@@ -161,3 +161,16 @@ def test_scrape_warns_on_stderr_of_what_it_left_out(
         'exporter writes were left out of every figure: hami_gpu_core_allocated_ratio{node="'
         'gpu-node-1",'
     )
+
+
+def test_scrape_refuses_a_page_over_the_input_limit_and_says_how_to_raise_it(
+    kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["scrape", "--kubeconfig", str(kubeconfig), "--context", "test"]
+    code, out, err = _run([*argv, "--max-input-mib", "0.004"], capsys)
+    assert code == 2 and out == ""
+    assert "answer over the 4.1 KiB input limit" in err, err
+    assert "--max-input-mib, HAMI_SUMMARY_MAX_INPUT_MIB or max_input_bytes" in err
+    code, out, err = _run([*argv, "--max-input-mib", "1", "--format", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["cluster"]["core_allocated"] == 275
