@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.settings_file import load_settings
+from bot.store.redis_url import RedisUrlError, parse_redis_url
 from core.settings import DEFAULT_SETTINGS, Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -362,12 +363,11 @@ def _redis_url(environ: Mapping[str, str]) -> Secret | None:
     raw = _text(environ, "REDIS_URL")
     if raw is None:
         return None
-    if urlsplit(raw).scheme not in ("redis", "rediss", "unix"):
-        # Never echo the URL: it may carry a password.
-        raise ConfigError(
-            "REDIS_URL must start with redis://, rediss:// or unix:// "
-            "(e.g. redis://127.0.0.1:6379/0); unset it to keep state in the process."
-        )
+    try:
+        parse_redis_url(raw)
+    except RedisUrlError as error:
+        # The message never echoes the URL: it may carry a password.
+        raise ConfigError(f"{error}; unset it to keep state in the process.") from None
     return Secret(raw)
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.redis_server import private_redis, redis_key_prefix, redis_url  # noqa: F401
+from tests.support.redis_server import private_redis  # noqa: F401
+from tests.support.redis_topologies import redis_key_prefix, redis_url  # noqa: F401
 
 # matplotlib must never touch the user's config or need a display (DESIGN.md, "Charts").
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="hami-summary-mpl-"))

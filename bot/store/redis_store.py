@@ -19,7 +19,11 @@ from typing import Any, cast
 
 import redis
 from redis.backoff import NoBackoff
+from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
+from redis.sentinel import Sentinel
+
+from bot.store.redis_url import RedisTarget, parse_redis_url
 
 DEFAULT_TIMEOUT_SECONDS = 0.2
 DEFAULT_PREFIX = "hami-summary"
@@ -100,8 +104,37 @@ def ttl_milliseconds(ttl_seconds: float) -> int:
     return max(1, round(ttl_seconds * 1000))
 
 
+def client_for(target: RedisTarget, **options: Any) -> redis.Redis | RedisCluster:
+    """The redis-py client for ``target``; ``options`` are connection options (timeouts,
+    retry) for every connection it opens, to the sentinels too."""
+    if target.kind == "single":
+        return redis.Redis.from_url(target.url, **options)
+    auth: dict[str, Any] = {"username": target.username, "password": target.password}
+    if target.tls:
+        auth["ssl"] = True
+    if target.kind == "cluster":
+        nodes = [ClusterNode(host, port) for host, port in target.hosts]  # type: ignore[no-untyped-call]
+        # ``retry`` (one immediate retry) is also the cluster client's own retry of a command
+        # after a lost node or a moved slot, in place of its default of ten with backoff: a
+        # command must fail fast enough for the fallback to answer within Slack's 3 s.
+        return RedisCluster(startup_nodes=nodes, **auth, **options)
+    sentinel_options = {
+        key: value
+        for key, value in options.items()
+        if key in ("socket_timeout", "socket_connect_timeout")
+    }
+    if target.sentinel_password:
+        sentinel_options["password"] = target.sentinel_password
+    if target.tls:
+        sentinel_options["ssl"] = True
+    sentinels = Sentinel(list(target.hosts), sentinel_kwargs=sentinel_options)
+    master: redis.Redis = sentinels.master_for(target.master, db=target.db, **auth, **options)
+    return master
+
+
 class RedisStore:
-    """The ``KeyValueStore`` protocol on one Redis database, keys under ``<prefix>:``."""
+    """The ``KeyValueStore`` protocol on one Redis database, keys under ``<prefix>:``: one
+    Redis, a master found through Sentinel, or a Redis Cluster (``bot.store.redis_url``)."""
 
     def __init__(
         self,
@@ -116,8 +149,9 @@ class RedisStore:
                 f"Redis key prefix must be non-empty without a trailing ':', got {prefix!r}"
             )
         self.prefix = prefix
-        self._client: redis.Redis = redis.Redis.from_url(
-            url,
+        self.target = parse_redis_url(url)
+        self._client: redis.Redis | RedisCluster = client_for(
+            self.target,
             socket_timeout=timeout_seconds,
             socket_connect_timeout=(
                 timeout_seconds if connect_timeout_seconds is None else connect_timeout_seconds

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from bot.clusters.errors import CollectionError
 from bot.clusters.prometheus_history import PrometheusHistory
@@ -24,6 +23,7 @@ from core.settings import History, Settings
 from tests.core.history_support import pods_of
 from tests.kube.fake_http import http_server
 from tests.kube.prometheus_timeline import Timeline, drifting_timeline
+from tests.support.redis_topologies import redis_client
 
 
 def _entry(url: str) -> ClusterEntry:
@@ -147,7 +147,7 @@ def test_a_prometheus_cluster_keeps_no_history_of_its_own(
     before = source.snapshot_before(request, time.time() - 3600)
     assert before is not None
     assert _pods(before.pods) == pods_of(timeline.at_or_before(time.time() - 3600)[1])
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:
         assert list(client.scan_iter(match=f"{redis_key_prefix}:*history*")) == []
     finally:

@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from tests.notify.conftest import OPS, utc_minute
 from tests.replicas.conftest import BotProcess, bot_env
 from tests.slack.test_http_e2e import blocks_text
 from tests.store.collected import CountingExporter
+from tests.support.redis_topologies import redis_client
 from tests.support.slack_api import SlackWebApi, StoredMessage, running_slack_api
 
 
@@ -66,7 +66,7 @@ def test_the_digest_is_posted_once_when_its_lease_holder_is_killed(
         {"HAMI_SUMMARY_NOTIFY_LEASE_SECONDS": "2", "HAMI_SUMMARY_NOTIFY_TICK_SECONDS": "0.3"}
     )
     replicas = [BotProcess(name, env, tmp_path) for name in ("replica-a", "replica-b")]
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:
         wait_until("a scrape by the lease holder", lambda: exporter.scrapes >= 1, 60)
         exporter.delay_seconds = 0.0  # the next scrape answers at once

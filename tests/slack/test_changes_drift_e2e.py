@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from bot.clusters.registry import load_registry
 from bot.store.redis_store import RedisStore
@@ -30,6 +29,7 @@ from tests.kube.prometheus_timeline import Timeline, drifting_timeline
 from tests.slack.conftest import CHANNEL, MetricsServer, RunningBot, start_bot, stop_bot
 from tests.slack.test_changes_e2e import _message_with, _uploaded
 from tests.slack.test_http_e2e import blocks_text
+from tests.support.redis_topologies import redis_client
 from tests.support.slack_api import SlackWebApi
 
 
@@ -158,7 +158,7 @@ def test_changes_of_two_drifted_collections_kept_in_redis(
     bot.sender.command("demo changes since=1h", response_url=bot.api.response_url("changes"))
     answer = _check_answer(bot, "demo", _expected(before, after))
     assert "the oldest snapshot kept, you asked for 60 min" in answer
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:  # both collections were kept, as compressed snapshots with a TTL
         keys = list(client.scan_iter(match=f"{redis_key_prefix}:history:demo:*"))
         assert len(keys) == 2 and all(client.ttl(key) > 0 for key in keys)
@@ -180,7 +180,7 @@ def test_changes_of_a_prometheus_cluster_come_from_range_queries(
     _check_answer(bot, "prom", _expected(then, now))
     range_queries = timeline.state.range_queries
     assert range_queries and all('cluster="prod"' in q for q, *_ in range_queries)
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:
         assert list(client.scan_iter(match=f"{redis_key_prefix}:*history*prom*")) == []
     finally:

@@ -9,6 +9,7 @@ from bot.conversation.replies import SummaryRef
 from bot.store import codec
 from bot.store.memory import MemoryStore
 from bot.store.state import BotState, ClusterTarget, PastedMetrics, PickerChoice
+from tests.support.redis_topologies import redis_client
 
 
 def test_thread_metrics_round_trip_and_expire() -> None:
@@ -133,7 +134,6 @@ def test_values_of_another_version_or_kind_read_as_absent() -> None:
 def test_two_replicas_sharing_redis_agree_on_deliveries_and_threads(
     redis_url: str, redis_key_prefix: str
 ) -> None:
-    import redis
 
     from bot.store.redis_store import RedisStore
 
@@ -146,7 +146,7 @@ def test_two_replicas_sharing_redis_agree_on_deliveries_and_threads(
     pasted = PastedMetrics("hami_gpu_shared_count{} 2\n", "pasted", "paste", 5.0)
     assert replica_a.remember_thread("C1", "9.9", pasted)
     assert replica_b.thread_subject("C1", "9.9") == pasted
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:
         keys = list(client.scan_iter(match=f"{redis_key_prefix}:*"))
         assert keys and all(0 < client.ttl(key) <= 24 * 3600 for key in keys)

@@ -24,6 +24,7 @@ from core.simulate import simulate_cluster
 from tests.core.history_support import snapshot_at
 from tests.store.collected import CountingExporter, counting_exporter
 from tests.support.redis_server import free_port
+from tests.support.redis_topologies import redis_client
 
 START = 1_767_225_600.0  # 2026-01-01 00:00 UTC
 
@@ -45,7 +46,7 @@ def kv(redis_url: str, redis_key_prefix: str) -> Iterator[RedisStore]:
 
 @pytest.fixture
 def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
+    connection = redis_client(redis_url)
     yield connection
     connection.close()
 

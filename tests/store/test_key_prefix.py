@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from bot.clusters.registry import load_registry
 from bot.config import redis_settings
@@ -18,6 +17,7 @@ from bot.store.factory import store_from_config
 from bot.store.state import BotState
 from tests.conftest import read_fixture
 from tests.slack.conftest import MetricsServer
+from tests.support.redis_topologies import redis_client
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_the_prefix_is_applied_once(
     assert result.summary is not None
     assert BotState(store).first_sighting("event:Ev1")
 
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:
         keys = sorted(k.decode() for k in client.scan_iter(match=f"{redis_key_prefix}:*"))
     finally:

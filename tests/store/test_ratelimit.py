@@ -6,11 +6,11 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-import redis
 
 from bot.store.memory import MemoryStore
 from bot.store.ratelimit import RateDecision, RateLimiter, check_all, rate_limit_message
 from bot.store.redis_store import RedisStore
+from tests.support.redis_topologies import redis_client
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_window_keys_expire_with_the_window(kv: RedisStore, redis_url: str) -> N
     assert limiter.check("U1").allowed
     assert not limiter.check("U1").allowed
     # The window's counter lives as long as the window: Redis drops it, nobody has to.
-    with redis.Redis.from_url(redis_url) as raw:
+    with redis_client(redis_url) as raw:
         remaining_ms = raw.pttl(kv.key("rl:user:U1:16667"))
     assert 0 < remaining_ms <= 60_000
     now[0] += 50.0  # the next window

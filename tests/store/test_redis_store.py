@@ -10,8 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
 from bot.store.redis_store import RedisStore, StoreUnavailableError
+from tests.support.redis_topologies import redis_client
 
 
 @pytest.fixture
@@ -22,8 +24,8 @@ def store(redis_url: str, redis_key_prefix: str) -> Iterator[RedisStore]:
 
 
 @pytest.fixture
-def raw(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
+def raw(redis_url: str) -> Iterator[redis.Redis | RedisCluster]:
+    client = redis_client(redis_url)
     yield client
     client.close()
 

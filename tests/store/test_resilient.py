@@ -152,7 +152,12 @@ def test_factory_chooses_by_redis_url(private_redis: RedisServerProcess) -> None
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        ({"REDIS_URL": "http://secret:pw@redis:6379"}, "must start with redis://"),
+        ({"REDIS_URL": "http://secret:pw@redis:6379"}, "must have one of the forms redis://"),
+        ({"REDIS_URL": "redis+sentinel://:pw@s1:26379,s2"}, "name the master the sentinels"),
+        ({"REDIS_URL": "redis+sentinel://:pw@s1/mymaster/x"}, "must be a number, got 'x'"),
+        ({"REDIS_URL": "redis+cluster://:pw@n1:70000"}, "the port of n1 must be a number"),
+        ({"REDIS_URL": "redis+cluster://:pw@n1,,n2"}, "a host in the list is empty"),
+        ({"REDIS_URL": "redis+cluster://:pw@n1:7000/1"}, "a Redis Cluster has only database 0"),
         ({"REDIS_URL": "redis://127.0.0.1:1/0", "REDIS_TIMEOUT_MS": "fast"}, "REDIS_TIMEOUT_MS"),
         ({"REDIS_URL": "redis://127.0.0.1:1/0", "REDIS_RETRY_INTERVAL_S": "0"}, "positive"),
     ],

@@ -1,11 +1,10 @@
 """A real ``redis-server`` for tests (DESIGN.md, "Real components in tests").
 
-* ``redis_url`` (session): ``$REDIS_URL`` when set; else 127.0.0.1:6379 when it answers; else a
-  ``redis-server`` started for the session on a free loopback port and stopped at the end.
-* ``redis_key_prefix`` (function): a key prefix of its own for each test, so tests never see
-  each other's keys on a shared server; its keys are removed afterwards.
 * ``private_redis`` (function): a ``redis-server`` of the test's own that it may stop, kill and
   restart (failure tests never stop the machine's shared 6379).
+
+The ``redis_url`` fixture, run against one Redis, Sentinel and a Redis Cluster, is in
+``tests.support.redis_topologies``.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ import socket
 import subprocess
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 import redis
@@ -63,9 +61,10 @@ def redis_server_binary() -> str | None:
 class RedisServerProcess:
     """One ``redis-server`` child process on a loopback port, with no persistence."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, extra_args: Sequence[str] = ()) -> None:
         self.port = port if port is not None else free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.extra_args = tuple(extra_args)
         self._process: subprocess.Popen[bytes] | None = None
         self._dir = tempfile.mkdtemp(prefix="hami-summary-redis-")
 
@@ -73,6 +72,22 @@ class RedisServerProcess:
     def directory(self) -> str:
         """The server's working directory (where a BGSAVE writes ``dump.rdb``)."""
         return self._dir
+
+    def command(self, binary: str) -> list[str]:
+        return [
+            binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self._dir,
+            *self.extra_args,
+        ]
 
     def start(self, timeout_seconds: float = 10.0) -> None:
         binary = redis_server_binary()
@@ -82,21 +97,7 @@ class RedisServerProcess:
                 "or set REDIS_URL to a Redis the tests may use."
             )
         self._process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self._dir,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            self.command(binary), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         deadline = time.monotonic() + timeout_seconds
         while time.monotonic() < deadline:
@@ -121,41 +122,16 @@ class RedisServerProcess:
             self._process.wait(timeout=10)
         self._process = None
 
+    def kill(self) -> None:
+        """SIGKILL: the server dies as a crashed host would, with no goodbye to anyone."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(timeout=10)
+            self._process = None
+
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self._dir, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    given = os.environ.get("REDIS_URL", "").strip()
-    if given:
-        yield given
-        return
-    if redis_answers(SHARED_DEFAULT_URL):
-        yield SHARED_DEFAULT_URL
-        return
-    server = RedisServerProcess()
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def redis_key_prefix(redis_url: str) -> Iterator[str]:
-    prefix = f"hami-summary-test-{uuid.uuid4().hex[:12]}"
-    yield prefix
-    client = redis.Redis.from_url(redis_url, socket_timeout=2)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
-        if keys:
-            client.delete(*keys)
-    except (redis.RedisError, OSError):
-        pass
-    finally:
-        client.close()
 
 
 @pytest.fixture
