@@ -141,7 +141,12 @@ class AlertRunner:
             )
             rules[rule.name] = self._post_change(entry, rule, replace(old, state=state))
         after = ClusterAlerts(self.clock(), rules)
-        self.records.keep_alerts(entry.name, after)
+        if not self.records.keep_alerts(entry.name, after):
+            log.warning(
+                "alert states of %s did not reach a Redis replica in time: a failover now "
+                "could lose them, and a change posted in this evaluation be posted again",
+                entry.name,
+            )
         return after
 
     def _post_change(self, entry: ClusterEntry, rule: AlertRule, record: RuleRecord) -> RuleRecord:

@@ -36,7 +36,8 @@ class SlotOutcome:
     digest: str
     slot: str
     # posted, posted-late, busy (another replica holds it), done (recorded already), failed,
-    # uncertain (Slack's answer to the post never came), missed, slack-unreachable, error
+    # uncertain (Slack's answer to the post never came), missed, slack-unreachable,
+    # unreplicated (the sending mark could be lost in a Redis failover: not posted yet), error
     outcome: str
 
 
@@ -125,7 +126,17 @@ class DigestRunner:
         if not lease.held():
             return "busy"  # expired while composing (a stalled store); the new holder posts
         mark = SlotMark("sending", self.clock(), replica_id(), late=late_at is not None)
-        self.records.mark_slot(entry.name, digest.name, slot.key, mark)
+        if not self.records.mark_slot(entry.name, digest.name, slot.key, mark):
+            # Posting now, a Redis failover could lose the mark and another replica post the
+            # digest again. Nothing was sent: the next tick tries again (late, and says so).
+            self.records.clear_slot(entry.name, digest.name, slot.key)
+            log.warning(
+                "digest %s of %s waits: its sending mark did not reach a Redis replica in "
+                "time, and a failover could lose it; trying again at the next tick",
+                slot.key,
+                entry.name,
+            )
+            return "unreplicated"
         return self._send(entry, digest, slot, post, mark)
 
     def _send(

@@ -7,7 +7,8 @@ A digest slot's record is what makes it "never two": ``sending`` is written just
 message goes to Slack, ``posted`` (with the message's ts) right after. A replica that finds
 either leaves the slot alone, even when the one that wrote ``sending`` died before it heard
 Slack's answer: then nobody knows whether Slack has the message, and posting again could make
-two.
+two. ``sending`` and the alert states are written durably (``KeyValueStore.put_durably``): a
+Redis failover promotes a replica, and a record the replica never got would be gone.
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ class NotifyRecords:
         except (KeyError, TypeError, ValueError):
             return None
 
-    def mark_slot(self, cluster: str, digest: str, slot: str, record: SlotMark) -> None:
+    def mark_slot(self, cluster: str, digest: str, slot: str, record: SlotMark) -> bool:
+        """Write the slot's record; True unless it is ``sending`` and a failover could lose it
+        (``put_durably``)."""
         payload: dict[str, Any] = {
             "state": record.state,
             "at": record.at,
@@ -113,7 +116,10 @@ class NotifyRecords:
             "error": record.error,
         }
         key = self._key("digest-slot", cluster, digest, slot)
-        self.kv.put(key, codec.encode("digest-slot", payload), SLOT_TTL_SECONDS)
+        encoded = codec.encode("digest-slot", payload)
+        if record.state == "sending":
+            return self.kv.put_durably(key, encoded, SLOT_TTL_SECONDS)
+        self.kv.put(key, encoded, SLOT_TTL_SECONDS)
         if record.state == "posted":
             last = {"slot": slot, **payload}
             self.kv.put(
@@ -121,6 +127,11 @@ class NotifyRecords:
                 codec.encode("digest-last", last),
                 DIGEST_SNAPSHOT_TTL_SECONDS,
             )
+        return True
+
+    def clear_slot(self, cluster: str, digest: str, slot: str) -> None:
+        """Forget a slot's record (a ``sending`` that was not kept durably, before posting)."""
+        self.kv.delete(self._key("digest-slot", cluster, digest, slot))
 
     def last_posted(self, cluster: str, digest: str) -> tuple[str, SlotMark] | None:
         """The latest posted slot of a digest and its record (for listings)."""
@@ -183,7 +194,8 @@ class NotifyRecords:
             float(evaluated) if isinstance(evaluated, int | float) else None, rules
         )
 
-    def keep_alerts(self, cluster: str, alerts: ClusterAlerts) -> None:
+    def keep_alerts(self, cluster: str, alerts: ClusterAlerts) -> bool:
+        """Write the alert states durably; False when a failover could lose them."""
         payload = {
             "evaluated_at": alerts.evaluated_at,
             "rules": {
@@ -197,7 +209,7 @@ class NotifyRecords:
                 for name, r in alerts.rules.items()
             },
         }
-        self.kv.put(
+        return self.kv.put_durably(
             self._key("alerts", cluster),
             codec.encode("alerts", payload, compress=True),
             ALERT_STATE_TTL_SECONDS,

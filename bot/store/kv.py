@@ -16,6 +16,16 @@ class KeyValueStore(Protocol):
     def put(self, key: str, value: bytes, ttl_seconds: float) -> None:
         """Store ``value`` under ``key`` for ``ttl_seconds``."""
 
+    def put_durably(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        """``put``, then wait (briefly) until a replica of the Redis holding ``key`` has it.
+
+        True when no failover can lose the write: a replica acknowledged it, or none is
+        connected (a failover needs one to promote). False when it may be lost: a connected
+        replica did not acknowledge it in time, or the store answers from process memory.
+        The value is written either way. For the records that keep a post from being made
+        twice (a digest slot's ``sending``, alert states).
+        """
+
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         """Store only when the key is absent; True when this call stored it (locks, dedupe)."""
 

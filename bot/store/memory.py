@@ -47,6 +47,10 @@ class MemoryStore:
             self._data.pop(key, None)
             self._data[key] = (value, now + ttl_seconds)
 
+    def put_durably(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        self.put(key, value, ttl_seconds)
+        return True  # one process, no failover: the write stays as long as the process
+
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         with self._lock:
             now = self._clock()

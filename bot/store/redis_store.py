@@ -60,7 +60,9 @@ return 0
 
 # Operations that change data: an error reply to one of them means Redis refuses writes
 # (READONLY replica, MISCONF after a failed save, OOM at maxmemory, NOREPLICAS).
-_WRITE_OPERATIONS = frozenset({"SET", "SET NX", "DEL", "compare-and-delete", "INCR", "write probe"})
+_WRITE_OPERATIONS = frozenset(
+    {"SET", "SET and WAIT", "SET NX", "DEL", "compare-and-delete", "INCR", "write probe"}
+)
 # Redis's own words are kept up to this length in a reason (MISCONF's run to 330 characters).
 _REASON_CHARS = 160
 # The key the write probe sets, and how long it lives (it only has to outlive one probe).
@@ -149,6 +151,7 @@ class RedisStore:
                 f"Redis key prefix must be non-empty without a trailing ':', got {prefix!r}"
             )
         self.prefix = prefix
+        self._wait_milliseconds = max(1, int(timeout_seconds * 500))
         self.target = parse_redis_url(url)
         self._client: redis.Redis | RedisCluster = client_for(
             self.target,
@@ -181,6 +184,28 @@ class RedisStore:
 
     def put(self, key: str, value: bytes, ttl_seconds: float) -> None:
         self._call("SET", self._client.set, self.key(key), value, px=ttl_milliseconds(ttl_seconds))
+
+    def put_durably(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        """SET, WAIT for one replica and read the replication state, in one round trip on one
+        connection (WAIT counts the acknowledgements of its own connection's writes).
+
+        WAIT waits half the socket timeout, so the call still ends within it.
+        """
+        full_key = self.key(key)
+        pipe = self._client_holding(full_key).pipeline(transaction=False)
+        pipe.set(full_key, value, px=ttl_milliseconds(ttl_seconds))
+        pipe.execute_command("WAIT", 1, self._wait_milliseconds)  # type: ignore[no-untyped-call]
+        pipe.info("replication")
+        _, acknowledged, replication = self._call("SET and WAIT", pipe.execute)
+        return int(acknowledged) >= 1 or int(replication.get("connected_slaves", 0)) == 0
+
+    def _client_holding(self, full_key: str) -> redis.Redis:
+        """The client of the master holding ``full_key``: in a cluster, that node's."""
+        if isinstance(self._client, RedisCluster):
+            node = self._client.get_node_from_key(full_key)  # type: ignore[no-untyped-call]
+            node_client: redis.Redis = self._client.get_redis_connection(node)
+            return node_client
+        return self._client
 
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         stored = self._call(

@@ -231,6 +231,16 @@ class ResilientStore:
 
         self._run("SET", lambda s: s.put(key, value, ttl_seconds), in_memory)
 
+    def put_durably(self, key: str, value: bytes, ttl_seconds: float) -> bool:
+        def in_memory(memory: MemoryStore) -> bool:
+            memory.put(key, value, ttl_seconds)
+            self._journal.record_put(key, value, ttl_seconds)
+            return False  # the other replicas cannot see it
+
+        return self._run(
+            "SET and WAIT", lambda s: s.put_durably(key, value, ttl_seconds), in_memory
+        )
+
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         return self._run(
             "SET NX",

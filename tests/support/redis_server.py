@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -121,6 +122,15 @@ class RedisServerProcess:
             self._process.kill()
             self._process.wait(timeout=10)
         self._process = None
+
+    def pause(self) -> None:
+        """SIGSTOP: the server keeps its connections but answers nothing (a stalled host)."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self._process is not None
+        self._process.send_signal(signal.SIGCONT)
 
     def kill(self) -> None:
         """SIGKILL: the server dies as a crashed host would, with no goodbye to anyone."""

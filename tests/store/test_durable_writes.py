@@ -1,0 +1,120 @@
+"""``put_durably``: a write a Redis failover cannot lose, or a plain "no" (real processes: a
+Sentinel group whose replica is stalled with SIGSTOP, a single Redis, a stopped one)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from bot.config import NotifySettings
+from bot.store.memory import MemoryStore
+from bot.store.redis_store import RedisStore
+from bot.store.resilient import ResilientStore
+from tests.conftest import read_fixture
+from tests.notify.conftest import OPS, Clock, start_notified, stop_notified, utc_minute
+from tests.slack.conftest import MetricsServer
+from tests.support.redis_server import RedisServerProcess
+from tests.support.redis_topologies import SentinelGroup
+from tests.support.slack_api import SlackWebApi, running_slack_api
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def sentinel() -> Iterator[SentinelGroup]:
+    group = SentinelGroup().start()
+    yield group
+    group.close()
+
+
+def _on_the_replica(group: SentinelGroup, key: str) -> bytes | None:
+    client = redis.Redis(port=group.replica.port, socket_timeout=2)
+    try:
+        value: bytes | None = client.get(key)
+        return value
+    finally:
+        client.close()
+
+
+def test_a_write_the_replica_acknowledged_is_durable(sentinel: SentinelGroup) -> None:
+    store = RedisStore(sentinel.url, "durable")
+    assert store.put_durably("k", b"v", 30) is True
+    assert _on_the_replica(sentinel, "durable:k") == b"v"
+
+
+def test_a_stalled_replica_makes_the_write_not_durable_but_written(
+    sentinel: SentinelGroup,
+) -> None:
+    store = RedisStore(sentinel.url, "durable")
+    sentinel.replica.pause()
+    try:
+        started = time.monotonic()
+        assert store.put_durably("k", b"v", 30) is False
+        assert time.monotonic() - started < 1.0  # WAIT gives up within the Redis timeout
+        assert store.get("k") == b"v"
+    finally:
+        sentinel.replica.resume()
+
+
+def test_without_a_replica_there_is_nothing_a_failover_could_lose(
+    private_redis: RedisServerProcess,
+) -> None:
+    assert RedisStore(private_redis.url, "durable").put_durably("k", b"v", 30) is True
+    assert MemoryStore().put_durably("k", b"v", 30) is True
+
+
+def test_a_store_answering_from_memory_is_not_durable(private_redis: RedisServerProcess) -> None:
+    store = ResilientStore(RedisStore(private_redis.url, "durable"))
+    private_redis.stop()
+    assert store.put_durably("k", b"v", 30) is False
+    assert store.get("k") == b"v"  # kept in memory, and journalled for Redis's return
+
+
+@pytest.fixture
+def slack_api() -> Iterator[SlackWebApi]:
+    yield from running_slack_api()
+
+
+def test_a_digest_waits_while_its_mark_cannot_be_replicated(
+    slack_api: SlackWebApi, sentinel: SentinelGroup, tmp_path: Path
+) -> None:
+    exporter = MetricsServer(read_fixture("scheduler-small.prom"))
+    now = time.time()
+    declared = (
+        "    digests:\n"
+        f"      - channel: {OPS}\n"
+        f'        at: "{utc_minute(now)}"\n'
+        "        time_zone: UTC\n"
+        "        weekdays: daily\n"
+    )
+    settings = NotifySettings(alert_interval_seconds=60, lease_seconds=5, tick_seconds=1)
+    n, server = start_notified(
+        slack_api,
+        exporter,
+        sentinel.url,
+        "durable-digest",
+        tmp_path,
+        declared,
+        Clock(now),
+        settings,
+    )
+    try:
+        sentinel.replica.pause()
+        try:
+            assert [o.outcome for o in n.a.loop.digests.tick()] == ["unreplicated"]
+        finally:
+            sentinel.replica.resume()
+        assert n.posts() == []
+        digest = n.registry.entries[0].digests[0]
+        assert n.records.last_posted("demo", digest.name) is None
+        # The replica is back: the next tick posts it, once.
+        assert [o.outcome for o in n.b.loop.digests.tick()] == ["posted"]
+        assert [o.outcome for o in n.a.loop.digests.tick()] == ["done"]
+        assert len(n.posts()) == 1
+    finally:
+        stop_notified(n, server)
+        exporter.stop()
