@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
+from bot.redis_url import RedisUrlError, parse_redis_url
 from bot.settings_file import load_settings
-from bot.store.redis_url import RedisUrlError, parse_redis_url
 from core.settings import DEFAULT_SETTINGS, Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -100,6 +100,12 @@ class HttpSettings:
     connection_limit: int = 1000
 
 
+# What one replica keeps in process memory at most (``bot.store.memory``): room for 30 thread
+# pastes at the largest size kept (8 MiB compressed) beside the scrape cache, well inside a
+# 1 GiB container.
+MEMORY_STORE_DEFAULT_BYTES = 256 * 1024 * 1024
+
+
 @dataclass(frozen=True, slots=True)
 class RedisSettings:
     """Where the state shared by replicas lives; ``url`` None keeps it in process memory.
@@ -114,6 +120,9 @@ class RedisSettings:
     timeout_seconds: float = 0.2
     # How often a store that lost Redis probes it again (REDIS_RETRY_INTERVAL_S).
     retry_interval_seconds: float = 5.0
+    # What the in-process store keeps at most, without Redis or while it is away
+    # (HAMI_SUMMARY_MEMORY_STORE_MIB).
+    memory_max_bytes: int = MEMORY_STORE_DEFAULT_BYTES
 
 
 DEFAULT_ALERT_INTERVAL_SECONDS = 180.0
@@ -401,6 +410,10 @@ def redis_settings(environ: Mapping[str, str]) -> RedisSettings:
         retry_interval_seconds=_positive(
             environ, "REDIS_RETRY_INTERVAL_S", default.retry_interval_seconds, 1.0
         ),
+        memory_max_bytes=_whole(
+            environ, "HAMI_SUMMARY_MEMORY_STORE_MIB", default.memory_max_bytes >> 20, 16, 65536
+        )
+        << 20,
     )
 
 

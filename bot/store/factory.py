@@ -8,25 +8,34 @@ what the Redis client itself refuses is reported from here.
 
 from __future__ import annotations
 
+import logging
+
 from bot.config import ConfigError, RedisSettings
 from bot.store.kv import KeyValueStore
 from bot.store.memory import MemoryStore
 from bot.store.redis_store import RedisStore, StoreUnavailableError
 from bot.store.resilient import RedisHealth, ResilientStore
 
+log = logging.getLogger("hami_summary.store")
+
 
 def store_from_config(settings: RedisSettings) -> KeyValueStore:
     """The store the bot should use; raises ``ConfigError`` when the Redis client refuses
     the URL or prefix."""
     if settings.url is None:
-        return MemoryStore()
+        return MemoryStore(max_bytes=settings.memory_max_bytes)
     try:
         redis_store = RedisStore(
             settings.url.reveal(), settings.key_prefix, timeout_seconds=settings.timeout_seconds
         )
     except ValueError as error:
         raise ConfigError(f"REDIS_URL or REDIS_KEY_PREFIX is unusable: {error}") from None
-    return ResilientStore(redis_store, retry_interval_seconds=settings.retry_interval_seconds)
+    log.info("state in %s, keys under %s:", redis_store.target.describe, settings.key_prefix)
+    return ResilientStore(
+        redis_store,
+        MemoryStore(max_bytes=settings.memory_max_bytes),
+        retry_interval_seconds=settings.retry_interval_seconds,
+    )
 
 
 def redis_state(store: KeyValueStore) -> RedisHealth:

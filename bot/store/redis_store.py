@@ -23,7 +23,7 @@ from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
-from bot.store.redis_url import RedisTarget, parse_redis_url
+from bot.redis_url import RedisTarget, parse_redis_url
 
 DEFAULT_TIMEOUT_SECONDS = 0.2
 DEFAULT_PREFIX = "hami-summary"
@@ -136,7 +136,7 @@ def client_for(target: RedisTarget, **options: Any) -> redis.Redis | RedisCluste
 
 class RedisStore:
     """The ``KeyValueStore`` protocol on one Redis database, keys under ``<prefix>:``: one
-    Redis, a master found through Sentinel, or a Redis Cluster (``bot.store.redis_url``)."""
+    Redis, a master found through Sentinel, or a Redis Cluster (``bot.redis_url``)."""
 
     def __init__(
         self,

@@ -195,8 +195,9 @@ def test_serve_logs_json_from_its_first_line_without_bolt_warnings_or_secrets(
             process.wait()
     assert before_listening, "serve logged nothing before it listened"
     records = [json.loads(line) for line in before_listening]  # every line is JSON
-    assert records[0]["logger"] == "hami_summary.store"
-    assert records[0]["message"].startswith("Redis unavailable")
+    assert [r["logger"] for r in records[:2]] == ["hami_summary.store"] * 2
+    assert records[0]["message"] == "state in one Redis, keys under hami-summary:"
+    assert records[1]["message"].startswith("Redis unavailable")
     logs = "".join(before_listening) + rest
     assert "will be unused" not in logs  # Bolt got one token, the client's
     for secret in (slack_api.bot_token, SIGNING_SECRET, redis_password):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.store.redis_url import RedisTarget, parse_redis_url
+from bot.redis_url import RedisTarget, parse_redis_url
 
 
 def test_one_redis_is_left_to_redis_py() -> None:

@@ -6,7 +6,7 @@
 * ``RedisClusterGroup``: three masters with ``--cluster-enabled yes``, joined by
   ``redis-cli --cluster create`` with the 16,384 slots split between them.
 
-Both give the ``REDIS_URL`` the bot takes for them (``bot.store.redis_url``), and
+Both give the ``REDIS_URL`` the bot takes for them (``bot.redis_url``), and
 ``redis_client`` opens the matching redis-py client for a test's own checks.
 
 Fixtures:
@@ -35,8 +35,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
+from bot.redis_url import parse_redis_url
 from bot.store.redis_store import client_for
-from bot.store.redis_url import parse_redis_url
 from tests.support.redis_server import (
     SHARED_DEFAULT_URL,
     RedisServerProcess,
