@@ -32,8 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from core.model import GpuReading, PodExecResult, PodRealUsage, UsageClass
-from core.settings import Thresholds
+from core.model import GpuReading
 
 # The fields asked for, in order; the exec layer builds its command from this tuple.
 QUERY_FIELDS: tuple[str, ...] = ("index", "uuid", "utilization.gpu", "memory.used", "memory.total")
@@ -212,10 +211,10 @@ def _looks_like_table(lines: Sequence[str]) -> bool:
 # --- checks shared by both forms --------------------------------------------------------------
 
 
-def _checked(reading: GpuReading, notes: list[str]) -> GpuReading:
+def checked_reading(reading: GpuReading, notes: list[str]) -> GpuReading:
     """The reading with an impossible memory figure left out (and said so in ``notes``)."""
     used, total = reading.mem_used_mib, reading.mem_total_mib
-    label = _label(reading)
+    label = reading_label(reading)
     if total is not None and total > IMPLAUSIBLE_MIB:
         notes.append(f"{label}: a memory total of {total:,.0f} MiB is implausible; left out")
         reading = replace(reading, mem_total_mib=None)
@@ -232,7 +231,7 @@ def _checked(reading: GpuReading, notes: list[str]) -> GpuReading:
     return reading
 
 
-def _label(reading: GpuReading) -> str:
+def reading_label(reading: GpuReading) -> str:
     where = f"GPU {reading.index}" if reading.index is not None else "a GPU"
     if reading.name and reading.name.startswith("MIG "):
         return f"{where} {reading.name}"
@@ -289,7 +288,7 @@ def _parse_csv(lines: list[str]) -> NvidiaSmiParse:
         reading = _csv_reading(line, columns)
         if reading is None:
             return _unreadable(line)
-        readings.append(_checked(reading, notes))
+        readings.append(checked_reading(reading, notes))
     return NvidiaSmiParse(tuple(readings), notes=tuple(notes))
 
 
@@ -492,7 +491,9 @@ def _gpu_readings(
 ) -> list[GpuReading]:
     """One reading per GPU, or per MIG GPU instance (each counted once, whatever its CIs)."""
     used, total = gpu.memory if gpu.memory is not None else (None, None)
-    whole = _checked(GpuReading(gpu.index, None, gpu.utilization, used, total, gpu.name), notes)
+    whole = checked_reading(
+        GpuReading(gpu.index, None, gpu.utilization, used, total, gpu.name), notes
+    )
     if not instances:
         return [whole]
     slices = [_instance_reading(gpu.index, instance) for instance in instances]
@@ -506,102 +507,10 @@ def _gpu_readings(
                 f"MiB, more than the GPU's {capacity:,.0f} MiB; the GPU row is used instead"
             )
             return [replace(whole, utilization_percent=None)]
-    return [_checked(s, notes) for s in slices]
+    return [checked_reading(s, notes) for s in slices]
 
 
 def _instance_reading(gpu_index: int, instance: _GpuInstance) -> GpuReading:
     used, total = instance.memory if instance.memory is not None else (None, None)
     cis = ",".join(str(ci) for ci in instance.cis)
     return GpuReading(gpu_index, None, None, used, total, f"MIG GI {instance.gi} CI {cis}")
-
-
-# --- assessment --------------------------------------------------------------------------------
-
-
-def assess_real_usage(
-    results: Sequence[PodExecResult],
-    allocated_mem_mib: Mapping[tuple[str, str], float],
-    thresholds: Thresholds,
-) -> tuple[PodRealUsage, ...]:
-    """Classify each pod's point-in-time use against its HAMi allocation.
-
-    ``allocated_mem_mib`` maps (namespace, pod) to the MiB HAMi allocated to that pod over all its
-    devices. Utilisation is the mean over the GPUs the pod sees; memory used is their sum.
-    Memory efficiency = used / allocated x 100. Classes: **idle** when utilisation is
-    below ``idle_utilization_percent`` and memory used below ``idle_mem_percent`` of the allocation
-    (checked first); otherwise by memory efficiency: **high** at or above
-    ``high_utilization_percent``, **normal** from ``normal_utilization_percent``, else
-    **low / over-allocated**. Without an allocation figure (no efficiency), utilisation is used.
-    Results are sorted by namespace and pod.
-    """
-    assessed = [_assess_one(r, allocated_mem_mib, thresholds) for r in results]
-    return tuple(sorted(assessed, key=lambda u: (u.namespace, u.pod)))
-
-
-def _assess_one(
-    result: PodExecResult,
-    allocated_mem_mib: Mapping[tuple[str, str], float],
-    thresholds: Thresholds,
-) -> PodRealUsage:
-    allocated = allocated_mem_mib.get((result.namespace, result.pod), 0.0)
-    notes = [result.detail] if result.detail else []
-    # Readings may come from a cache written before these checks: an impossible memory figure
-    # never reaches an efficiency.
-    readings = tuple(_checked(r, notes) for r in result.readings)
-    utils = [r.utilization_percent for r in readings if r.utilization_percent is not None]
-    utilization = sum(utils) / len(utils) if utils else None
-    mem_used = _memory_used(readings, notes)
-    efficiency = mem_used / allocated * 100 if mem_used is not None and allocated > 0 else None
-    usage_class: UsageClass | None = None
-    if result.failure is None:
-        usage_class = _classify(utilization, efficiency, thresholds)
-        if not readings:
-            notes.append("nvidia-smi listed no GPUs; inside a HAMi slice this can be normal")
-        elif allocated <= 0:
-            notes.append("no HAMi memory allocation known for this pod, so no efficiency")
-    return PodRealUsage(
-        namespace=result.namespace,
-        pod=result.pod,
-        container=result.container,
-        readings=readings,
-        allocated_mem_mib=allocated,
-        utilization_percent=utilization,
-        mem_used_mib=mem_used,
-        mem_efficiency_percent=efficiency,
-        usage_class=usage_class,
-        failure=result.failure,
-        detail="; ".join(dict.fromkeys(notes)),
-    )
-
-
-def _memory_used(readings: Sequence[GpuReading], notes: list[str]) -> float | None:
-    """The pod's memory used over its GPUs; None unless every GPU reported a usable figure
-    (a sum over some of them would understate the pod's use)."""
-    used = [r.mem_used_mib for r in readings if r.mem_used_mib is not None]
-    if not used:
-        return None
-    missing = [_label(r) for r in readings if r.mem_used_mib is None]
-    if missing:
-        notes.append(f"no usable memory figure for {', '.join(missing)}, so no memory total")
-        return None
-    return sum(used)
-
-
-def _classify(
-    utilization: float | None, efficiency: float | None, t: Thresholds
-) -> UsageClass | None:
-    if (
-        utilization is not None
-        and efficiency is not None
-        and utilization < t.idle_utilization_percent
-        and efficiency < t.idle_mem_percent
-    ):
-        return "idle"
-    score = efficiency if efficiency is not None else utilization
-    if score is None:
-        return None
-    if score >= t.high_utilization_percent:
-        return "high"
-    if score >= t.normal_utilization_percent:
-        return "normal"
-    return "low / over-allocated"

@@ -463,7 +463,7 @@ def _real_usage(
     """The nvidia-smi readings judged against each pod's allocated memory; None without any."""
     if real_usage is None:
         return None
-    from core.realusage import assess_real_usage
+    from core.usage_assessment import assess_real_usage
 
     allocated: dict[tuple[str, str], float] = defaultdict(float)
     for w in workloads:

@@ -306,6 +306,7 @@ CORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "summary",
         (
             "core.summary",
+            "core.usage_assessment",
             "core.fit",
             "core.fit_shape",
             "core.fit_slices",
@@ -412,7 +413,7 @@ def test_core_has_no_import_cycle() -> None:
 # Core modules imported inside a function for start-up time alone: a summary without nvidia-smi
 # readings never needs the real-usage judge. It hides no cycle: the cycle check above sees
 # imports inside functions too.
-START_UP_IMPORTS = frozenset({"core/summary/build.py imports core.realusage"})
+START_UP_IMPORTS = frozenset({"core/summary/build.py imports core.usage_assessment"})
 
 
 def test_no_core_module_is_imported_inside_a_function() -> None:

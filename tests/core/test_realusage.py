@@ -14,10 +14,10 @@ from core.realusage import (
     MAX_OUTPUT_CHARS,
     QUERY_COMMAND,
     UNREADABLE_PROBLEM,
-    assess_real_usage,
     parse_nvidia_smi,
 )
 from core.settings import Thresholds
+from core.usage_assessment import assess_real_usage
 from tests.conftest import read_fixture
 
 UUID_A = "GPU-5f3c1a2e-7b4d-4e91-9c0a-1d2e3f405162"
