@@ -44,6 +44,11 @@ COMMANDS: tuple[Command, ...] = (
         "bot.cli.changes",
         "what changed between two HAMi /metrics exports of one cluster",
     ),
+    Command(
+        "usage-report",
+        "bot.cli.usage_report",
+        "GPU-hours per namespace over a directory of /metrics exports",
+    ),
     Command("fit", "bot.cli.fit", "where a job of a given GPU shape would be placed now"),
     Command("pending", "bot.cli.pending", "pods pending on HAMi's resources, grouped by reason"),
     Command("why", "bot.cli.why", "why a pod is pending: its HAMi reasons checked against now"),
