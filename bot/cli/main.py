@@ -45,8 +45,8 @@ COMMANDS: tuple[Command, ...] = (
         "what changed between two HAMi /metrics exports of one cluster",
     ),
     Command(
-        "usage-report",
-        "bot.cli.usage_report",
+        "gpu-hours",
+        "bot.cli.gpu_hours",
         "GPU-hours per namespace over a directory of /metrics exports",
     ),
     Command("fit", "bot.cli.fit", "where a job of a given GPU shape would be placed now"),

@@ -15,7 +15,7 @@ from core.history.gpu_hours import Gap, typical_spacing, usage_report
 from core.history.snapshot import Snapshot, snapshot_of
 from core.model import SourceInfo
 from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
-from core.views.usage_report_view import render_csv, render_text
+from core.views.gpu_hours_view import render_csv, render_text
 
 T0 = 1_780_000_000.0
 # Ten minutes apart, then an hour with no snapshot, then ten minutes again.

@@ -1,4 +1,4 @@
-"""``hami-summary usage-report``: GPU-hours per namespace over a directory of exports.
+"""``hami-summary gpu-hours``: GPU-hours per namespace over a directory of exports.
 
 Each file is one HAMi scheduler ``/metrics`` export of the same cluster; its modification time
 is when it was taken (as for ``changes``). The report ends at the newest export and reaches
@@ -22,7 +22,7 @@ from core.errors import InputError
 from core.history.gpu_hours import typical_spacing, usage_report
 from core.history.snapshot import Snapshot, snapshot_of
 from core.settings import Settings, SettingsError
-from core.views.usage_report_view import render_csv, render_text
+from core.views.gpu_hours_view import render_csv, render_text
 
 FORMATS = ("text", "csv")
 _SPAN = re.compile(r"([0-9]{1,6}+)(m|min|h|d)")
@@ -44,7 +44,7 @@ def _span(raw: str) -> float:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "usage-report",
+        "gpu-hours",
         help="GPU-hours per namespace over a directory of /metrics exports",
         description="GPU-hours (allocated cores / 100 x hours) and GPU memory GiB-hours per "
         "namespace, and per pod for one namespace, from exports of one cluster's scheduler "
@@ -106,11 +106,11 @@ def run(args: argparse.Namespace) -> int:
         settings = summary_settings(args.settings, max_input_mib=args.max_input_mib)
         snapshots = [_snapshot(file, settings) for file in _files(args.paths)]
     except (UsageProblem, SettingsError) as problem:
-        print(f"hami-summary usage-report: {problem}", file=sys.stderr)
+        print(f"hami-summary gpu-hours: {problem}", file=sys.stderr)
         return 2
     if len(snapshots) < 2:
         print(
-            "hami-summary usage-report: one export measures no time; give two or more taken "
+            "hami-summary gpu-hours: one export measures no time; give two or more taken "
             "at different times.",
             file=sys.stderr,
         )

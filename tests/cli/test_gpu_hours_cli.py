@@ -1,4 +1,4 @@
-"""``hami-summary usage-report`` over a directory of exports whose modification times are
+"""``hami-summary gpu-hours`` over a directory of exports whose modification times are
 when they were taken: the namespaces' GPU-hours, the gap said, a CSV of numbers."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_csv_rows_equal_the_simulators_hours(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     expected = _exports(tmp_path, [0, 600, 1200, 4800, 5400])
-    assert main(["usage-report", str(tmp_path), "--since", "2h", "--format", "csv"]) == 0
+    assert main(["gpu-hours", str(tmp_path), "--since", "2h", "--format", "csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     got = {row[0]: float(row[2]) for row in rows[2:]}
     assert got.keys() == {ns for ns, hours in expected.items() if hours > 0}
@@ -54,7 +54,7 @@ def test_text_names_the_gap_and_one_namespaces_pods(
 ) -> None:
     expected = _exports(tmp_path, [0, 600, 1200, 4800, 5400])
     biggest = max(expected, key=expected.__getitem__)
-    assert main(["usage-report", str(tmp_path), "--since", "90m", "--ns", biggest]) == 0
+    assert main(["gpu-hours", str(tmp_path), "--since", "90m", "--ns", biggest]) == 0
     out = capsys.readouterr().out
     assert "covered 30 min by 5 snapshots" in out
     assert "Not counted: 60 min in 1 gap with no snapshot within 15 min of the next" in out
@@ -72,7 +72,7 @@ def test_bad_spans_are_refused_by_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["usage-report", str(tmp_path), *argv])
+        main(["gpu-hours", str(tmp_path), *argv])
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
 
@@ -81,12 +81,12 @@ def test_one_export_or_a_bad_file_is_explained(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _exports(tmp_path, [0])
-    assert main(["usage-report", str(tmp_path)]) == 2
+    assert main(["gpu-hours", str(tmp_path)]) == 2
     assert "one export measures no time" in capsys.readouterr().err
     (tmp_path / "notes.txt").write_text("not metrics at all\n")
-    assert main(["usage-report", str(tmp_path)]) == 2
+    assert main(["gpu-hours", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"hami-summary usage-report: {tmp_path / 'notes.txt'}:"), err
+    assert err.startswith(f"hami-summary gpu-hours: {tmp_path / 'notes.txt'}:"), err
     assert "Traceback" not in err
-    assert main(["usage-report", str(tmp_path / "missing")]) == 2
+    assert main(["gpu-hours", str(tmp_path / "missing")]) == 2
     assert "is neither a file nor a directory" in capsys.readouterr().err
