@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from bot.conversation.replies import ChangesSection, ReplySection, TableSection
+from bot.conversation.replies import ChangesSection, GpuHoursSection, ReplySection, TableSection
 from core.model import Summary, UsageClass
 from core.views import focus_tables, tables, text_view
 from core.views.changes_view import render_text
 from core.views.digest_filtered import filter_words
+from core.views.gpu_hours_view import render_body as gpu_hours_text
 from core.views.tables import age_text
 from core.views.text_view import format_table
 
@@ -76,6 +77,8 @@ def section_text(section: ReplySection, width: int) -> str:
     (``format_table``), what changed by ``core.views.changes_view``."""
     if isinstance(section, ChangesSection):
         return render_text(section.changes, subject=section.subject, width=width)
+    if isinstance(section, GpuHoursSection):
+        return gpu_hours_text(section.report, width=width).rstrip("\n")
     lines = format_table(section.table, width=width)
     # format_table starts with the title and its underline; a reply has its own title.
     return "\n".join(lines if section.titled else lines[2:])

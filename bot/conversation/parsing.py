@@ -174,6 +174,8 @@ class ClusterCommand:
     # ``pending [ns=NS]``: the pods pending on HAMi's resources; ``why POD``: one pod's story.
     pending: bool = False
     why: PodRef | None = None
+    # ``gpu-hours [since=24h] [ns=NS]``: GPU-hours per namespace over the kept snapshots.
+    gpu_hours: bool = False
 
 
 Command = (
@@ -189,7 +191,8 @@ Command = (
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
     f"[fresh] [{FIT_USAGE}] | <cluster> changes [since=1h|24h|7d] | <cluster> pending "
-    "[ns=NAMESPACE] | <cluster> why NAMESPACE/POD"
+    "[ns=NAMESPACE] | <cluster> why NAMESPACE/POD | <cluster> gpu-hours [since=24h|7d] "
+    "[ns=NAMESPACE]"
 )
 
 # ``since=`` of ``changes``: a whole number of minutes, hours or days, up to the kept history.
@@ -274,12 +277,13 @@ def parse_command(text: str) -> Command:
             flags.add(key)
         elif key in USAGE_WORDS:
             flags.add("usage")
-        elif key in ("changes", PENDING_WORD):
+        elif key in ("changes", PENDING_WORD, GPU_HOURS_WORD):
             flags.add(key)
         else:
             raise InputError(
                 f"Unknown word '{word}'. Usage: {COMMAND_USAGE} (options are key=value)."
             )
+    _check_gpu_hours(flags, options, fit is not None or why is not None)
     _check_changes(flags, options)
     why = _check_pods(flags, options, fit is not None, why)
     since = options.get("since")
@@ -296,6 +300,7 @@ def parse_command(text: str) -> Command:
         since_seconds=parse_since(since) if since is not None else None,
         pending=PENDING_WORD in flags,
         why=why,
+        gpu_hours=GPU_HOURS_WORD in flags,
     )
 
 
@@ -342,8 +347,27 @@ def _read_option(word: str, key: str, value: str, options: dict[str, str]) -> No
         raise InputError(f"Unknown option '{word}'. Usage: {COMMAND_USAGE}")
 
 
+GPU_HOURS_WORD = "gpu-hours"
+
+
+def _check_gpu_hours(flags: set[str], options: dict[str, str], other_words: bool) -> None:
+    """``gpu-hours`` reads the kept snapshots: only context=, since= and ns= go with it."""
+    if GPU_HOURS_WORD not in flags:
+        return
+    extra = sorted({"runtime", "usage", "fresh", "changes", PENDING_WORD} & flags)
+    extra += ["node"] if "node" in options else []
+    extra += ["fit or why"] if other_words else []
+    if extra:
+        raise InputError(
+            "`gpu-hours` counts the kept history and takes only context=, since= and ns= "
+            f"(not {', '.join(extra)}). Example: /hami-summary prod gpu-hours since=7d"
+        )
+
+
 def _check_changes(flags: set[str], options: dict[str, str]) -> None:
     """``changes`` compares whole-cluster snapshots: filters and extra scrapes do not apply."""
+    if GPU_HOURS_WORD in flags:
+        return
     if "changes" not in flags:
         if "since" in options:
             raise InputError(f"since= goes with `changes`. Usage: {COMMAND_USAGE}")

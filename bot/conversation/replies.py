@@ -20,6 +20,7 @@ from bot.store.state import ClusterTarget
 from core.errors import InputError
 from core.headline import ClusterHeadline
 from core.history.changes import Changes
+from core.history.gpu_hours import UsageReport
 from core.model import Summary
 from core.notify.rules import AlertRule
 from core.notify.schedule import Digest
@@ -172,7 +173,16 @@ class ChangesSection:
     subject: str | None = None
 
 
-ReplySection = TableSection | ChangesSection
+@dataclass(frozen=True, slots=True)
+class GpuHoursSection:
+    """GPU-hours per namespace over the kept history, laid out by
+    ``core.views.gpu_hours_view``; ``subject`` names the cluster."""
+
+    report: UsageReport
+    subject: str
+
+
+ReplySection = TableSection | ChangesSection | GpuHoursSection
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from bot.conversation.digests import digests_reply
 from bot.conversation.fit import cluster_fit, fit_in_thread
 from bot.conversation.fleet import DEFAULT_WAIT_SECONDS, fleet_reply
 from bot.conversation.follow_up import follow_up
+from bot.conversation.gpu_hours import command_gpu_hours
 from bot.conversation.help import help_reply
 from bot.conversation.intents import (
     CHECKING_ACCESS,
@@ -263,6 +264,8 @@ class Conversation:
                 return cluster_fit(ctx, command, command.fit, user=user, channel=channel)
             if command.changes:
                 return command_changes(ctx, command, user=user, channel=channel)
+            if command.gpu_hours:
+                return command_gpu_hours(ctx, command, user=user, channel=channel)
             if command.pending or command.why is not None:
                 return cluster_pods(ctx, command, user=user, channel=channel)
             return cluster_summary(ctx, command, user=user, channel=channel)

@@ -1,9 +1,10 @@
 """GPU-hours per namespace (and per pod of one namespace) over kept snapshots.
 
 What HAMi allocated is a step function of time: each snapshot's figures hold until the next
-snapshot. Between two snapshots no further apart than ``max_gap_seconds`` the figures of the
-earlier one count for the whole interval; a longer interval is a **gap**: it is reported with
-its start and end and counts for nothing, never interpolated. HAMi's cores are share points of
+snapshot (the last one's until the report's end, the moment asked about). Between two
+snapshots no further apart than ``max_gap_seconds`` the figures of the earlier one count for
+the whole interval; a longer interval is a **gap**: it is reported with its start and end and
+counts for nothing, never interpolated. HAMi's cores are share points of
 one GPU (100 is a whole GPU), so:
 
 * GPU-hours = allocated cores / 100 x hours (four pods at 25 % for an hour are one GPU-hour);
@@ -93,10 +94,13 @@ def usage_report(
     capacity_seconds = 0.0
     covered = 0.0
     covered_spans: list[tuple[float, float]] = []
-    for earlier, later in pairwise(ordered):
-        if later.taken_at - earlier.taken_at > max_gap_seconds:
+    ends = [s.taken_at for s in ordered[1:]]
+    if ordered and until > ordered[-1].taken_at:
+        ends.append(until)  # the last snapshot holds until the moment asked about
+    for earlier, later_at in zip(ordered, ends, strict=False):
+        if later_at - earlier.taken_at > max_gap_seconds:
             continue
-        start, end = max(earlier.taken_at, since), min(later.taken_at, until)
+        start, end = max(earlier.taken_at, since), min(later_at, until)
         if end <= start:
             continue
         seconds = end - start

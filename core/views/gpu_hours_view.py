@@ -21,10 +21,20 @@ def _hours(value: float) -> str:
     return f"{value:,.1f}"
 
 
-def render_text(report: UsageReport, *, subject: str, top: int = 15) -> str:
+def title(subject: str) -> str:
+    return f"GPU-hours by namespace, {visible(subject)}"
+
+
+def render_text(report: UsageReport, *, subject: str, top: int = 15, width: int = WIDTH) -> str:
+    """The title, then ``render_body``."""
+    return f"{title(subject)}\n{render_body(report, top=top, width=width)}"
+
+
+def render_body(report: UsageReport, *, top: int = 15, width: int = WIDTH) -> str:
+    """The period and its gaps, the method, the namespaces (and one namespace's pods), in
+    ``width`` columns."""
     span = report.until - report.since
     lines = [
-        f"GPU-hours by namespace, {visible(subject)}",
         f"Period: {stamp(report.since)} to {stamp(report.until)} ({span_text(span)}); covered "
         f"{span_text(report.covered_seconds)} by {report.snapshots:,} snapshots",
     ]
@@ -39,12 +49,13 @@ def render_text(report: UsageReport, *, subject: str, top: int = 15) -> str:
             f"snapshot within {span_text(report.max_gap_seconds)} of the next ({shown}{more})"
         )
     lines.append(f"Method: {METHOD}.")
-    lines = [wrapped for line in lines for wrapped in _wrap(line)]
+    lines = [wrapped for line in lines for wrapped in _wrap(line, width)]
     if report.covered_seconds <= 0:
         lines.append("")
         lines += _wrap(
-            "No GPU-hours: no two snapshots in this period are close enough to count the time "
-            "between them. Keep exports more often, or raise the gap limit."
+            width=width,
+            line="No GPU-hours: no two snapshots in this period are close enough to count the "
+            "time between them. Keep them more often, or raise the gap limit.",
         )
         return "\n".join(lines) + "\n"
     lines.append("")
@@ -61,8 +72,8 @@ def render_text(report: UsageReport, *, subject: str, top: int = 15) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _wrap(line: str) -> list[str]:
-    return textwrap.wrap(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False) or [""]
+def _wrap(line: str, width: int) -> list[str]:
+    return textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
 
 
 def _share(part: float, whole: float) -> float | None:

@@ -83,6 +83,19 @@ def test_the_range_cuts_the_first_interval_and_ignores_what_lies_outside() -> No
         assert row.gpu_hours == pytest.approx(gpu[row.namespace], rel=1e-9)
 
 
+def test_the_last_snapshot_holds_until_the_moment_asked_about() -> None:
+    clusters, snapshots = _history()
+    report = usage_report(snapshots, since=T0 + 5400, until=T0 + 6300, max_gap_seconds=MAX_GAP)
+    assert report.covered_seconds == 900.0 and report.gaps == ()
+    for row in report.namespaces:
+        gpu = sum(a.cores for a in clusters[4].allocations if a.namespace == row.namespace) / 100
+        then = sum(a.cores for a in clusters[5].allocations if a.namespace == row.namespace) / 100
+        assert row.gpu_hours == pytest.approx((gpu * 600 + then * 300) / 3600, rel=1e-9)
+    # Further than the gap limit from the last snapshot, the end is not counted.
+    late = usage_report(snapshots, since=T0 + 5400, until=T0 + 7000, max_gap_seconds=MAX_GAP)
+    assert late.gaps == (Gap(T0 + 6000, T0 + 7000),)
+
+
 def test_the_pods_of_one_namespace_add_up_to_it() -> None:
     _, snapshots = _history()
     report = usage_report(snapshots, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP)
@@ -113,7 +126,7 @@ def test_the_text_says_the_gap_and_the_csv_holds_numbers() -> None:
 
 def test_no_close_snapshots_means_no_hours_and_says_why() -> None:
     _, snapshots = _history()
-    report = usage_report(snapshots[3:5], since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP)
+    report = usage_report(snapshots[3:5], since=T0, until=T0 + 5400, max_gap_seconds=MAX_GAP)
     assert report.covered_seconds == 0 and report.namespaces == ()
     assert "No GPU-hours: no two snapshots in this period are close enough" in render_text(
         report, subject="sim"

@@ -102,6 +102,7 @@ USER_TEXT: dict[str, UserTextPattern] = {
     "bot.conversation.parsing:_COMMENT": UserTextPattern("match", SLACK),
     "bot.conversation.parsing:_SINCE": UserTextPattern("match", SLACK),
     "bot.cli.chat:MENTION": UserTextPattern("sub", "chat input"),
+    "bot.cli.gpu_hours:_SPAN": UserTextPattern("fullmatch", "command-line arguments"),
     "bot.clusters.hami_text:_LABEL_PAIR": UserTextPattern("findall", METRICS),
     "bot.clusters.hami_text:_SAMPLE_NAME": UserTextPattern("finditer", METRICS),
     "bot.clusters.prometheus:_SELECTOR_LABEL": UserTextPattern("findall", "registry selectors"),

@@ -63,3 +63,26 @@ def test_titles_say_which_snapshot_was_compared() -> None:
         "Changes in cluster prod since 2025-12-30 00:00 UTC (3.0 days ago; the newest snapshot "
         "kept from before 60 min ago)"
     )
+
+
+def test_gpu_hours_takes_since_namespace_and_context() -> None:
+    assert parse_command("prod gpu-hours") == ClusterCommand("prod", gpu_hours=True)
+    assert parse_command("prod GPU-HOURS since=7d ns=team-a context=admin") == ClusterCommand(
+        "prod", "admin", namespace="team-a", since_seconds=604_800.0, gpu_hours=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("prod gpu-hours runtime", "`gpu-hours` counts the kept history and takes only"),
+        ("prod gpu-hours node=gpu-1", "(not node)"),
+        ("prod gpu-hours changes", "(not changes)"),
+        ("prod gpu-hours fit 1xA100", "(not fit or why)"),
+        ("prod gpu-hours since=99d", "'since=99d' is not a time span I keep history for"),
+    ],
+)
+def test_gpu_hours_refuses_what_does_not_go_with_it(text: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_command(text)
+    assert message in caught.value.message

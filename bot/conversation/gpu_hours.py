@@ -1,0 +1,69 @@
+"""``gpu-hours``: GPU-hours per namespace of a registered cluster over its kept history.
+
+The kept snapshots (``bot.store.history``, or Prometheus range queries for a Prometheus source)
+are integrated by ``core.history.gpu_hours``: each holds until the next, and time between two
+kept snapshots further apart than 1.5x their usual spacing is a gap, said and not counted.
+The reply is one screen; the CSV of every row (with the method) comes with it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from bot.conversation.clusters import LiveRequest
+from bot.conversation.context import Context
+from bot.conversation.formatting import CODE_BLOCK_WIDTH
+from bot.conversation.parsing import ClusterCommand
+from bot.conversation.replies import Attachment, GpuHoursSection, MessageReply, TableReply
+from bot.conversation.summary import resolve_cluster
+from core.history.gpu_hours import typical_spacing, usage_report
+from core.views.gpu_hours_view import WIDTH, render_csv, title
+
+DEFAULT_SINCE_SECONDS = 86_400.0
+GAP_FACTOR = 1.5
+CSV_FILE = "hami-gpu-hours.csv"
+TEXT_FILE = "hami-gpu-hours.txt"
+
+
+def command_gpu_hours(
+    ctx: Context, command: ClusterCommand, *, user: str | None, channel: str | None
+) -> TableReply | MessageReply:
+    """``/hami-summary <cluster> gpu-hours [since=..] [ns=..]``; ``InputError`` when the asker
+    may not query the cluster here."""
+    option, context = resolve_cluster(ctx, command, user=user, channel=channel)
+    request = LiveRequest(option.name, context, user=user, channel=channel)
+    snapshots = ctx.live.kept_snapshots(request)
+    spacing = typical_spacing(snapshots)
+    if spacing is None:
+        return MessageReply(
+            f"I keep fewer than two snapshots of cluster {option.name}, so no time can be "
+            "counted yet. A snapshot is kept each time the cluster is asked about (by anyone, "
+            "or by a digest or an alert), at most every 10 minutes; ask again later.",
+            title="No history to count yet",
+        )
+    until = time.time()
+    since = command.since_seconds or DEFAULT_SINCE_SECONDS
+    report = usage_report(
+        snapshots,
+        since=until - since,
+        until=until,
+        max_gap_seconds=GAP_FACTOR * spacing,
+        namespace=command.namespace,
+    )
+    csv_text = render_csv(report)
+    csv_file = Attachment(
+        CSV_FILE,
+        f"GPU-hours of every namespace{' and pod' if command.namespace else ''}, "
+        f"cluster {option.name} (CSV)",
+        lambda: csv_text.encode("utf-8"),
+    )
+    rows = len(report.namespaces) + len(report.pods)
+    return TableReply(
+        title(f"cluster {option.name}"),
+        (GpuHoursSection(report, option.name),),
+        TEXT_FILE,
+        rows,
+        WIDTH,
+        attachments=(csv_file,),
+        screen_width=CODE_BLOCK_WIDTH,
+    )

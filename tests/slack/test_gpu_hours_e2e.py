@@ -1,0 +1,142 @@
+"""``/hami-summary <cluster> gpu-hours`` through Slack: GPU-hours per namespace over the
+history kept in Redis, equal to the hours this test counts from the simulator's own
+allocations; the gap before the first snapshot is said; the CSV holds every namespace; a
+Prometheus-sourced cluster answers from range queries with the same method."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.clusters.registry import load_registry
+from bot.store.history import SnapshotHistory
+from bot.store.redis_store import RedisStore
+from core.api import summarize_text
+from core.history.snapshot import snapshot_of
+from core.model import SourceInfo
+from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
+from tests.kube.fake_http import http_server
+from tests.kube.prometheus_timeline import Timeline, drifting_timeline
+from tests.slack.conftest import CHANNEL, MetricsServer, RunningBot, start_bot, stop_bot
+from tests.slack.test_changes_e2e import _message_with, _uploaded
+from tests.slack.test_http_e2e import blocks_text
+from tests.support.slack_api import SlackWebApi
+
+EVERY = 600.0
+
+
+@pytest.fixture
+def store(redis_url: str, redis_key_prefix: str) -> Iterator[RedisStore]:
+    kv = RedisStore(redis_url, redis_key_prefix)
+    yield kv
+    kv.close()
+
+
+@pytest.fixture
+def timeline() -> Timeline:
+    return drifting_timeline(time.time() - 30)
+
+
+@pytest.fixture
+def running(
+    slack_api: SlackWebApi, store: RedisStore, timeline: Timeline, tmp_path: Path
+) -> Iterator[RunningBot]:
+    exporter = MetricsServer(render_exposition(simulate_cluster(8, 4, seed=6)))
+    with http_server(timeline.state) as prometheus:
+        registry = tmp_path / "clusters.yaml"
+        registry.write_text(
+            "clusters:\n"
+            "  - name: demo\n"
+            f"    metrics_url: {exporter.url}\n"
+            f"    allowed_channels: [{CHANNEL}]\n"
+            "  - name: prom\n"
+            f"    prometheus_url: {prometheus}\n"
+            "    prometheus_selector: 'cluster=\"prod\"'\n"
+            f"    allowed_channels: [{CHANNEL}]\n"
+        )
+        bot, server = start_bot(slack_api, load_registry(registry), store=store)
+        try:
+            yield bot
+        finally:
+            stop_bot(bot, server)
+            exporter.stop()
+
+
+def _hours(points: list[tuple[float, SimulatedCluster]], since: float, until: float) -> dict:
+    """GPU-hours per namespace: each cluster's allocation holds until the next point (the last
+    until ``until``), counted inside [since, until]."""
+    hours: dict[str, float] = defaultdict(float)
+    ends = [t for t, _ in points[1:]] + [until]
+    for (start, cluster), end in zip(points, ends, strict=True):
+        seconds = max(0.0, min(end, until) - max(start, since))
+        for a in cluster.allocations:
+            hours[a.namespace] += a.cores / 100 * seconds / 3600
+    return hours
+
+
+def _csv_hours(bot: RunningBot) -> dict[str, float]:
+    listing = _uploaded(bot, "hami-gpu-hours.csv")
+    assert listing.content is not None
+    rows = list(csv.reader(io.StringIO(listing.content.decode())))
+    assert rows[0][0].startswith("# GPU-hours = allocated cores / 100 x hours")
+    return {row[0]: float(row[2]) for row in rows[2:]}
+
+
+def test_gpu_hours_of_the_history_kept_in_redis(running: RunningBot, store: RedisStore) -> None:
+    now = time.time()
+    clusters = [simulate_cluster(8, 4, seed=6)]
+    for _ in range(5):
+        clusters.append(drift_cluster(clusters[-1], steps=3))
+    points = [(now - EVERY * (5 - n), c) for n, c in enumerate(clusters)]
+    history = SnapshotHistory(store)
+    for taken_at, cluster in points:
+        summary = summarize_text(render_exposition(cluster), SourceInfo(kind="file", label="x"))
+        assert history.record("demo", None, snapshot_of(summary, taken_at))
+    running.sender.command("demo gpu-hours since=1h", response_url=running.api.response_url("h"))
+    answer = html.unescape(blocks_text(_message_with(running, None, "GPU-hours").blocks))
+    asked = time.time()
+    assert "GPU-hours by namespace, cluster demo" in answer
+    flat = " ".join(answer.split())  # Slack's 72 columns wrap the long lines
+    assert "covered 50 min by 6 snapshots" in flat, answer
+    assert "Not counted: 10 min in 1 gap with no snapshot within 15 min of the next" in flat
+    expected = _hours(points, asked - 3600, asked)
+    got = _csv_hours(running)
+    assert got.keys() == {ns for ns, h in expected.items() if h > 0}
+    for namespace, hours in got.items():
+        # The ask's own moment is known to within the reply's time: a second of the last
+        # snapshot's allocation at most.
+        assert hours == pytest.approx(expected[namespace], abs=0.01), namespace
+    top = max(got, key=got.__getitem__)
+    assert top in answer
+
+
+def test_gpu_hours_of_a_prometheus_cluster_come_from_range_queries(
+    running: RunningBot, timeline: Timeline
+) -> None:
+    running.sender.command("prom gpu-hours since=2h", response_url=running.api.response_url("p"))
+    answer = html.unescape(blocks_text(_message_with(running, None, "GPU-hours").blocks))
+    asked = time.time()
+    assert "GPU-hours by namespace, cluster prom" in answer
+    points = sorted(timeline.truth.items())
+    expected = _hours(points, asked - 7200, asked)
+    got = _csv_hours(running)
+    assert got.keys() == {ns for ns, h in expected.items() if h > 0}
+    # Prometheus answers at its query points (a step of about 10 min, each reading the newest
+    # scrape within 5 min), not at the scrapes: each change of the step function can move by
+    # part of a step, a few percent of a namespace's two hours.
+    for namespace, hours in got.items():
+        assert hours == pytest.approx(expected[namespace], rel=0.05, abs=0.02), namespace
+    assert any(query for query, *_ in timeline.state.range_queries)  # range queries, no Redis
+
+
+def test_gpu_hours_without_history_says_so(running: RunningBot) -> None:
+    running.sender.command("demo gpu-hours", response_url=running.api.response_url("none"))
+    answer = blocks_text(_message_with(running, None, "No history to count yet").blocks)
+    assert "fewer than two snapshots of cluster demo" in answer
