@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from bot.conversation.changes import thread_changes
 from bot.conversation.context import Context
+from bot.conversation.gpu_hours import thread_gpu_hours
 from bot.conversation.help import follow_up_help_reply, no_metrics_reply, not_understood_reply
 from bot.conversation.parsing import ADMIN_USAGE, FollowUp, FollowUpAction
 from bot.conversation.pending import pods_in_thread
@@ -40,6 +41,8 @@ def follow_up(
     if asked.action == "changes":
         changes = thread_changes(ctx, asked, channel=channel, thread_ts=thread_ts, user=user)
         return whole_cluster_note(changes, kept)
+    if asked.action == "gpu-hours":
+        return thread_gpu_hours(ctx, asked, channel=channel, thread_ts=thread_ts, user=user)
     chosen = filter_for_follow_up(kept, asked.namespace, asked.node, asked.clear)
     reply = _filtered(ctx, asked, chosen, channel=channel, thread_ts=thread_ts, user=user)
     if chosen != kept and not isinstance(reply, MessageReply):

@@ -13,9 +13,19 @@ import time
 from bot.conversation.clusters import LiveRequest
 from bot.conversation.context import Context
 from bot.conversation.formatting import CODE_BLOCK_WIDTH
-from bot.conversation.parsing import ClusterCommand
-from bot.conversation.replies import Attachment, GpuHoursSection, MessageReply, TableReply
+from bot.conversation.help import no_metrics_reply
+from bot.conversation.parsing import ClusterCommand, FollowUp
+from bot.conversation.replies import (
+    Attachment,
+    GpuHoursSection,
+    MessageReply,
+    Reply,
+    TableReply,
+    problem_reply,
+)
 from bot.conversation.summary import resolve_cluster
+from bot.store.state import ClusterTarget
+from core.errors import InputError
 from core.history.gpu_hours import typical_spacing, usage_report
 from core.views.gpu_hours_view import WIDTH, render_csv, title
 
@@ -67,3 +77,31 @@ def command_gpu_hours(
         attachments=(csv_file,),
         screen_width=CODE_BLOCK_WIDTH,
     )
+
+
+def thread_gpu_hours(
+    ctx: Context, asked: FollowUp, *, channel: str, thread_ts: str, user: str | None
+) -> Reply:
+    """``gpu-hours [since=..] [ns=..]`` in the thread of a cluster summary."""
+    subject = ctx.state.thread_subject(channel, thread_ts)
+    if subject is None:
+        return no_metrics_reply()
+    if not isinstance(subject, ClusterTarget):
+        return MessageReply(
+            "`gpu-hours` counts the history the bot keeps of a registered cluster; this thread "
+            "holds pasted metrics, one moment. For exports taken over time, run `hami-summary "
+            "gpu-hours DIR` in a terminal.",
+            title="No history in a thread of pasted metrics",
+            tone="problem",
+        )
+    command = ClusterCommand(
+        subject.cluster,
+        subject.context,
+        namespace=asked.namespace,
+        since_seconds=asked.since_seconds,
+        gpu_hours=True,
+    )
+    try:
+        return command_gpu_hours(ctx, command, user=user, channel=channel)
+    except InputError as error:
+        return problem_reply(error)

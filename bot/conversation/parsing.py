@@ -394,6 +394,7 @@ FollowUpAction = Literal[
     "changes",
     "pending",
     "why",
+    "gpu-hours",
 ]
 
 _ACTION_WORDS: dict[str, FollowUpAction] = {
@@ -413,6 +414,7 @@ _ACTION_WORDS: dict[str, FollowUpAction] = {
     "changes": "changes",
     "diff": "changes",
     "pending": "pending",
+    "gpu-hours": "gpu-hours",
     "help": "help",
     "?": "help",
 }
@@ -425,7 +427,7 @@ class FollowUp:
     action: FollowUpAction = "summary"
     namespace: str | None = None
     node: str | None = None
-    since_seconds: float | None = None  # ``changes since=24h`` in a cluster thread
+    since_seconds: float | None = None  # ``changes since=24h``, ``gpu-hours since=7d``
     # ``all``: the whole cluster again, forgetting the filter the thread kept.
     clear: bool = False
     pod: PodRef | None = None  # ``why POD``
@@ -438,7 +440,8 @@ FOLLOW_UP_USAGE = (
     "`ns team-a`, `node gpu-node-1` (kept for the thread's follow-ups until `all`), `gpus`, "
     "`workloads`, `csv`, `chart`, `usage` (threads of a cluster summary), `fit 8xH100`, "
     "`changes` (since the previous paste, or `since=24h` for a cluster), `pending`, "
-    "`why NAMESPACE/POD` (a cluster's pending pods), `help`"
+    "`why NAMESPACE/POD` (a cluster's pending pods), `gpu-hours [since=7d]` (a cluster's "
+    "kept history), `help`"
 )
 
 
@@ -487,8 +490,8 @@ def parse_follow_up(text: str) -> FollowUp | None:
         else:
             return None
         index += 1
-    if since is not None and action != "changes":
-        raise InputError("since= goes with `changes`, e.g. `changes since=24h`.")
+    if since is not None and action not in ("changes", "gpu-hours"):
+        raise InputError("since= goes with `changes` or `gpu-hours`, e.g. `changes since=24h`.")
     if clear and (namespace is not None or node is not None):
         raise InputError(
             "`all` is the whole cluster, without a filter: ask `all`, or `ns NAME` / "

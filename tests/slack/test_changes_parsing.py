@@ -86,3 +86,13 @@ def test_gpu_hours_refuses_what_does_not_go_with_it(text: str, message: str) -> 
     with pytest.raises(InputError) as caught:
         parse_command(text)
     assert message in caught.value.message
+
+
+def test_gpu_hours_as_a_thread_follow_up() -> None:
+    assert parse_follow_up("gpu-hours") == FollowUp("gpu-hours")
+    assert parse_follow_up("gpu-hours since=7d ns team-a") == FollowUp(
+        "gpu-hours", namespace="team-a", since_seconds=604_800.0
+    )
+    with pytest.raises(InputError) as caught:
+        parse_follow_up("gpus since=7d")
+    assert "since= goes with `changes` or `gpu-hours`" in caught.value.message

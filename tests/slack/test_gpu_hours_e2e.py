@@ -26,7 +26,7 @@ from tests.kube.fake_http import http_server
 from tests.kube.prometheus_timeline import Timeline, drifting_timeline
 from tests.slack.conftest import CHANNEL, MetricsServer, RunningBot, start_bot, stop_bot
 from tests.slack.test_changes_e2e import _message_with, _uploaded
-from tests.slack.test_http_e2e import blocks_text
+from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
 from tests.support.slack_api import SlackWebApi
 
 EVERY = 600.0
@@ -89,7 +89,8 @@ def _csv_hours(bot: RunningBot) -> dict[str, float]:
     return {row[0]: float(row[2]) for row in rows[2:]}
 
 
-def test_gpu_hours_of_the_history_kept_in_redis(running: RunningBot, store: RedisStore) -> None:
+def _keep_history(store: RedisStore) -> list[tuple[float, SimulatedCluster]]:
+    """Six snapshots of a drifting cluster, ten minutes apart, the last one now."""
     now = time.time()
     clusters = [simulate_cluster(8, 4, seed=6)]
     for _ in range(5):
@@ -99,6 +100,11 @@ def test_gpu_hours_of_the_history_kept_in_redis(running: RunningBot, store: Redi
     for taken_at, cluster in points:
         summary = summarize_text(render_exposition(cluster), SourceInfo(kind="file", label="x"))
         assert history.record("demo", None, snapshot_of(summary, taken_at))
+    return points
+
+
+def test_gpu_hours_of_the_history_kept_in_redis(running: RunningBot, store: RedisStore) -> None:
+    points = _keep_history(store)
     running.sender.command("demo gpu-hours since=1h", response_url=running.api.response_url("h"))
     answer = html.unescape(blocks_text(_message_with(running, None, "GPU-hours").blocks))
     asked = time.time()
@@ -140,3 +146,28 @@ def test_gpu_hours_without_history_says_so(running: RunningBot) -> None:
     running.sender.command("demo gpu-hours", response_url=running.api.response_url("none"))
     answer = blocks_text(_message_with(running, None, "No history to count yet").blocks)
     assert "fewer than two snapshots of cluster demo" in answer
+
+
+def test_gpu_hours_as_a_follow_up_in_a_cluster_thread(
+    running: RunningBot, store: RedisStore
+) -> None:
+    points = _keep_history(store)
+    running.sender.command("demo", response_url=running.api.response_url("summary"))
+    root = answer_in(running.api, CHANNEL, None).ts
+    running.sender.mention("gpu-hours since=30m", thread_ts=root)
+    answer = html.unescape(blocks_text(_message_with(running, root, "GPU-hours").blocks))
+    asked = time.time()
+    assert "covered 30 min by" in " ".join(answer.split()), answer
+    expected = _hours(points, asked - 1800, asked)
+    for namespace, hours in _csv_hours(running).items():
+        assert hours == pytest.approx(expected[namespace], abs=0.01), namespace
+
+
+def test_gpu_hours_in_a_thread_of_pasted_metrics_says_where_history_is(
+    running: RunningBot,
+) -> None:
+    _, root = running.sender.mention(pasted(render_exposition(simulate_cluster(3, 2, seed=1))))
+    answer_in(running.api, CHANNEL, root)
+    running.sender.mention("gpu-hours", thread_ts=root)
+    answer = blocks_text(_message_with(running, root, "No history in a thread").blocks)
+    assert "hami-summary gpu-hours DIR" in answer
