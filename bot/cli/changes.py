@@ -54,7 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.set_defaults(run=run)
 
 
-def _snapshot(file: str, settings: Settings, now: float) -> Snapshot:
+def snapshot_of_file(file: str, settings: Settings, now: float) -> Snapshot:
+    """The snapshot of one export, taken when the file was last modified (``now`` for stdin);
+    ``UsageProblem`` naming the file when it cannot be summarised."""
     try:
         text, source = read_input(file, False, settings.limits.max_input_bytes)
         summary = summarize_text(text, source, settings=settings)
@@ -74,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageProblem("OLD_FILE must be a file; only NEW_FILE may be - (stdin).")
         settings = summary_settings(args.settings, max_input_mib=args.max_input_mib)
         now = time.time()
-        before = _snapshot(args.old, settings, now)
-        after = _snapshot(args.new, settings, now)
+        before = snapshot_of_file(args.old, settings, now)
+        after = snapshot_of_file(args.new, settings, now)
     except (UsageProblem, SettingsError) as problem:
         print(f"hami-summary changes: {problem}", file=sys.stderr)
         return 2

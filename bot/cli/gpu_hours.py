@@ -12,24 +12,21 @@ import argparse
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
+from bot.cli.changes import snapshot_of_file
 from bot.cli.input_limit import add_max_input_option
-from bot.cli.summarize import UsageProblem, read_input
+from bot.cli.summarize import UsageProblem
 from bot.config import summary_settings
-from core.api import summarize_text
-from core.errors import InputError
-from core.history.gpu_hours import typical_spacing, usage_report
-from core.history.snapshot import Snapshot, snapshot_of
-from core.settings import Settings, SettingsError
+from core.history.gpu_hours import GAP_FACTOR, default_max_gap, usage_report
+from core.settings import SettingsError
 from core.views.gpu_hours_view import render_csv, render_text
 
 FORMATS = ("text", "csv")
 _SPAN = re.compile(r"([0-9]{1,6}+)(m|min|h|d)")
 _SPAN_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86_400}
 MAX_SPAN_SECONDS = 400 * 86_400
-# Exports further apart than this many times their usual spacing leave a gap.
-GAP_FACTOR = 1.5
 
 
 def _span(raw: str) -> float:
@@ -89,22 +86,13 @@ def _files(paths: list[str]) -> list[str]:
     return found
 
 
-def _snapshot(file: str, settings: Settings) -> Snapshot:
-    try:
-        text, source = read_input(file, False, settings.limits.max_input_bytes)
-        summary = summarize_text(text, source, settings=settings)
-    except (InputError, UsageProblem) as problem:
-        message = problem.message if isinstance(problem, InputError) else str(problem)
-        raise UsageProblem(message if file in message else f"{file}: {message}") from None
-    return snapshot_of(summary, os.stat(file).st_mtime)
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         if args.top < 1:
             raise UsageProblem(f"--top must be 1 or more; got {args.top}.")
         settings = summary_settings(args.settings, max_input_mib=args.max_input_mib)
-        snapshots = [_snapshot(file, settings) for file in _files(args.paths)]
+        now = time.time()
+        snapshots = [snapshot_of_file(file, settings, now) for file in _files(args.paths)]
     except (UsageProblem, SettingsError) as problem:
         print(f"hami-summary gpu-hours: {problem}", file=sys.stderr)
         return 2
@@ -116,8 +104,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     until = max(s.taken_at for s in snapshots)
-    spacing = typical_spacing(snapshots) or 0.0
-    max_gap = args.max_gap if args.max_gap is not None else GAP_FACTOR * spacing
+    max_gap = args.max_gap if args.max_gap is not None else default_max_gap(snapshots)
     report = usage_report(
         snapshots,
         since=until - args.since,

@@ -26,11 +26,10 @@ from bot.conversation.replies import (
 from bot.conversation.summary import resolve_cluster
 from bot.store.state import ClusterTarget
 from core.errors import InputError
-from core.history.gpu_hours import typical_spacing, usage_report
+from core.history.gpu_hours import default_max_gap, typical_spacing, usage_report
 from core.views.gpu_hours_view import WIDTH, render_csv, title
 
 DEFAULT_SINCE_SECONDS = 86_400.0
-GAP_FACTOR = 1.5
 CSV_FILE = "hami-gpu-hours.csv"
 TEXT_FILE = "hami-gpu-hours.txt"
 
@@ -43,8 +42,7 @@ def command_gpu_hours(
     option, context = resolve_cluster(ctx, command, user=user, channel=channel)
     request = LiveRequest(option.name, context, user=user, channel=channel)
     snapshots = ctx.live.kept_snapshots(request)
-    spacing = typical_spacing(snapshots)
-    if spacing is None:
+    if typical_spacing(snapshots) is None:
         return MessageReply(
             f"I keep fewer than two snapshots of cluster {option.name}, so no time can be "
             "counted yet. A snapshot is kept each time the cluster is asked about (by anyone, "
@@ -57,7 +55,7 @@ def command_gpu_hours(
         snapshots,
         since=until - since,
         until=until,
-        max_gap_seconds=GAP_FACTOR * spacing,
+        max_gap_seconds=default_max_gap(snapshots),
         namespace=command.namespace,
     )
     csv_text = render_csv(report)

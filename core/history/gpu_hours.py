@@ -25,6 +25,8 @@ from itertools import pairwise
 from core.history.snapshot import Snapshot
 
 SECONDS_PER_HOUR = 3600.0
+# Snapshots further apart than this many times their usual spacing leave a gap.
+GAP_FACTOR = 1.5
 METHOD = (
     "GPU-hours = allocated cores / 100 x hours; GiB-hours = allocated GPU memory (GiB) x hours; "
     "each snapshot's figures hold until the next one; intervals longer than the gap limit are "
@@ -75,6 +77,12 @@ def typical_spacing(snapshots: Sequence[Snapshot]) -> float | None:
     times = sorted(s.taken_at for s in snapshots)
     steps = sorted(b - a for a, b in pairwise(times) if b > a)
     return steps[len(steps) // 2] if steps else None
+
+
+def default_max_gap(snapshots: Sequence[Snapshot]) -> float:
+    """The gap limit when none is given: ``GAP_FACTOR`` times the usual spacing (0 with
+    fewer than two snapshots: nothing is counted)."""
+    return GAP_FACTOR * (typical_spacing(snapshots) or 0.0)
 
 
 def usage_report(

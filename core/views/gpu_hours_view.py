@@ -8,7 +8,7 @@ import io
 import textwrap
 
 from core.history.gpu_hours import METHOD, UsageReport, UsageRow
-from core.number_style import counted, percent
+from core.number_style import counted, percent, share
 from core.views.changes_view import span_text, stamp
 from core.views.spreadsheet import spreadsheet_cell
 from core.visible_text import visible
@@ -63,7 +63,7 @@ def render_body(report: UsageReport, *, top: int = 15, width: int = WIDTH) -> st
     lines.append(
         f"cluster: {_hours(report.allocated_gpu_hours)} GPU-hours allocated of "
         f"{_hours(report.capacity_gpu_hours)} GPU capacity-hours "
-        f"({percent(_share(report.allocated_gpu_hours, report.capacity_gpu_hours))})"
+        f"({share(report.allocated_gpu_hours, report.capacity_gpu_hours)})"
     )
     if report.namespace is not None:
         lines.append("")
@@ -74,10 +74,6 @@ def render_body(report: UsageReport, *, top: int = 15, width: int = WIDTH) -> st
 
 def _wrap(line: str, width: int) -> list[str]:
     return textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
-
-
-def _share(part: float, whole: float) -> float | None:
-    return part / whole * 100.0 if whole > 0 else None
 
 
 def _table(rows: tuple[UsageRow, ...], first: str, top: int) -> list[str]:

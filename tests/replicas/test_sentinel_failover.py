@@ -13,6 +13,7 @@ import pytest
 
 from bot.store import codec
 from tests.notify.conftest import OPS, utc_minute
+from tests.notify.test_digest_processes import wait_until
 from tests.replicas.conftest import CHANNELS, BotProcess, bot_env, write_registry
 from tests.slack.test_http_e2e import answer_in, blocks_text
 from tests.store.collected import CountingExporter
@@ -30,15 +31,6 @@ def sentinel() -> Iterator[SentinelGroup]:
     group = SentinelGroup().start()
     yield group
     group.close()
-
-
-def _wait(what: str, check: object, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"waited {timeout} s for {what}")
 
 
 def _ready_on_the_new_master(replica: BotProcess) -> bool:
@@ -82,7 +74,7 @@ def test_slash_commands_are_answered_while_the_master_fails_over(
         new_master = sentinel.wait_for_failover(old_master)
         assert new_master != old_master
         for replica in replicas:
-            _wait(
+            wait_until(
                 f"{replica.name} back on Redis", lambda r=replica: _ready_on_the_new_master(r), 20
             )
             assert replica.process.poll() is None
@@ -142,13 +134,13 @@ def test_a_digest_slot_and_an_alert_survive_a_failover_posted_once(
     replicas = [BotProcess(name, env, tmp_path) for name in ("replica-a", "replica-b")]
     client = None
     try:
-        _wait("a scrape by a lease holder", lambda: exporter.scrapes >= 1, 60)
+        wait_until("a scrape by a lease holder", lambda: exporter.scrapes >= 1, 60)
         old_master = sentinel.master_port()
         sentinel.kill_master()
         exporter.delay_seconds = 0.0
         sentinel.wait_for_failover(old_master)
-        _wait("the digest", lambda: _top_level(slack_api, OPS), 90)
-        _wait("the alert", lambda: _top_level(slack_api, ALERTS), 90)
+        wait_until("the digest", lambda: _top_level(slack_api, OPS), 90)
+        wait_until("the alert", lambda: _top_level(slack_api, ALERTS), 90)
         # Two more alert evaluations (every 5 s) and many digest ticks: nothing posted again.
         time.sleep(12.0)
         [digest] = _top_level(slack_api, OPS)
