@@ -25,6 +25,7 @@ from bot.conversation.clusters import (
     LiveOutcome,
     LiveRequest,
     LiveResult,
+    UsageHistory,
     nvidia_smi_refusal,
 )
 from bot.conversation.replies import ClusterOption, new_error_id
@@ -228,6 +229,16 @@ class RegistryLiveSource:
                 log.warning("no trend for cluster %s: %s", entry.name, error.message)
                 return []
         return self.history.snapshots(request.cluster, request.context)
+
+    def usage_history(self, request: LiveRequest, since: float, until: float) -> UsageHistory:
+        entry = self._entry(request)
+        if entry.source_kind != "prometheus":
+            return UsageHistory(self.history.snapshots(request.cluster, request.context))
+        try:
+            states, step = self._prometheus_history(entry).usage_snapshots(since, until)
+        except ClusterError as error:
+            raise InputError(error.message) from None
+        return UsageHistory(states, step)
 
     def _limits(self, request: LiveRequest) -> list[tuple[RateLimiter, str]]:
         limits: list[tuple[RateLimiter, str]] = []

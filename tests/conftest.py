@@ -17,6 +17,10 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# pytest.approx looks numpy up in sys.modules; while a bot thread imports matplotlib (and so
+# numpy) for a chart, it would find a half-initialised module and fail. Import it whole first.
+import numpy  # noqa: E402, F401
+
 
 @pytest.fixture
 def fixtures_dir() -> Path:

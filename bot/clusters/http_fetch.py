@@ -105,7 +105,8 @@ def _timeout(label: str, what: str, url: str, deadline: Deadline) -> CollectionE
     return CollectionError(
         f"{label}: {what} ({display_url(url)}) did not answer within the "
         f"{deadline.budget_seconds:g} s budget. "
-        "Check that the server is up and reachable, or raise timeout_seconds for this cluster."
+        "Check that the server is up and reachable, or raise the time budget (timeout_seconds "
+        "in the cluster registry, --timeout on the command line)."
     )
 
 
@@ -132,6 +133,6 @@ def _transport(
     else:
         why = said
     return CollectionError(
-        f"Cannot reach {what} of {label} at {display_url(url)}: {why}. Check the URL in the "
-        "cluster registry and that this machine can reach it."
+        f"Cannot reach {what} of {label} at {display_url(url)}: {why}. Check the URL (in the "
+        "cluster registry, or on the command line) and that this machine can reach it."
     )

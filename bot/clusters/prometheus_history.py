@@ -6,6 +6,9 @@ such a cluster; ``changes`` and the trend chart ask Prometheus for the past stat
 * ``at_or_before(moment)``: the state at ``moment`` (one evaluation of a range query). When
   Prometheus holds nothing then (a shorter retention, HAMi not scraped yet), the oldest state
   it holds after ``moment``, found with a one-series count over the span first.
+* ``usage_snapshots(since, until)``: the states of a GPU-hours report, one per step on a
+  grid of whole steps (the same points whenever the report is asked): the stored history's
+  spacing for short ranges, coarser so that no report reads more than ``USAGE_POINTS``.
 * ``snapshots()``: the same two tiers as the stored history (``core.settings.History``): up to
   ``recent_snapshots`` states ``min_spacing_minutes`` apart, and one per day for
   ``daily_days`` days. A query returns every series at every point, so the number of points
@@ -18,13 +21,14 @@ Every state is summarised like a live collection and reduced to a ``Snapshot``.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from bot.clusters.deadline import Deadline
 from bot.clusters.errors import CollectionError
-from bot.clusters.prometheus_range import fetch_range, times_with_data
+from bot.clusters.prometheus_range import MAX_POINTS_PER_SERIES, fetch_range, times_with_data
 from bot.clusters.registry import ClusterEntry
 from bot.clusters.url_display import display_url
 from core.api import summarize_text
@@ -39,6 +43,23 @@ SAMPLE_BUDGET = 1_000_000
 # Evaluation steps of the search for the oldest state after a moment.
 SEARCH_POINTS = 200
 SECONDS_PER_DAY = 86_400.0
+# States one GPU-hours report reads at most (each is summarised like a collection): 24 h at
+# the stored history's 10-minute spacing is 145; 7 days are read at 1 h, 30 days at 4 h.
+USAGE_POINTS = 200
+# Points one query reads while the cluster's size (series per state) is not known yet.
+UNSIZED_POINTS = 10
+
+
+# The steps a GPU-hours report reads at, in seconds: whole minutes and hours that divide a day.
+USAGE_STEPS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
+
+
+def usage_step(span_seconds: float, spacing_seconds: float) -> float:
+    """The step of a GPU-hours report over ``span_seconds``: the smallest of ``USAGE_STEPS``
+    at least ``spacing_seconds`` (the stored history's) that keeps the report within
+    ``USAGE_POINTS`` points (a day at most)."""
+    wanted = max(spacing_seconds, span_seconds / (USAGE_POINTS - 1))
+    return float(next((step for step in USAGE_STEPS if step >= wanted), USAGE_STEPS[-1]))
 
 
 def _stamp(moment: float) -> str:
@@ -55,7 +76,9 @@ class PrometheusHistory:
         settings: Settings = DEFAULT_SETTINGS,
         timeout_seconds: float | None = None,
         clock: Callable[[], float] = time.time,
+        label: str | None = None,
     ) -> None:
+        """``label`` names the source in messages (default: the registry's cluster name)."""
         if entry.prometheus_url is None:
             raise ValueError(f"cluster {entry.name} has no prometheus_url")
         self.entry = entry
@@ -65,7 +88,7 @@ class PrometheusHistory:
             timeout_seconds if timeout_seconds is not None else entry.timeout_seconds
         )
         self._clock = clock
-        self._label = f'cluster "{entry.name}"'
+        self._label = label or f'cluster "{entry.name}"'
 
     def _deadline(self) -> Deadline:
         return Deadline(self.timeout_seconds)
@@ -139,6 +162,39 @@ class PrometheusHistory:
 
     def _points(self, wanted: int, series: int) -> int:
         return max(2, min(wanted, SAMPLE_BUDGET // max(1, series)))
+
+    def usage_snapshots(
+        self, since: float, until: float, series_hint: int = 0
+    ) -> tuple[list[Snapshot], float]:
+        """The states of [``since``, ``until``] for a GPU-hours report, oldest first, and the
+        step they were read at. The first point is at or before ``since`` (its state covers
+        the start), the grid is of whole steps from the epoch. Raises ``CollectionError``."""
+        step = usage_step(until - since, self.settings.history.min_spacing_minutes * 60.0)
+        first = math.floor(since / step) * step
+        last = math.floor(until / step) * step
+        deadline = self._deadline()
+        states: list[Snapshot] = []
+        # Until one state shows how many series the cluster has, read a few points at a time.
+        series = series_hint
+        per_query = self._points(MAX_POINTS_PER_SERIES, series) if series else 1
+        start = first
+        while start <= last:
+            end = min(last, start + (per_query - 1) * step)
+            fetched = fetch_range(
+                self.base_url,
+                self.entry.prometheus_selector,
+                start=start,
+                end=end,
+                step_seconds=step,
+                label=self._label,
+                deadline=deadline,
+            )
+            states += [self._snapshot(moment, text) for moment, text in fetched]
+            series = max([series, *(text.count("\n") for _, text in fetched)])
+            wanted = MAX_POINTS_PER_SERIES if series else UNSIZED_POINTS
+            per_query = self._points(wanted, series)
+            start = end + step
+        return states, step
 
     def snapshots(self, series_hint: int = 0) -> list[Snapshot]:
         """The recent and daily states, oldest first. ``series_hint`` (the series of one

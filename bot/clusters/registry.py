@@ -520,24 +520,9 @@ class _Parser:
         return value
 
     def check_selector(self, node: yaml.Node, selector: str, label: str) -> None:
-        position = 0
-        while position < len(selector):
-            match = _MATCHER.match(selector, position)
-            if match is None:
-                raise self.error(
-                    node,
-                    f'{label}: field "prometheus_selector": cannot read {selector!r} as PromQL '
-                    'label matchers; write e.g. cluster="prod" or cluster="prod",region=~"eu.*"',
-                )
-            position = match.end()
-            if position < len(selector):
-                if selector[position] != ",":
-                    raise self.error(
-                        node,
-                        f'{label}: field "prometheus_selector": expected "," at character '
-                        f"{position + 1} of {selector!r}",
-                    )
-                position += 1
+        problem = selector_problem(selector)
+        if problem is not None:
+            raise self.error(node, f'{label}: field "prometheus_selector": {problem}')
 
     def kubeconfig(self, fields: Fields, label: str) -> tuple[Path, tuple[str, ...]]:
         node = fields["kubeconfig"][1]
@@ -587,3 +572,21 @@ class _Parser:
                 f"(it has: {', '.join(known) or 'no contexts'})",
             )
         return path, wanted
+
+
+def selector_problem(selector: str) -> str | None:
+    """Why ``selector`` is not a list of PromQL label matchers, or None when it is."""
+    position = 0
+    while position < len(selector):
+        match = _MATCHER.match(selector, position)
+        if match is None:
+            return (
+                f"cannot read {selector!r} as PromQL label matchers; write e.g. "
+                'cluster="prod" or cluster="prod",region=~"eu.*"'
+            )
+        position = match.end()
+        if position < len(selector):
+            if selector[position] != ",":
+                return f'expected "," at character {position + 1} of {selector!r}'
+            position += 1
+    return None

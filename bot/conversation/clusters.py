@@ -62,6 +62,16 @@ class LiveOutcome:
     timed_out: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class UsageHistory:
+    """The states a GPU-hours report integrates, oldest first, with the spacing they were
+    read at (Prometheus range queries) or None (the snapshots the bot keeps, whose usual
+    spacing sets the gap limit)."""
+
+    snapshots: list[Snapshot]
+    step_seconds: float | None = None
+
+
 class LiveSource(Protocol):
     def clusters_for(self, user: str | None, channel: str | None) -> list[ClusterOption]:
         """The clusters ``user`` may query in ``channel`` (every one when user is None)."""
@@ -92,6 +102,11 @@ class LiveSource(Protocol):
         """Every kept snapshot of the cluster, oldest first, for a requester who may query it.
         ``series_hint``: how many series one collection of it holds (history read back from
         Prometheus asks for fewer points of a larger cluster)."""
+
+    def usage_history(self, request: LiveRequest, since: float, until: float) -> UsageHistory:
+        """The cluster's states over [``since``, ``until``] for a requester who may query it:
+        kept snapshots, or range queries at a step chosen from the span for a Prometheus
+        source. Raises ``InputError`` when Prometheus cannot answer."""
 
     def pending_pods(self, request: LiveRequest) -> tuple[PodDescription, ...]:
         """The pods of the cluster pending on HAMi's resources, in ``request.namespace`` (every

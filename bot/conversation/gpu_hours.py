@@ -26,7 +26,7 @@ from bot.conversation.replies import (
 from bot.conversation.summary import resolve_cluster
 from bot.store.state import ClusterTarget
 from core.errors import InputError
-from core.history.gpu_hours import default_max_gap, typical_spacing, usage_report
+from core.history.gpu_hours import GAP_FACTOR, default_max_gap, typical_spacing, usage_report
 from core.views.gpu_hours_view import WIDTH, render_csv, title
 
 DEFAULT_SINCE_SECONDS = 86_400.0
@@ -41,21 +41,21 @@ def command_gpu_hours(
     may not query the cluster here."""
     option, context = resolve_cluster(ctx, command, user=user, channel=channel)
     request = LiveRequest(option.name, context, user=user, channel=channel)
-    snapshots = ctx.live.kept_snapshots(request)
+    until = time.time()
+    since = until - (command.since_seconds or DEFAULT_SINCE_SECONDS)
+    history = ctx.live.usage_history(request, since, until)
+    snapshots = history.snapshots
     if typical_spacing(snapshots) is None:
         return MessageReply(
-            f"I keep fewer than two snapshots of cluster {option.name}, so no time can be "
-            "counted yet. A snapshot is kept each time the cluster is asked about (by anyone, "
-            "or by a digest or an alert), at most every 10 minutes; ask again later.",
+            no_history_text(option.name, history.step_seconds is not None),
             title="No history to count yet",
         )
-    until = time.time()
-    since = command.since_seconds or DEFAULT_SINCE_SECONDS
+    step = history.step_seconds
     report = usage_report(
         snapshots,
-        since=until - since,
+        since=since,
         until=until,
-        max_gap_seconds=default_max_gap(snapshots),
+        max_gap_seconds=GAP_FACTOR * step if step is not None else default_max_gap(snapshots),
         namespace=command.namespace,
     )
     csv_text = render_csv(report)
@@ -74,6 +74,21 @@ def command_gpu_hours(
         WIDTH,
         attachments=(csv_file,),
         screen_width=CODE_BLOCK_WIDTH,
+    )
+
+
+def no_history_text(cluster: str, from_prometheus: bool) -> str:
+    """Why nothing can be counted: fewer than two states in the period."""
+    if from_prometheus:
+        return (
+            f"Prometheus holds fewer than two states of cluster {cluster} in this period, so "
+            "no time can be counted. It may not have scraped the HAMi scheduler then, or its "
+            "retention is shorter: ask for a shorter span (since=1h)."
+        )
+    return (
+        f"I keep fewer than two snapshots of cluster {cluster}, so no time can be "
+        "counted yet. A snapshot is kept each time the cluster is asked about (by anyone, "
+        "or by a digest or an alert), at most every 10 minutes; ask again later."
     )
 
 

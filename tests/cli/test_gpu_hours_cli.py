@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from bot.cli.main import main
 from core.simulate import drift_cluster, render_exposition, simulate_cluster
+from tests.kube.fake_http import HttpState, http_server
+from tests.kube.prometheus_timeline import Timeline, drifting_timeline
 
 T0 = 1_780_000_000.0
 
@@ -90,3 +94,77 @@ def test_one_export_or_a_bad_file_is_explained(
     assert "Traceback" not in err
     assert main(["gpu-hours", str(tmp_path / "missing")]) == 2
     assert "is neither a file nor a directory" in capsys.readouterr().err
+
+
+def _truth_hours(timeline: Timeline, since: float, until: float) -> dict[str, float]:
+    points = sorted(timeline.truth.items())
+    ends = [t for t, _ in points[1:]] + [until]
+    hours: dict[str, float] = {}
+    for (start, cluster), end in zip(points, ends, strict=True):
+        seconds = max(0.0, min(end, until) - max(start, since))
+        for a in cluster.allocations:
+            hours[a.namespace] = hours.get(a.namespace, 0.0) + a.cores / 100 * seconds / 3600
+    return {namespace: value for namespace, value in hours.items() if value > 0}
+
+
+def test_over_a_prometheus_url_the_hours_are_those_of_its_scrapes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    timeline = drifting_timeline(math.floor(time.time() / 600) * 600)
+    with http_server(timeline.state) as url:
+        argv = ["gpu-hours", "--prometheus", url, "--selector", 'cluster="prod"', "--since", "3h"]
+        assert main([*argv, "--format", "csv"]) == 0
+        until = time.time()
+        rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+    got = {row[0]: float(row[2]) for row in rows[2:]}
+    expected = _truth_hours(timeline, until - 3 * 3600, until)
+    assert got.keys() == expected.keys()  # nothing of cluster "other"
+    for namespace, hours in got.items():
+        assert hours == pytest.approx(expected[namespace], abs=0.01), namespace
+    assert f'GPU-hours by namespace, {url} {{cluster="prod"}}' in text
+    assert "Not counted" not in text
+    assert {step for *_, step in timeline.state.range_queries} == {600.0}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "give a directory of exports, or --prometheus URL."),
+        (["--selector", 'a="b"'], "--selector needs --prometheus URL."),
+        (["DIR", "--prometheus", "http://p:9090"], "give either exports or --prometheus URL"),
+        (["--prometheus", "p:9090"], "--prometheus must be an http(s) URL"),
+        (
+            ["--prometheus", "http://p:9090", "--selector", "cluster=prod"],
+            "--selector: cannot read 'cluster=prod' as PromQL label matchers",
+        ),
+        (["--prometheus", "http://p:9090", "--timeout", "0"], "--timeout must be more than 0"),
+    ],
+)
+def test_a_missing_or_doubled_source_is_explained(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(["gpu-hours", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hami-summary gpu-hours: ") and message in err, err
+
+
+def test_an_unreachable_prometheus_is_said_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with http_server(HttpState()) as url:
+        pass  # closed again: nothing listens there now
+    assert main(["gpu-hours", "--prometheus", url, "--timeout", "2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hami-summary gpu-hours: ") and "Traceback" not in err, err
+    assert "Prometheus" in err
+
+
+def test_a_prometheus_without_the_scheduler_series_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    timeline = drifting_timeline(math.floor(time.time() / 600) * 600)
+    with http_server(timeline.state) as url:
+        assert main(["gpu-hours", "--prometheus", url, "--selector", 'cluster="lab"']) == 2
+    assert "Prometheus holds fewer than two states" in capsys.readouterr().err

@@ -162,8 +162,8 @@ def test_prometheus_unreachable() -> None:
         collect_metrics(_entry(source_kind="prometheus", prometheus_url=url), None)
     assert caught.value.message == (
         f'Cannot reach the Prometheus query API of cluster "prod" at {url}/api/v1/query: '
-        "connection refused. Check the URL in the cluster registry and that this machine can "
-        "reach it."
+        "connection refused. Check the URL (in the cluster registry, or on the command line) "
+        "and that this machine can reach it."
     )
 
 

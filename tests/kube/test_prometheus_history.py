@@ -7,6 +7,7 @@ The expected states come from the simulator's ground truth of each scrape, never
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,12 +15,17 @@ from pathlib import Path
 import pytest
 
 from bot.clusters.errors import CollectionError
-from bot.clusters.prometheus_history import PrometheusHistory
+from bot.clusters.prometheus_history import PrometheusHistory, usage_step
 from bot.clusters.registry import ClusterEntry, load_registry
 from bot.conversation.clusters import LiveRequest
 from bot.live import RegistryLiveSource
 from bot.store.redis_store import RedisStore
+from core.api import summarize_text
+from core.history.gpu_hours import default_max_gap, usage_report
+from core.history.snapshot import snapshot_of
+from core.model import SourceInfo
 from core.settings import History, Settings
+from core.simulate import render_exposition
 from tests.core.history_support import pods_of
 from tests.kube.fake_http import http_server
 from tests.kube.prometheus_timeline import Timeline, drifting_timeline
@@ -152,3 +158,52 @@ def test_a_prometheus_cluster_keeps_no_history_of_its_own(
         assert list(client.scan_iter(match=f"{redis_key_prefix}:*history*")) == []
     finally:
         client.close()
+
+
+def test_a_usage_report_reads_a_step_chosen_from_its_span() -> None:
+    spacing = 600.0  # the stored history's
+    assert usage_step(7200, spacing) == 600  # short spans: the history's own spacing
+    assert usage_step(86_400, spacing) == 600  # 145 points
+    assert usage_step(7 * 86_400, spacing) == 3600  # 169 points
+    assert usage_step(30 * 86_400, spacing) == 14_400  # 181 points
+    assert usage_step(7200, 60.0) == 60
+
+
+def _aligned_timeline() -> Timeline:
+    return drifting_timeline(math.floor(time.time() / 600) * 600)
+
+
+def test_prometheus_usage_equals_the_snapshot_route_over_the_same_states() -> None:
+    timeline = _aligned_timeline()
+    newest = max(timeline.truth)
+    since, until = newest - 7200 - 120, newest + 200  # neither end on a scrape
+    with http_server(timeline.state) as url:
+        states, step = PrometheusHistory(_entry(url)).usage_snapshots(since, until)
+    assert step == 600
+    # The first point at or before the start, then every step: the scrapes of then.
+    assert [s.taken_at for s in states] == [newest - 600 * n for n in range(13, -1, -1)]
+    kept = [
+        snapshot_of(summarize_text(render_exposition(c), SourceInfo(kind="file", label="x")), t)
+        for t, c in sorted(timeline.truth.items())
+    ]
+    from_prometheus = usage_report(states, since=since, until=until, max_gap_seconds=900)
+    from_kept = usage_report(kept, since=since, until=until, max_gap_seconds=default_max_gap(kept))
+    assert from_prometheus.gaps == from_kept.gaps == ()
+    assert from_prometheus.namespaces == from_kept.namespaces
+    assert from_prometheus.capacity_gpu_hours == from_kept.capacity_gpu_hours
+
+
+def test_a_large_cluster_is_read_in_queries_within_the_sample_budget() -> None:
+    timeline = _aligned_timeline()
+    newest = max(timeline.truth)
+    with http_server(timeline.state) as url:
+        history = PrometheusHistory(_entry(url))
+        states, _ = history.usage_snapshots(newest - 6 * 3600, newest)
+        assert len(states) == 37
+        unsized = [round((e - s) / step) + 1 for _, s, e, step in timeline.state.range_queries]
+        # One point first; its size (a few hundred series) then allows the rest in one query.
+        assert unsized == [1, 36]
+        timeline.state.range_queries.clear()
+        states, _ = history.usage_snapshots(newest - 6 * 3600, newest, series_hint=200_000)
+        points = [round((e - s) / step) + 1 for _, s, e, step in timeline.state.range_queries]
+        assert len(states) == 37 and max(points) == 5 and sum(points) == 37

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import math
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -41,7 +42,9 @@ def store(redis_url: str, redis_key_prefix: str) -> Iterator[RedisStore]:
 
 @pytest.fixture
 def timeline() -> Timeline:
-    return drifting_timeline(time.time() - 30)
+    """Scrapes on the 10-minute grid a report over two hours reads at (a real Prometheus
+    scrapes far more often than its lookback; this one every 10 minutes, on the points)."""
+    return drifting_timeline(math.floor(time.time() / EVERY) * EVERY)
 
 
 @pytest.fixture
@@ -81,12 +84,21 @@ def _hours(points: list[tuple[float, SimulatedCluster]], since: float, until: fl
     return hours
 
 
-def _csv_hours(bot: RunningBot) -> dict[str, float]:
-    listing = _uploaded(bot, "hami-gpu-hours.csv")
+def _csv_hours(bot: RunningBot, count: int = 1) -> dict[str, float]:
+    """The namespaces' GPU-hours in the ``count``-th CSV uploaded."""
+    _uploaded(bot, "hami-gpu-hours.csv")
+    deadline = time.monotonic() + 20
+    while len(csvs := _csv_files(bot)) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    listing = csvs[count - 1]
     assert listing.content is not None
     rows = list(csv.reader(io.StringIO(listing.content.decode())))
     assert rows[0][0].startswith("# GPU-hours = allocated cores / 100 x hours")
     return {row[0]: float(row[2]) for row in rows[2:]}
+
+
+def _csv_files(bot: RunningBot) -> list:
+    return [f for f in bot.api.uploaded_files() if f.filename == "hami-gpu-hours.csv"]
 
 
 def _keep_history(store: RedisStore) -> list[tuple[float, SimulatedCluster]]:
@@ -130,16 +142,36 @@ def test_gpu_hours_of_a_prometheus_cluster_come_from_range_queries(
     answer = html.unescape(blocks_text(_message_with(running, None, "GPU-hours").blocks))
     asked = time.time()
     assert "GPU-hours by namespace, cluster prom" in answer
+    assert "Not counted" not in answer  # a state at every step
     points = sorted(timeline.truth.items())
     expected = _hours(points, asked - 7200, asked)
     got = _csv_hours(running)
     assert got.keys() == {ns for ns, h in expected.items() if h > 0}
-    # Prometheus answers at its query points (a step of about 10 min, each reading the newest
-    # scrape within 5 min), not at the scrapes: each change of the step function can move by
-    # part of a step, a few percent of a namespace's two hours.
     for namespace, hours in got.items():
-        assert hours == pytest.approx(expected[namespace], rel=0.05, abs=0.02), namespace
-    assert any(query for query, *_ in timeline.state.range_queries)  # range queries, no Redis
+        assert hours == pytest.approx(expected[namespace], abs=0.01), namespace
+    # Range queries on the 10-minute grid (24 h or less reads at the history's spacing).
+    steps = {step for query, _, _, step in timeline.state.range_queries if query}
+    assert steps == {600.0}
+
+
+def test_the_prometheus_route_counts_what_the_snapshot_route_counts_of_the_same_history(
+    running: RunningBot, store: RedisStore, timeline: Timeline
+) -> None:
+    history = SnapshotHistory(store)
+    for taken_at, cluster in sorted(timeline.truth.items()):
+        summary = summarize_text(render_exposition(cluster), SourceInfo(kind="file", label="x"))
+        assert history.record("demo", None, snapshot_of(summary, taken_at))
+    by_route = {}
+    for count, cluster in enumerate(("demo", "prom"), start=1):
+        running.sender.command(
+            f"{cluster} gpu-hours since=2h", response_url=running.api.response_url(cluster)
+        )
+        _message_with(running, None, f"GPU-hours by namespace, cluster {cluster}")
+        by_route[cluster] = _csv_hours(running, count)
+    assert by_route["demo"].keys() == by_route["prom"].keys()
+    for namespace, hours in by_route["prom"].items():
+        # The two asks are moments apart: the last state counts a few seconds longer.
+        assert hours == pytest.approx(by_route["demo"][namespace], abs=0.01), namespace
 
 
 def test_gpu_hours_without_history_says_so(running: RunningBot) -> None:
