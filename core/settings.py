@@ -72,11 +72,31 @@ class History:
     daily_days: int = 14
 
 
+ANY_MODEL = "*"
+MAX_CURRENCY_CHARS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """What one GPU-hour costs per GPU model (the device type as HAMi registers it, compared
+    without regard to case); ``ANY_MODEL`` prices every model not named. Empty: no costs."""
+
+    currency: str = ""
+    per_gpu_hour: tuple[tuple[str, float], ...] = ()
+
+    def of(self, model: str) -> float | None:
+        """The price of one GPU-hour of ``model``, or None when none is set."""
+        wanted = model.casefold()
+        prices = {name.casefold(): price for name, price in self.per_gpu_hour}
+        return prices.get(wanted, prices.get(ANY_MODEL))
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     thresholds: Thresholds = Thresholds()
     limits: Limits = Limits()
     history: History = History()
+    prices: Prices = Prices()
 
 
 DEFAULT_SETTINGS = Settings()
@@ -91,11 +111,11 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = "settings") -> S
     {...}, "history": {...}}``, each key a field of ``Thresholds`` / ``Limits`` / ``History``;
     anything left out keeps its default. Unknown keys and values of the wrong kind are refused
     with a message naming them."""
-    unknown = set(data) - {"thresholds", "limits", "history"}
+    unknown = set(data) - {"thresholds", "limits", "history", "prices"}
     if unknown:
         raise SettingsError(
             f"{where}: unknown section(s) {', '.join(sorted(unknown))}; "
-            "expected thresholds, limits, history"
+            "expected thresholds, limits, history, prices"
         )
     thresholds = _section(Thresholds, data.get("thresholds") or {}, f"{where}: thresholds")
     limits = _section(Limits, data.get("limits") or {}, f"{where}: limits")
@@ -103,7 +123,45 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = "settings") -> S
     for name in ("recent_snapshots", "daily_days"):
         if getattr(history, name) < 1:
             raise SettingsError(f"{where}: history.{name} must be at least 1")
-    return Settings(thresholds=thresholds, limits=limits, history=history)
+    prices = _prices(data.get("prices") or {}, f"{where}: prices")
+    return Settings(thresholds=thresholds, limits=limits, history=history, prices=prices)
+
+
+def _prices(values: Any, where: str) -> Prices:
+    """``{"currency": "EUR", "per_gpu_hour": {"NVIDIA A100-PCIE-40GB": 2.9, "*": 1.1}}``."""
+    if not isinstance(values, Mapping):
+        raise SettingsError(f"{where} must be a mapping with currency and per_gpu_hour")
+    unknown = set(values) - {"currency", "per_gpu_hour"}
+    if unknown:
+        raise SettingsError(
+            f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))}; "
+            "known fields: currency, per_gpu_hour"
+        )
+    table = values.get("per_gpu_hour") or {}
+    if not isinstance(table, Mapping):
+        raise SettingsError(f"{where}.per_gpu_hour must map GPU models to prices")
+    currency = values.get("currency", "")
+    if table and not (
+        isinstance(currency, str) and 0 < len(currency.strip()) <= MAX_CURRENCY_CHARS
+    ):
+        raise SettingsError(
+            f"{where}.currency must name the currency of the prices (e.g. EUR, USD), "
+            f"up to {MAX_CURRENCY_CHARS} characters"
+        )
+    per_gpu_hour = []
+    for model, price in table.items():
+        if not isinstance(model, str) or not model.strip():
+            raise SettingsError(f"{where}.per_gpu_hour: a GPU model must be a name, got {model!r}")
+        if (
+            isinstance(price, bool)
+            or not isinstance(price, int | float)
+            or not 0 <= price < float("inf")
+        ):
+            raise SettingsError(
+                f"{where}.per_gpu_hour[{model!r}] must be a number of 0 or more, got {price!r}"
+            )
+        per_gpu_hour.append((model.strip(), float(price)))
+    return Prices(currency.strip() if table else "", tuple(per_gpu_hour))
 
 
 _T = TypeVar("_T", Thresholds, Limits, History)

@@ -194,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         until=until,
         max_gap_seconds=args.max_gap if args.max_gap is not None else default_gap,
         namespace=args.ns,
+        prices=settings.prices,
     )
     if args.prometheus is not None:
         subject = display_url(args.prometheus) + (f" {{{args.selector}}}" if args.selector else "")

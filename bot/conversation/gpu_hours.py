@@ -57,6 +57,7 @@ def command_gpu_hours(
         until=until,
         max_gap_seconds=GAP_FACTOR * step if step is not None else default_max_gap(snapshots),
         namespace=command.namespace,
+        prices=ctx.settings.prices,
     )
     csv_text = render_csv(report)
     csv_file = Attachment(

@@ -19,14 +19,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
+from typing import Any, TypeVar
 
-from core.history.snapshot import Snapshot
+from core.history.snapshot import ModelHolding, Snapshot
+from core.settings import Prices
+from core.summary.workloads import is_core_resource
 
 SECONDS_PER_HOUR = 3600.0
+# The model of time counted from snapshots kept before they recorded models.
+UNRECORDED_MODEL = "model not recorded"
 # Snapshots further apart than this many times their usual spacing leave a gap.
 GAP_FACTOR = 1.5
+_R = TypeVar("_R", "UsageRow", "ModelUsage", "HoldingUsage")
 METHOD = (
     "GPU-hours = allocated cores / 100 x hours; GiB-hours = allocated GPU memory (GiB) x hours; "
     "each snapshot's figures hold until the next one; intervals longer than the gap limit are "
@@ -43,6 +49,33 @@ class UsageRow:
     gpu_hours: float
     gib_hours: float
     share_percent: float  # of the cluster's GPU capacity-hours in the covered time
+    # The namespace's core quota limit (/ 100) x the time it was set; None: never set.
+    quota_gpu_hours: float | None = None
+    quota_use_percent: float | None = None  # its GPU-hours while limited, of quota_gpu_hours
+    cost: float | None = None  # None: no prices, or one of its models has none
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """The GPU-hours allocated on one GPU model, with what they cost."""
+
+    model: str
+    gpu_hours: float
+    gib_hours: float
+    capacity_gpu_hours: float  # the model's GPUs x hours
+    price: float | None  # per GPU-hour; None: no price set for it
+    cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class HoldingUsage:
+    """One namespace's GPU-hours on one GPU model."""
+
+    namespace: str
+    model: str
+    gpu_hours: float
+    gib_hours: float
+    cost: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +103,10 @@ class UsageReport:
     namespaces: tuple[UsageRow, ...]  # most GPU-hours first
     pods: tuple[UsageRow, ...]  # of ``namespace`` only, most GPU-hours first
     namespace: str | None
+    models: tuple[ModelUsage, ...] = ()  # most GPU-hours first
+    holdings: tuple[HoldingUsage, ...] = ()  # by namespace, then most GPU-hours first
+    currency: str = ""  # "": no prices set
+    unpriced_models: tuple[str, ...] = ()  # models used in the period that have no price
 
 
 def typical_spacing(snapshots: Sequence[Snapshot]) -> float | None:
@@ -85,6 +122,57 @@ def default_max_gap(snapshots: Sequence[Snapshot]) -> float:
     return GAP_FACTOR * (typical_spacing(snapshots) or 0.0)
 
 
+def _zeros() -> defaultdict[Any, float]:
+    return defaultdict(float)
+
+
+@dataclass
+class _Tally:
+    """Core- and MiB-seconds as the intervals are counted."""
+
+    namespace: str | None
+    capacity: float = 0.0
+    gpu: defaultdict[str, float] = field(default_factory=_zeros)
+    mib: defaultdict[str, float] = field(default_factory=_zeros)
+    pod_gpu: defaultdict[str, float] = field(default_factory=_zeros)
+    pod_mib: defaultdict[str, float] = field(default_factory=_zeros)
+    held_gpu: defaultdict[tuple[str, str], float] = field(default_factory=_zeros)
+    held_mib: defaultdict[tuple[str, str], float] = field(default_factory=_zeros)
+    model_capacity: defaultdict[str, float] = field(default_factory=_zeros)
+    quota: defaultdict[str, float] = field(default_factory=_zeros)
+    quota_used: defaultdict[str, float] = field(default_factory=_zeros)
+
+    def add(self, snapshot: Snapshot, seconds: float) -> None:
+        """``snapshot``'s figures held for ``seconds``."""
+        self.capacity += snapshot.totals.core_limit / 100.0 * seconds
+        cores_of = {}
+        for figures in snapshot.namespaces:
+            cores_of[figures.namespace] = figures.cores
+            self.gpu[figures.namespace] += figures.cores / 100.0 * seconds
+            self.mib[figures.namespace] += figures.mem_mib * seconds
+        # Snapshots kept before the per-model table have only the namespaces' totals.
+        holdings = snapshot.holdings or [
+            ModelHolding(ns.namespace, UNRECORDED_MODEL, ns.cores, ns.mem_mib)
+            for ns in snapshot.namespaces
+        ]
+        for held in holdings:
+            self.held_gpu[held.namespace, held.model] += held.cores / 100.0 * seconds
+            self.held_mib[held.namespace, held.model] += held.mem_mib * seconds
+        for model in snapshot.models:
+            self.model_capacity[model.model] += model.gpus * seconds
+        for quota in snapshot.quotas:
+            if quota.limit is not None and is_core_resource(quota.resource):
+                self.quota[quota.namespace] += quota.limit / 100.0 * seconds
+                self.quota_used[quota.namespace] += (
+                    cores_of.get(quota.namespace, 0.0) / 100.0 * seconds
+                )
+        if self.namespace is not None:
+            for pod in snapshot.pods:
+                if pod.namespace == self.namespace:
+                    self.pod_gpu[pod.pod] += pod.cores / 100.0 * seconds
+                    self.pod_mib[pod.pod] += pod.mem_mib * seconds
+
+
 def usage_report(
     snapshots: Sequence[Snapshot],
     *,
@@ -92,15 +180,12 @@ def usage_report(
     until: float,
     max_gap_seconds: float,
     namespace: str | None = None,
+    prices: Prices | None = None,
 ) -> UsageReport:
-    """The allocation of ``snapshots`` integrated over [``since``, ``until``]."""
+    """The allocation of ``snapshots`` integrated over [``since``, ``until``], with costs
+    where ``prices`` sets them."""
     ordered = sorted(snapshots, key=lambda s: s.taken_at)
-    gpu_seconds: dict[str, float] = defaultdict(float)
-    mib_seconds: dict[str, float] = defaultdict(float)
-    pod_gpu_seconds: dict[str, float] = defaultdict(float)
-    pod_mib_seconds: dict[str, float] = defaultdict(float)
-    capacity_seconds = 0.0
-    covered = 0.0
+    tally = _Tally(namespace)
     covered_spans: list[tuple[float, float]] = []
     ends = [s.taken_at for s in ordered[1:]]
     if ordered and until > ordered[-1].taken_at:
@@ -109,48 +194,127 @@ def usage_report(
         if later_at - earlier.taken_at > max_gap_seconds:
             continue
         start, end = max(earlier.taken_at, since), min(later_at, until)
-        if end <= start:
-            continue
-        seconds = end - start
-        covered += seconds
-        covered_spans.append((start, end))
-        capacity_seconds += earlier.totals.core_limit / 100.0 * seconds
-        for figures in earlier.namespaces:
-            gpu_seconds[figures.namespace] += figures.cores / 100.0 * seconds
-            mib_seconds[figures.namespace] += figures.mem_mib * seconds
-        if namespace is not None:
-            for pod in earlier.pods:
-                if pod.namespace == namespace:
-                    pod_gpu_seconds[pod.pod] += pod.cores / 100.0 * seconds
-                    pod_mib_seconds[pod.pod] += pod.mem_mib * seconds
-
-    def rows(gpu: dict[str, float], mib: dict[str, float], pods: bool) -> tuple[UsageRow, ...]:
-        made = [
-            UsageRow(
-                namespace=namespace if pods and namespace is not None else name,
-                pod=name if pods else None,
-                gpu_hours=gpu[name] / SECONDS_PER_HOUR,
-                gib_hours=mib[name] / 1024.0 / SECONDS_PER_HOUR,
-                share_percent=gpu[name] / capacity_seconds * 100.0 if capacity_seconds else 0.0,
-            )
-            for name in gpu
-            if gpu[name] > 0 or mib[name] > 0
-        ]
-        return tuple(sorted(made, key=lambda r: (-r.gpu_hours, -r.gib_hours, r.pod or r.namespace)))
-
+        if end > start:
+            covered_spans.append((start, end))
+            tally.add(earlier, end - start)
+    if prices is not None and not prices.per_gpu_hour:
+        prices = None
+    holdings = _holdings(tally, prices)
     return UsageReport(
         since=since,
         until=until,
         max_gap_seconds=max_gap_seconds,
         snapshots=sum(1 for s in ordered if since <= s.taken_at <= until),
-        covered_seconds=covered,
+        covered_seconds=sum(end - start for start, end in covered_spans),
         gaps=_gaps(covered_spans, since, until),
-        capacity_gpu_hours=capacity_seconds / SECONDS_PER_HOUR,
-        allocated_gpu_hours=sum(gpu_seconds.values()) / SECONDS_PER_HOUR,
-        namespaces=rows(gpu_seconds, mib_seconds, pods=False),
-        pods=rows(pod_gpu_seconds, pod_mib_seconds, pods=True),
+        capacity_gpu_hours=tally.capacity / SECONDS_PER_HOUR,
+        allocated_gpu_hours=sum(tally.gpu.values()) / SECONDS_PER_HOUR,
+        namespaces=_namespace_rows(tally, holdings, priced=prices is not None),
+        pods=_rows(tally.pod_gpu, tally.pod_mib, tally.capacity, namespace),
         namespace=namespace,
+        models=_models(tally, holdings, prices),
+        holdings=holdings,
+        currency=prices.currency if prices is not None else "",
+        unpriced_models=tuple(
+            sorted({h.model for h in holdings if prices is not None and h.cost is None})
+        ),
     )
+
+
+def _most_first(rows: list[_R]) -> tuple[_R, ...]:
+    return tuple(sorted(rows, key=lambda r: (-r.gpu_hours, -r.gib_hours, _name(r))))
+
+
+def _name(row: UsageRow | ModelUsage | HoldingUsage) -> str:
+    if isinstance(row, UsageRow):
+        return row.pod or row.namespace
+    return row.model if isinstance(row, ModelUsage) else f"{row.namespace}/{row.model}"
+
+
+def _rows(
+    gpu: dict[str, float], mib: dict[str, float], capacity: float, pods_of: str | None
+) -> tuple[UsageRow, ...]:
+    """Pod rows (``pods_of`` their namespace) or namespace rows (None) of the seconds."""
+    return _most_first(
+        [
+            UsageRow(
+                namespace=pods_of if pods_of is not None else name,
+                pod=name if pods_of is not None else None,
+                gpu_hours=gpu[name] / SECONDS_PER_HOUR,
+                gib_hours=mib[name] / 1024.0 / SECONDS_PER_HOUR,
+                share_percent=gpu[name] / capacity * 100.0 if capacity else 0.0,
+            )
+            for name in gpu
+            if gpu[name] > 0 or mib[name] > 0
+        ]
+    )
+
+
+def _namespace_rows(
+    tally: _Tally, holdings: tuple[HoldingUsage, ...], *, priced: bool
+) -> tuple[UsageRow, ...]:
+    costs: dict[str, float | None] = {}
+    for held in holdings:
+        known = costs.get(held.namespace, 0.0)
+        costs[held.namespace] = None if known is None or held.cost is None else known + held.cost
+    rows = []
+    for row in _rows(tally.gpu, tally.mib, tally.capacity, None):
+        limit = tally.quota.get(row.namespace)
+        rows.append(
+            replace(
+                row,
+                quota_gpu_hours=limit / SECONDS_PER_HOUR if limit else None,
+                quota_use_percent=tally.quota_used[row.namespace] / limit * 100.0
+                if limit
+                else None,
+                cost=costs.get(row.namespace) if priced else None,
+            )
+        )
+    return tuple(rows)
+
+
+def _holdings(tally: _Tally, prices: Prices | None) -> tuple[HoldingUsage, ...]:
+    made = []
+    for (namespace, model), seconds in tally.held_gpu.items():
+        mib = tally.held_mib[namespace, model]
+        if seconds <= 0 and mib <= 0:
+            continue
+        hours = seconds / SECONDS_PER_HOUR
+        price = prices.of(model) if prices is not None else None
+        made.append(
+            HoldingUsage(
+                namespace,
+                model,
+                hours,
+                mib / 1024.0 / SECONDS_PER_HOUR,
+                hours * price if price is not None else None,
+            )
+        )
+    return tuple(sorted(made, key=lambda h: (h.namespace, -h.gpu_hours, h.model)))
+
+
+def _models(
+    tally: _Tally, holdings: tuple[HoldingUsage, ...], prices: Prices | None
+) -> tuple[ModelUsage, ...]:
+    gpu: dict[str, float] = defaultdict(float)
+    gib: dict[str, float] = defaultdict(float)
+    for held in holdings:
+        gpu[held.model] += held.gpu_hours
+        gib[held.model] += held.gib_hours
+    made = []
+    for model in set(gpu) | {m for m, seconds in tally.model_capacity.items() if seconds > 0}:
+        price = prices.of(model) if prices is not None else None
+        made.append(
+            ModelUsage(
+                model=model,
+                gpu_hours=gpu.get(model, 0.0),
+                gib_hours=gib.get(model, 0.0),
+                capacity_gpu_hours=tally.model_capacity.get(model, 0.0) / SECONDS_PER_HOUR,
+                price=price,
+                cost=gpu.get(model, 0.0) * price if price is not None else None,
+            )
+        )
+    return _most_first(made)
 
 
 def _gaps(spans: list[tuple[float, float]], since: float, until: float) -> tuple[Gap, ...]:

@@ -22,6 +22,8 @@ from core.model import Summary
 from core.outcomes import OutcomeCount
 
 SNAPSHOT_VERSION = 1
+# The model of a device an allocation names but the summary has no GPU row for.
+UNKNOWN_MODEL = "unknown model"
 # A decompressed snapshot larger than this is refused (a 10,000-node cluster stays below it).
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 
@@ -78,6 +80,16 @@ class PodFigures:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelHolding:
+    """What one namespace holds on GPUs of one model (GPU-hours per model, and their price)."""
+
+    namespace: str
+    model: str
+    cores: float
+    mem_mib: float
+
+
+@dataclass(frozen=True, slots=True)
 class InconsistentGpu:
     node: str
     device_index: int
@@ -121,6 +133,8 @@ class Snapshot:
     version: int = SNAPSHOT_VERSION
     # The scheduler's outcome counters as read (HAMi after v2.10): two snapshots give rates.
     outcomes: tuple[OutcomeCount, ...] = ()
+    # Per namespace and GPU model; empty in snapshots written before it was kept.
+    holdings: tuple[ModelHolding, ...] = ()
 
 
 def summary_time(summary: Summary) -> float | None:
@@ -180,6 +194,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
             for q in ns.quota
         ),
         outcomes=summary.outcomes.series if summary.outcomes is not None else (),
+        holdings=_holdings(summary),
     )
 
 
@@ -195,6 +210,21 @@ def model_figures(summary: Summary) -> tuple[ModelFigures, ...]:
         if g.state == "idle" and "incomplete" not in g.flags:
             row[5] += 1
     return tuple(ModelFigures(model, *row) for model, row in sorted(counts.items()))
+
+
+def _holdings(summary: Summary) -> tuple[ModelHolding, ...]:
+    """Cores and memory per (namespace, GPU model); a device the summary has no row for
+    counts under ``UNKNOWN_MODEL``."""
+    model_of = {(g.node, g.device_uuid): g.device_type for g in summary.gpus}
+    held: dict[tuple[str, str], list[float]] = {}
+    for w in summary.workloads:
+        model = model_of.get((w.node, w.device_uuid), UNKNOWN_MODEL)
+        sums = held.setdefault((w.namespace, model), [0.0, 0.0])
+        sums[0] += w.cores
+        sums[1] += w.mem_mib
+    return tuple(
+        ModelHolding(ns, model, cores, mem) for (ns, model), (cores, mem) in sorted(held.items())
+    )
 
 
 def _pods(summary: Summary) -> tuple[PodFigures, ...]:
@@ -242,6 +272,7 @@ def snapshot_to_json(snapshot: Snapshot) -> dict[str, Any]:
         "bad": [_row(r) for r in snapshot.inconsistent],
         "quota": [_row(r) for r in snapshot.quotas],
         "out": [_row(r) for r in snapshot.outcomes],
+        "held": [_row(r) for r in snapshot.holdings],
     }
 
 
@@ -297,6 +328,7 @@ def snapshot_from_json(payload: Any) -> Snapshot:
         quotas=_read_rows(QuotaUse, payload.get("quota"), "quota"),
         # Snapshots written before the outcome counters were read have no such table.
         outcomes=_read_rows(OutcomeCount, payload.get("out", []), "out"),
+        holdings=_read_rows(ModelHolding, payload.get("held", []), "held"),
     )
 
 
@@ -314,6 +346,7 @@ _Row = TypeVar(
     QuotaUse,
     ClusterFigures,
     OutcomeCount,
+    ModelHolding,
 )
 
 

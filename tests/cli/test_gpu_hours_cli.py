@@ -3,8 +3,6 @@ when they were taken: the namespaces' GPU-hours, the gap said, a CSV of numbers.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
 import time
@@ -16,6 +14,7 @@ from bot.cli.main import main
 from core.simulate import drift_cluster, render_exposition, simulate_cluster
 from tests.kube.fake_http import HttpState, http_server
 from tests.kube.prometheus_timeline import Timeline, drifting_timeline
+from tests.support.gpu_hours_csv import namespace_hours
 
 T0 = 1_780_000_000.0
 
@@ -46,8 +45,7 @@ def test_csv_rows_equal_the_simulators_hours(
 ) -> None:
     expected = _exports(tmp_path, [0, 600, 1200, 4800, 5400])
     assert main(["gpu-hours", str(tmp_path), "--since", "2h", "--format", "csv"]) == 0
-    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    got = {row[0]: float(row[2]) for row in rows[2:]}
+    got = namespace_hours(capsys.readouterr().out)
     assert got.keys() == {ns for ns, hours in expected.items() if hours > 0}
     for namespace, hours in got.items():
         assert hours == pytest.approx(expected[namespace], abs=1e-4)
@@ -115,10 +113,9 @@ def test_over_a_prometheus_url_the_hours_are_those_of_its_scrapes(
         argv = ["gpu-hours", "--prometheus", url, "--selector", 'cluster="prod"', "--since", "3h"]
         assert main([*argv, "--format", "csv"]) == 0
         until = time.time()
-        rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+        got = namespace_hours(capsys.readouterr().out)
         assert main(argv) == 0
         text = capsys.readouterr().out
-    got = {row[0]: float(row[2]) for row in rows[2:]}
     expected = _truth_hours(timeline, until - 3 * 3600, until)
     assert got.keys() == expected.keys()  # nothing of cluster "other"
     for namespace, hours in got.items():

@@ -53,6 +53,11 @@ def test_top_rows_sets_the_table_length(capsys: pytest.CaptureFixture[str], tmp_
         ("colours: {}\n", "unknown section(s) colours; expected thresholds, limits"),
         ("- a list\n", "must hold a mapping with thresholds/limits"),
         ("thresholds: [\n", "is not valid YAML"),
+        ("prices:\n  per_gpu_hour: {L4: 1}\n", "prices.currency must name the currency"),
+        ("prices:\n  currency: EUR\n  per_gpu_hour: {L4: -1}\n", "['L4'] must be a number of 0"),
+        ("prices:\n  currency: EUR\n  per_gpu_hour: {L4: .nan}\n", "must be a number of 0 or"),
+        ("prices:\n  currency: EUR\n  per_gpu_hour: [1]\n", "must map GPU models to prices"),
+        ("prices:\n  per_hour: {L4: 1}\n", "unknown field(s) per_hour; known fields: currency"),
     ],
 )
 def test_bad_settings_are_named(tmp_path: Path, content: str, message: str) -> None:
@@ -68,3 +73,15 @@ def test_a_bad_settings_file_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_p
     assert main(["summarize", SCHEDULER, "--settings", str(tmp_path / "missing.yaml")]) == 2
     err = capsys.readouterr().err
     assert "cannot read the settings file" in err and "Traceback" not in err
+
+
+def test_prices_come_from_the_settings_file(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(
+        "prices:\n  currency: EUR\n  per_gpu_hour:\n    NVIDIA H100 80GB HBM3: 3.2\n    '*': 0.5\n"
+    )
+    prices = load_settings({}, str(settings)).prices
+    assert prices.currency == "EUR"
+    assert prices.of("nvidia h100 80gb hbm3") == 3.2  # names compared without case
+    assert prices.of("NVIDIA L4") == 0.5
+    assert load_settings({}, None).prices.of("NVIDIA L4") is None

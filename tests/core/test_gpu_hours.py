@@ -5,15 +5,17 @@ times), gaps are reported and not counted, and the report's range cuts intervals
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from collections import defaultdict
 
 import pytest
 
 from core.api import summarize_text
-from core.history.gpu_hours import Gap, typical_spacing, usage_report
+from core.history.gpu_hours import UNRECORDED_MODEL, Gap, typical_spacing, usage_report
 from core.history.snapshot import Snapshot, snapshot_of
 from core.model import SourceInfo
+from core.settings import Prices
 from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
 from core.views.gpu_hours_view import render_csv, render_text
 
@@ -116,12 +118,20 @@ def test_the_text_says_the_gap_and_the_csv_holds_numbers() -> None:
     assert "Not counted: 60 min in 1 gap with no snapshot within 15 min of the next" in text
     assert "Method: GPU-hours = allocated cores / 100 x hours" in text
     assert f"({len(report.namespaces) - 3:,} more in the CSV)" in text
-    rows = list(csv.reader(io.StringIO(render_csv(report))))
-    assert rows[0][0].startswith("# GPU-hours = allocated cores / 100 x hours")
-    assert rows[1] == ["namespace", "pod", "gpu_hours", "gib_hours", "share_percent"]
-    assert len(rows) == 2 + len(report.namespaces)
-    for row in rows[2:]:
-        assert all(float(cell) >= 0 for cell in row[2:])
+    text_csv = render_csv(report)
+    assert text_csv.startswith("# GPU-hours = allocated cores / 100 x hours")
+    rows = list(csv.DictReader(io.StringIO(text_csv.split("\n", 1)[1])))
+    scopes = [row["scope"] for row in rows]
+    assert scopes.count("namespace") == len(report.namespaces)
+    assert scopes.count("namespace-model") == len(report.holdings)
+    assert scopes.count("model") == len(report.models)
+    for row in rows:
+        numbers = [row[k] for k in ("gpu_hours", "gib_hours", "share_percent") if row[k]]
+        assert all(float(cell) >= 0 for cell in numbers)
+    # One scope's rows add up to the cluster.
+    for scope in ("namespace", "namespace-model", "model"):
+        total = sum(float(row["gpu_hours"]) for row in rows if row["scope"] == scope)
+        assert total == pytest.approx(report.allocated_gpu_hours, abs=1e-3), scope
 
 
 def test_no_close_snapshots_means_no_hours_and_says_why() -> None:
@@ -132,3 +142,91 @@ def test_no_close_snapshots_means_no_hours_and_says_why() -> None:
         report, subject="sim"
     )
     assert typical_spacing(snapshots) == 600.0
+
+
+def _model_hours(clusters: list[SimulatedCluster]) -> dict[tuple[str, str], float]:
+    """GPU-hours per (namespace, GPU model) over the counted intervals, from the simulator."""
+    hours: dict[tuple[str, str], float] = defaultdict(float)
+    for index in range(len(OFFSETS) - 1):
+        seconds = OFFSETS[index + 1] - OFFSETS[index]
+        if seconds > MAX_GAP:
+            continue
+        model_of = {d.uuid: d.device_type for d in clusters[index].devices}
+        for a in clusters[index].allocations:
+            hours[a.namespace, model_of[a.device_uuid]] += a.cores / 100 * seconds / 3600
+    return {key: value for key, value in hours.items() if value > 0}
+
+
+def test_hours_per_gpu_model_equal_the_simulators() -> None:
+    clusters, snapshots = _history()
+    report = usage_report(snapshots, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP)
+    expected = _model_hours(clusters)
+    got = {(h.namespace, h.model): h.gpu_hours for h in report.holdings if h.gpu_hours > 0}
+    assert got.keys() == expected.keys()
+    for key, hours in got.items():
+        assert hours == pytest.approx(expected[key], rel=1e-9), key
+    assert len({model for _, model in expected}) > 2  # several models, not one
+    for model in report.models:
+        gpus = sum(1 for d in clusters[0].devices if d.device_type == model.model)
+        assert model.capacity_gpu_hours == pytest.approx(gpus * 2400 / 3600)
+        assert model.gpu_hours == pytest.approx(
+            sum(h for (_, m), h in expected.items() if m == model.model), rel=1e-9
+        )
+
+
+def test_costs_are_hours_times_the_models_price_and_a_missing_price_is_said() -> None:
+    clusters, snapshots = _history()
+    expected = _model_hours(clusters)
+    models = sorted({model for _, model in expected})
+    priced = {model: 1.5 + n for n, model in enumerate(models[1:])}  # models[0] has no price
+    prices = Prices("EUR", tuple(priced.items()))
+    report = usage_report(
+        snapshots, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP, prices=prices
+    )
+    assert report.currency == "EUR" and report.unpriced_models == (models[0],)
+    for row in report.namespaces:
+        used = {m: h for (ns, m), h in expected.items() if ns == row.namespace}
+        if models[0] in used:
+            assert row.cost is None, row.namespace
+        else:
+            cost = sum(h * priced[m] for m, h in used.items())
+            assert row.cost == pytest.approx(cost, rel=1e-9), row.namespace
+    text = render_text(report, subject="sim", top=50)
+    assert f"no price for {models[0]}" in text and "cost: in EUR" in text
+    # A "*" price covers every model not named.
+    everything = Prices("EUR", (*priced.items(), ("*", 0.5)))
+    report = usage_report(
+        snapshots, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP, prices=everything
+    )
+    assert report.unpriced_models == ()
+    assert sum(r.cost or 0 for r in report.namespaces) == pytest.approx(
+        sum(h * priced.get(m, 0.5) for (_, m), h in expected.items()), rel=1e-9
+    )
+
+
+def test_a_core_quota_is_compared_with_the_hours_used_while_it_was_set() -> None:
+    clusters, snapshots = _history()
+    report = usage_report(snapshots, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP)
+    gpu, _ = _expected(clusters, T0, T0 + 6000)
+    limits = {
+        ns: limit
+        for ns, resource, limit in clusters[0].quota_limits
+        if resource == "nvidia.com/gpucores"
+    }
+    assert limits, "the simulator sets core quotas"
+    for row in report.namespaces:
+        if row.namespace in limits:
+            assert row.quota_gpu_hours == pytest.approx(limits[row.namespace] / 100 * 2400 / 3600)
+            assert row.quota_use_percent == pytest.approx(
+                gpu[row.namespace] / row.quota_gpu_hours * 100, rel=1e-9
+            )
+        else:
+            assert row.quota_gpu_hours is None and row.quota_use_percent is None
+
+
+def test_snapshots_kept_before_models_were_recorded_count_as_such() -> None:
+    _, snapshots = _history()
+    older = [dataclasses.replace(s, holdings=()) for s in snapshots]
+    report = usage_report(older, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP)
+    assert {h.model for h in report.holdings} == {UNRECORDED_MODEL}
+    assert sum(h.gpu_hours for h in report.holdings) == pytest.approx(report.allocated_gpu_hours)

@@ -50,6 +50,25 @@ def test_snapshot_holds_the_simulated_truth(seed: int) -> None:
     assert quotas == {(q.namespace, q.resource): (q.used, q.limit) for q in cluster.quotas()}
 
 
+def test_holdings_are_each_namespaces_figures_per_gpu_model() -> None:
+    cluster = simulate_cluster(30, 4, seed=5, t=2)
+    snap = snapshot_at(cluster, 1_700_000_000.0)
+    model_of = {d.uuid: d.device_type for d in cluster.devices}
+    expected: dict[tuple[str, str], list[int]] = {}
+    for a in cluster.allocations:
+        sums = expected.setdefault((a.namespace, model_of[a.device_uuid]), [0, 0])
+        sums[0] += a.cores
+        sums[1] += a.mem_mib
+    assert {(h.namespace, h.model): [h.cores, h.mem_mib] for h in snap.holdings} == expected
+
+
+def test_a_snapshot_written_before_holdings_reads_with_none() -> None:
+    snap = snapshot_at(simulate_cluster(5, 2, seed=2), 1_700_000_000.0)
+    payload = snapshot_to_json(snap)
+    del payload["held"]
+    assert decode_snapshot(_packed(payload)).holdings == ()
+
+
 def test_round_trip_is_exact_and_compact() -> None:
     snap = snapshot_at(simulate_cluster(40, 8, seed=3), 1_700_000_123.5)
     data = encode_snapshot(snap)

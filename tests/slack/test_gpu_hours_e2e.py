@@ -5,9 +5,7 @@ Prometheus-sourced cluster answers from range queries with the same method."""
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import math
 import time
 from collections import defaultdict
@@ -28,6 +26,7 @@ from tests.kube.prometheus_timeline import Timeline, drifting_timeline
 from tests.slack.conftest import CHANNEL, MetricsServer, RunningBot, start_bot, stop_bot
 from tests.slack.test_changes_e2e import _message_with, _uploaded
 from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
+from tests.support.gpu_hours_csv import csv_rows, namespace_hours
 from tests.support.slack_api import SlackWebApi
 
 EVERY = 600.0
@@ -92,9 +91,7 @@ def _csv_hours(bot: RunningBot, count: int = 1) -> dict[str, float]:
         time.sleep(0.05)
     listing = csvs[count - 1]
     assert listing.content is not None
-    rows = list(csv.reader(io.StringIO(listing.content.decode())))
-    assert rows[0][0].startswith("# GPU-hours = allocated cores / 100 x hours")
-    return {row[0]: float(row[2]) for row in rows[2:]}
+    return namespace_hours(listing.content.decode())
 
 
 def _csv_files(bot: RunningBot) -> list:
@@ -203,3 +200,39 @@ def test_gpu_hours_in_a_thread_of_pasted_metrics_says_where_history_is(
     running.sender.mention("gpu-hours", thread_ts=root)
     answer = blocks_text(_message_with(running, root, "No history in a thread").blocks)
     assert "hami-summary gpu-hours DIR" in answer
+
+
+def test_prices_in_the_settings_file_put_costs_beside_the_hours(
+    slack_api: SlackWebApi, store: RedisStore, tmp_path: Path
+) -> None:
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("prices:\n  currency: EUR\n  per_gpu_hour:\n    '*': 2.0\n")
+    registry = tmp_path / "clusters.yaml"
+    registry.write_text(
+        "clusters:\n  - name: demo\n    metrics_url: http://127.0.0.1:9/metrics\n"
+        f"    allowed_channels: [{CHANNEL}]\n"
+    )
+    bot, server = start_bot(
+        slack_api,
+        load_registry(registry),
+        {"HAMI_SUMMARY_SETTINGS": str(settings)},
+        store=store,
+    )
+    try:
+        _keep_history(store)
+        bot.sender.command("demo gpu-hours since=1h", response_url=bot.api.response_url("c"))
+        answer = html.unescape(blocks_text(_message_with(bot, None, "GPU-hours").blocks))
+        listing = _uploaded(bot, "hami-gpu-hours.csv")
+    finally:
+        stop_bot(bot, server)
+    flat = " ".join(answer.split())
+    assert "cost: in EUR, at the settings file's price per GPU-hour" in flat, answer
+    assert listing.content is not None
+    rows = csv_rows(listing.content.decode())
+    namespaces = [row for row in rows if row["scope"] == "namespace"]
+    assert namespaces
+    for row in namespaces:
+        assert float(row["cost"]) == pytest.approx(2.0 * float(row["gpu_hours"]), abs=1e-3)
+        assert row["currency"] == "EUR"
+    models = {row["model"] for row in rows if row["scope"] == "model"}
+    assert len(models) > 1
