@@ -233,7 +233,10 @@ class RegistryLiveSource:
     def usage_history(self, request: LiveRequest, since: float, until: float) -> UsageHistory:
         entry = self._entry(request)
         if entry.source_kind != "prometheus":
-            return UsageHistory(self.history.snapshots(request.cluster, request.context))
+            cluster, context = request.cluster, request.context
+            kept = self.history.snapshots(cluster, context)
+            usage = self.history.usage_snapshots(cluster, context, since, until, kept)
+            return UsageHistory(usage, pod_snapshots=kept)
         try:
             states, step = self._prometheus_history(entry).usage_snapshots(since, until)
         except ClusterError as error:

@@ -70,6 +70,9 @@ class History:
     recent_snapshots: int = 48
     min_spacing_minutes: float = 10.0
     daily_days: int = 14
+    # GPU-hours: each recorded snapshot's usage part (``snapshot.usage_part``) is kept this
+    # many days, so a 30-day report counts every recorded snapshot.
+    usage_days: int = 35
 
 
 ANY_MODEL = "*"
@@ -120,7 +123,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = "settings") -> S
     thresholds = _section(Thresholds, data.get("thresholds") or {}, f"{where}: thresholds")
     limits = _section(Limits, data.get("limits") or {}, f"{where}: limits")
     history = _section(History, data.get("history") or {}, f"{where}: history")
-    for name in ("recent_snapshots", "daily_days"):
+    for name in ("recent_snapshots", "daily_days", "usage_days"):
         if getattr(history, name) < 1:
             raise SettingsError(f"{where}: history.{name} must be at least 1")
     prices = _prices(data.get("prices") or {}, f"{where}: prices")

@@ -66,10 +66,12 @@ class LiveOutcome:
 class UsageHistory:
     """The states a GPU-hours report integrates, oldest first, with the spacing they were
     read at (Prometheus range queries) or None (the snapshots the bot keeps, whose usual
-    spacing sets the gap limit)."""
+    spacing sets the gap limit). ``pod_snapshots``: where the pods are counted from when
+    ``snapshots`` do not all hold them (the bot keeps pods with its recent snapshots only)."""
 
     snapshots: list[Snapshot]
     step_seconds: float | None = None
+    pod_snapshots: list[Snapshot] | None = None
 
 
 class LiveSource(Protocol):

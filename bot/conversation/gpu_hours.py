@@ -58,6 +58,7 @@ def command_gpu_hours(
         max_gap_seconds=GAP_FACTOR * step if step is not None else default_max_gap(snapshots),
         namespace=command.namespace,
         prices=ctx.settings.prices,
+        pod_snapshots=history.pod_snapshots,
     )
     csv_text = render_csv(report)
     csv_file = Attachment(

@@ -7,6 +7,11 @@ deleted, so a cluster never has more than ``recent_snapshots + daily_days`` of t
 also carries a TTL of the retention horizon, so a cluster nobody asks about any more leaves
 nothing behind.
 
+Beside them, for GPU-hours, each recorded snapshot's usage part (``usage_part``: totals,
+namespaces, per-model holdings, quotas; a few KB) is appended to one key per UTC day
+(``usage:<cluster>:<context>:<day>``) that lives ``usage_days`` days, so a 30-day report
+counts every recorded snapshot while the full snapshots stay few.
+
 Any replica may record; a short lock (``put_if_absent``) makes two replicas that finish a
 collection together write one snapshot, not two. Recording is a side effect of answering: it
 never raises (``record_collection``), and a failure is logged, not shown.
@@ -23,13 +28,16 @@ from typing import Any
 from bot.store import codec
 from bot.store.keys import key_part
 from bot.store.kv import KeyValueStore
-from core.history.retention import horizon_seconds, kept_times, should_record
+from core.history.retention import SECONDS_PER_DAY, horizon_seconds, kept_times, should_record
 from core.history.snapshot import (
     Snapshot,
     SnapshotFormatError,
     decode_snapshot,
+    decode_snapshots,
     encode_snapshot,
+    encode_snapshots,
     snapshot_of,
+    usage_part,
 )
 from core.model import Summary
 from core.settings import History
@@ -112,7 +120,54 @@ class SnapshotHistory:
                 return found
         return None
 
+    def usage_key(self, cluster: str, context: str | None, day: int) -> str:
+        return f"usage:{key_part(cluster)}:{key_part(context)}:{day}"
+
+    def _usage_day(self, cluster: str, context: str | None, day: int) -> list[Snapshot]:
+        data = self._kv.get(self.usage_key(cluster, context, day))
+        if data is None:
+            return []
+        try:
+            return decode_snapshots(data)
+        except SnapshotFormatError as error:
+            log.info("ignoring usage records of %s this release cannot read: %s", cluster, error)
+            return []
+
+    def usage_snapshots(
+        self,
+        cluster: str,
+        context: str | None,
+        since: float,
+        until: float,
+        kept: list[Snapshot] | None = None,
+    ) -> list[Snapshot]:
+        """The usage records of [``since``, ``until``] and the one before ``since`` (its
+        figures hold into the period), with the full snapshots kept in that time (``kept``,
+        when the caller has read them already); oldest first, one per time (a full snapshot
+        where both exist)."""
+        first_day = int(since // SECONDS_PER_DAY) - 1  # the day before may hold the one before
+        found: dict[float, Snapshot] = {}
+        for day in range(first_day, int(until // SECONDS_PER_DAY) + 1):
+            for record in self._usage_day(cluster, context, day):
+                found[record.taken_at] = record
+        for snapshot in kept if kept is not None else self.snapshots(cluster, context):
+            found[snapshot.taken_at] = snapshot
+        before = [t for t in found if t < since]
+        start = max(before) if before else since
+        return [found[t] for t in sorted(found) if start <= t <= until]
+
     # -- writing ---------------------------------------------------------------------------
+
+    def _append_usage(self, cluster: str, context: str | None, snapshot: Snapshot) -> None:
+        """Add ``snapshot``'s usage part to its day (the caller holds the history lock)."""
+        day = int(snapshot.taken_at // SECONDS_PER_DAY)
+        records = [
+            r for r in self._usage_day(cluster, context, day) if r.taken_at != snapshot.taken_at
+        ]
+        records.append(usage_part(snapshot))
+        records.sort(key=lambda r: r.taken_at)
+        ttl = (self.policy.usage_days + 1) * SECONDS_PER_DAY
+        self._kv.put(self.usage_key(cluster, context, day), encode_snapshots(records), ttl)
 
     def wants(self, cluster: str, context: str | None, taken_at: float) -> bool:
         """Whether a snapshot taken at ``taken_at`` would be kept (one read of the index)."""
@@ -140,6 +195,7 @@ class SnapshotHistory:
                 self._kv.delete(self.snapshot_key(cluster, context, dropped))
             index = codec.encode(INDEX_KIND, {"times": kept})
             self._kv.put(self.index_key(cluster, context), index, ttl)
+            self._append_usage(cluster, context, snapshot)
             return True
         finally:
             self._kv.delete_if_equals(lock, token)

@@ -107,6 +107,7 @@ class UsageReport:
     holdings: tuple[HoldingUsage, ...] = ()  # by namespace, then most GPU-hours first
     currency: str = ""  # "": no prices set
     unpriced_models: tuple[str, ...] = ()  # models used in the period that have no price
+    pods_covered_seconds: float = 0.0  # the time the pods were counted over
 
 
 def typical_spacing(snapshots: Sequence[Snapshot]) -> float | None:
@@ -130,12 +131,9 @@ def _zeros() -> defaultdict[Any, float]:
 class _Tally:
     """Core- and MiB-seconds as the intervals are counted."""
 
-    namespace: str | None
     capacity: float = 0.0
     gpu: defaultdict[str, float] = field(default_factory=_zeros)
     mib: defaultdict[str, float] = field(default_factory=_zeros)
-    pod_gpu: defaultdict[str, float] = field(default_factory=_zeros)
-    pod_mib: defaultdict[str, float] = field(default_factory=_zeros)
     held_gpu: defaultdict[tuple[str, str], float] = field(default_factory=_zeros)
     held_mib: defaultdict[tuple[str, str], float] = field(default_factory=_zeros)
     model_capacity: defaultdict[str, float] = field(default_factory=_zeros)
@@ -166,11 +164,6 @@ class _Tally:
                 self.quota_used[quota.namespace] += (
                     cores_of.get(quota.namespace, 0.0) / 100.0 * seconds
                 )
-        if self.namespace is not None:
-            for pod in snapshot.pods:
-                if pod.namespace == self.namespace:
-                    self.pod_gpu[pod.pod] += pod.cores / 100.0 * seconds
-                    self.pod_mib[pod.pod] += pod.mem_mib * seconds
 
 
 def usage_report(
@@ -181,36 +174,35 @@ def usage_report(
     max_gap_seconds: float,
     namespace: str | None = None,
     prices: Prices | None = None,
+    pod_snapshots: Sequence[Snapshot] | None = None,
 ) -> UsageReport:
     """The allocation of ``snapshots`` integrated over [``since``, ``until``], with costs
-    where ``prices`` sets them."""
-    ordered = sorted(snapshots, key=lambda s: s.taken_at)
-    tally = _Tally(namespace)
-    covered_spans: list[tuple[float, float]] = []
-    ends = [s.taken_at for s in ordered[1:]]
-    if ordered and until > ordered[-1].taken_at:
-        ends.append(until)  # the last snapshot holds until the moment asked about
-    for earlier, later_at in zip(ordered, ends, strict=False):
-        if later_at - earlier.taken_at > max_gap_seconds:
-            continue
-        start, end = max(earlier.taken_at, since), min(later_at, until)
-        if end > start:
-            covered_spans.append((start, end))
-            tally.add(earlier, end - start)
+    where ``prices`` sets them. The pods of ``namespace`` are counted from ``pod_snapshots``
+    when given (a long history may keep pods for its recent part only), else from
+    ``snapshots``."""
+    intervals = _intervals(snapshots, since, until, max_gap_seconds)
+    tally = _Tally()
+    for snapshot, start, end in intervals:
+        tally.add(snapshot, end - start)
+    if pod_snapshots is not None:
+        pod_intervals = _intervals(pod_snapshots, since, until, max_gap_seconds)
+    else:
+        pod_intervals = intervals
     if prices is not None and not prices.per_gpu_hour:
         prices = None
     holdings = _holdings(tally, prices)
+    spans = [(start, end) for _, start, end in intervals]
     return UsageReport(
         since=since,
         until=until,
         max_gap_seconds=max_gap_seconds,
-        snapshots=sum(1 for s in ordered if since <= s.taken_at <= until),
-        covered_seconds=sum(end - start for start, end in covered_spans),
-        gaps=_gaps(covered_spans, since, until),
+        snapshots=sum(1 for s in snapshots if since <= s.taken_at <= until),
+        covered_seconds=sum(end - start for start, end in spans),
+        gaps=_gaps(spans, since, until),
         capacity_gpu_hours=tally.capacity / SECONDS_PER_HOUR,
         allocated_gpu_hours=sum(tally.gpu.values()) / SECONDS_PER_HOUR,
         namespaces=_namespace_rows(tally, holdings, priced=prices is not None),
-        pods=_rows(tally.pod_gpu, tally.pod_mib, tally.capacity, namespace),
+        pods=_pod_rows(pod_intervals, namespace) if namespace is not None else (),
         namespace=namespace,
         models=_models(tally, holdings, prices),
         holdings=holdings,
@@ -218,7 +210,45 @@ def usage_report(
         unpriced_models=tuple(
             sorted({h.model for h in holdings if prices is not None and h.cost is None})
         ),
+        pods_covered_seconds=sum(end - start for _, start, end in pod_intervals),
     )
+
+
+def _intervals(
+    snapshots: Sequence[Snapshot], since: float, until: float, max_gap_seconds: float
+) -> list[tuple[Snapshot, float, float]]:
+    """``(snapshot, start, end)``: each snapshot's figures hold from its time until the next
+    one's (the last one's until ``until``), cut to [since, until]; an interval longer than
+    ``max_gap_seconds`` is left out (a gap)."""
+    ordered = sorted(snapshots, key=lambda s: s.taken_at)
+    ends = [s.taken_at for s in ordered[1:]]
+    if ordered and until > ordered[-1].taken_at:
+        ends.append(until)  # the last snapshot holds until the moment asked about
+    found = []
+    for earlier, later_at in zip(ordered, ends, strict=False):
+        if later_at - earlier.taken_at > max_gap_seconds:
+            continue
+        start, end = max(earlier.taken_at, since), min(later_at, until)
+        if end > start:
+            found.append((earlier, start, end))
+    return found
+
+
+def _pod_rows(
+    intervals: list[tuple[Snapshot, float, float]], namespace: str
+) -> tuple[UsageRow, ...]:
+    """The pods of ``namespace``, their share of the cluster's capacity in the same time."""
+    gpu: defaultdict[str, float] = _zeros()
+    mib: defaultdict[str, float] = _zeros()
+    capacity = 0.0
+    for snapshot, start, end in intervals:
+        seconds = end - start
+        capacity += snapshot.totals.core_limit / 100.0 * seconds
+        for pod in snapshot.pods:
+            if pod.namespace == namespace:
+                gpu[pod.pod] += pod.cores / 100.0 * seconds
+                mib[pod.pod] += pod.mem_mib * seconds
+    return _rows(gpu, mib, capacity, namespace)
 
 
 def _most_first(rows: list[_R]) -> tuple[_R, ...]:

@@ -79,6 +79,12 @@ def render_body(report: UsageReport, *, top: int = 15, width: int = WIDTH) -> st
     if report.namespace is not None:
         lines.append("")
         lines.append(f"Pods of {visible(report.namespace)}")
+        if report.pods_covered_seconds < report.covered_seconds - 1.0:
+            lines += _wrap(
+                f"(counted over {span_text(report.pods_covered_seconds)}: pods are kept with "
+                "the recent snapshots only; the namespace's hours above cover the whole period)",
+                width,
+            )
         lines += _table(report.pods, "pod", top, "") if report.pods else ["(none in this period)"]
     return "\n".join(lines) + "\n"
 

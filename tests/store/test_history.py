@@ -17,6 +17,7 @@ from bot.live import RegistryLiveSource
 from bot.store.history import SnapshotHistory
 from bot.store.memory import MemoryStore
 from bot.store.redis_store import RedisStore
+from core.history.gpu_hours import usage_report
 from core.history.retention import horizon_seconds, kept_times
 from core.history.snapshot import Snapshot
 from core.settings import History
@@ -92,6 +93,13 @@ def test_sixteen_days_of_collections_stay_within_bounds(
     oldest = history.snapshots("gpu-prod", "ctx-a")[0]
     assert oldest.taken_at == min(times)
     assert oldest.pods in [state.pods for state in states]
+    # Every recorded time stays for GPU-hours, in one key per day with the usage TTL.
+    usage = history.usage_snapshots("gpu-prod", "ctx-a", START, clock.now)
+    assert [u.taken_at for u in usage] == recorded
+    usage_keys = list(client.scan_iter(match=f"{redis_key_prefix}:usage:*", count=1000))
+    assert len(usage_keys) == len({int(t // 86_400) for t in recorded})
+    for key in usage_keys:
+        assert 0 < client.pttl(key) <= (policy.usage_days + 1) * 86_400 * 1000
 
 
 def test_at_or_before_picks_the_right_snapshot_and_skips_unreadable_ones(
@@ -191,3 +199,41 @@ def test_history_failing_never_costs_the_answer(
         "could not record the history of cluster gpu-prod: Redis does not answer (GET: "
         in caplog.text
     )
+
+
+def test_gpu_hours_over_two_days_count_every_recorded_snapshot(
+    kv: RedisStore, states: list[Snapshot]
+) -> None:
+    clock = Clock(START)
+    history = SnapshotHistory(kv, policy=History(), clock=clock)
+    expected = 0.0
+    for step in range(2 * 144):  # every 10 minutes for two days
+        clock.now = START + step * 600
+        state = states[step % len(states)]
+        assert history.record("c1", None, dataclasses.replace(state, taken_at=clock.now))
+        if step < 2 * 144 - 1:
+            expected += state.totals.core_allocated / 100 * 600 / 3600
+    until = clock.now
+    kept = history.snapshots("c1")
+    assert len(kept) < 60  # the full snapshots: 48 recent and one a day
+    usage = history.usage_snapshots("c1", None, START, until, kept)
+    assert len(usage) == 2 * 144
+    report = usage_report(usage, since=START, until=until, max_gap_seconds=900)
+    assert report.gaps == () and report.covered_seconds == until - START
+    assert report.allocated_gpu_hours == pytest.approx(expected, rel=1e-9)
+    # The one before the start holds into the period; the pods come from the recent part.
+    later = history.usage_snapshots("c1", None, START + 900, until, kept)
+    assert later[0].taken_at == START + 600
+    biggest = report.namespaces[0].namespace
+    with_pods = usage_report(
+        usage,
+        since=START,
+        until=until,
+        max_gap_seconds=900,
+        namespace=biggest,
+        pod_snapshots=kept,
+    )
+    assert with_pods.pods and with_pods.pods_covered_seconds == pytest.approx(47 * 600)
+    # An unreadable day is skipped, not fatal.
+    kv.put(history.usage_key("c1", None, int(START // 86_400)), b"junk", 60)
+    assert len(history.usage_snapshots("c1", None, START, until, kept)) < 2 * 144

@@ -52,7 +52,16 @@ def test_the_prefix_is_applied_once(
         client.close()
     owners = {key.removeprefix(f"{redis_key_prefix}:").split(":")[0] for key in keys}
     # "health": the resilient store's write probe.
-    expected = {"scrape", "scrape-meta", "rate", "history", "history-index", "bot", "health"}
+    expected = {
+        "scrape",
+        "scrape-meta",
+        "rate",
+        "history",
+        "history-index",
+        "usage",
+        "bot",
+        "health",
+    }
     assert owners == expected
     assert not [key for key in keys if "hami-summary:" in key.removeprefix(redis_key_prefix)]
     assert f"{redis_key_prefix}:rate:user:U0ALICE1" in {k.rsplit(":", 1)[0] for k in keys}
