@@ -5,6 +5,7 @@ Prometheus-sourced cluster answers from range queries with the same method."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import time
@@ -236,3 +237,39 @@ def test_prices_in_the_settings_file_put_costs_beside_the_hours(
         assert row["currency"] == "EUR"
     models = {row["model"] for row in rows if row["scope"] == "model"}
     assert len(models) > 1
+
+
+def test_a_week_of_history_is_counted_past_the_recent_snapshots(
+    running: RunningBot, store: RedisStore
+) -> None:
+    """Seven days of snapshots every hour: the full history keeps 48 and one a day, the
+    usage records keep every one, so the week is counted without a gap."""
+    now = time.time()
+    states = [simulate_cluster(8, 4, seed=6)]
+    for _ in range(3):
+        states.append(drift_cluster(states[-1], steps=3))
+    snapshots = [
+        snapshot_of(summarize_text(render_exposition(c), SourceInfo(kind="file", label="x")), 0)
+        for c in states
+    ]
+    history = SnapshotHistory(store)
+    points = []
+    for step in range(7 * 24, -1, -1):
+        taken_at = now - step * 3600
+        index = (step // 6) % len(states)  # a change every six hours
+        assert history.record(
+            "demo", None, dataclasses.replace(snapshots[index], taken_at=taken_at)
+        )
+        points.append((taken_at, states[index]))
+    assert len(history.times("demo")) < 60
+    running.sender.command("demo gpu-hours since=7d", response_url=running.api.response_url("w"))
+    answer = html.unescape(blocks_text(_message_with(running, None, "GPU-hours").blocks))
+    asked = time.time()
+    flat = " ".join(answer.split())
+    assert "(7.0 days); covered 7.0 days by 168 snapshots" in flat, answer
+    assert "Not counted" not in flat
+    expected = _hours(points, asked - 7 * 86_400, asked)
+    got = _csv_hours(running)
+    assert got.keys() == {ns for ns, h in expected.items() if h > 0}
+    for namespace, hours in got.items():
+        assert hours == pytest.approx(expected[namespace], abs=0.05), namespace
