@@ -35,7 +35,7 @@ _CHANNEL = re.compile(r"^[CG][A-Z0-9]{2,30}$")
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
-DIGEST_FIELDS = ("name", "channel", "at", "time_zone", "weekdays", "context")
+DIGEST_FIELDS = ("name", "channel", "at", "time_zone", "weekdays", "context", "report", "since")
 # The condition of a rule, one per rule: registry key -> (kind, what its value is).
 RULE_KEYS: dict[str, tuple[RuleKind, str]] = {
     "free_whole_gpus_below": ("free_whole_gpus_below", "gpus"),
@@ -197,7 +197,22 @@ def read_digests(
             if "weekdays" in item
             else frozenset(range(7))
         )
-        name = items.name(where, body, item, f"{channel}-{at:%H%M}", seen)
+        report = (
+            items.read(where, item, "report", values.digest_report)
+            if "report" in item
+            else "summary"
+        )
+        if "since" in item and report != "gpu-hours":
+            raise reader.error(
+                item["since"][0], f'{where}: field "since" goes with report: gpu-hours'
+            )
+        span = (
+            items.read(where, item, "since", values.report_span)
+            if "since" in item
+            else 7 * 86_400.0
+        )
+        default_name = f"{channel}-{at:%H%M}" + ("-gpu-hours" if report == "gpu-hours" else "")
+        name = items.name(where, body, item, default_name, seen)
         line = body.start_mark.line + 1
         seen[name] = line
         digests.append(
@@ -207,6 +222,8 @@ def read_digests(
                 schedule=DigestSchedule(at, zone, days),
                 context=items.context(where, body, item),
                 defined_at=f"{reader.file}:{line}",
+                report=report,
+                span_seconds=span,
             )
         )
     return tuple(digests)

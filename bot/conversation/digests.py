@@ -30,7 +30,7 @@ def digests_reply(ctx: Context, *, user: str | None, channel: str | None) -> Mes
             upcoming = next_slot(digest.schedule, now)
             local = datetime.fromtimestamp(upcoming.due_at, digest.schedule.zone)
             when = (
-                f": {digest.schedule.describe()}. Next: {local:%a %Y-%m-%d %H:%M} "
+                f": {digest.describe()}. Next: {local:%a %Y-%m-%d %H:%M} "
                 f"(in {span_text(upcoming.due_at - now)})"
             )
             last = ctx.notices.last_posted(option.name, digest.name)

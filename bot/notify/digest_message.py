@@ -44,7 +44,8 @@ class DigestPost:
 
 def digest_line(cluster: str, digest: Digest, slot: Slot, late_at: float | None) -> str:
     """The line on top of a digest; a late one says when it was due and when it is posted."""
-    line = f":calendar: *Digest* of *{cluster}* ({digest.schedule.describe()})"
+    kind = "GPU-hours digest" if digest.report == "gpu-hours" else "Digest"
+    line = f":calendar: *{kind}* of *{cluster}* ({digest.describe()})"
     if late_at is not None:
         line += (
             f"\n:warning: *Late*: due at {local_clock(digest.schedule, slot.due_at)}, posted at "
@@ -102,9 +103,12 @@ def compose_digest(
     previous: Snapshot | None,
     late_at: float | None,
 ) -> DigestPost:
-    """Collect the cluster (through the shared cache) and lay out its digest."""
+    """Collect the cluster (through the shared cache) and lay out its digest; a GPU-hours
+    digest is the ``gpu-hours`` report over its span instead (nothing is collected)."""
     line = digest_line(cluster, digest, slot, late_at)
     fallback = f"Digest of {cluster}" + (" (late)" if late_at is not None else "")
+    if digest.report == "gpu-hours":
+        return _gpu_hours_digest(conversation, cluster, digest, line, fallback)
     command = ClusterCommand(cluster=cluster, context=digest.context)
     # The bot itself asks (user None): no rate limit, and the registry names the channel.
     reply = conversation.run(Plan(command, None, digest.channel))
@@ -120,3 +124,21 @@ def compose_digest(
     trend = trend_attachment(cluster, lambda: live.kept_snapshots(request))
     files = (*reply.attachments, *top.attachments, *changes.attachments, trend)
     return DigestPost(_with_line(line, top, fallback), (changes,), files, current)
+
+
+def _gpu_hours_digest(
+    conversation: Conversation, cluster: str, digest: Digest, line: str, fallback: str
+) -> DigestPost:
+    """The GPU-hours report of the digest's span, with its CSV and text files."""
+    command = ClusterCommand(
+        cluster=cluster,
+        context=digest.context,
+        gpu_hours=True,
+        since_seconds=digest.span_seconds,
+    )
+    reply = conversation.run(Plan(command, None, digest.channel))
+    if not isinstance(reply, TableReply):
+        return DigestPost(_with_line(line, slack_message(reply), fallback), (), (), None)
+    top = slack_message(replace(reply, attachments=()))
+    files = (*reply.attachments, *top.attachments)
+    return DigestPost(_with_line(line, top, fallback), (), files, None)

@@ -1,5 +1,6 @@
 """The notifier's loop, the same on every replica: look for due digests and alert evaluations
-every ``tick_seconds``; the leases decide which replica acts.
+every ``tick_seconds``, and collect clusters with a GPU-hours digest once per history spacing
+(``bot.notify.sampling``); the leases decide which replica acts.
 
 It pauses while Redis is degraded: each replica would then take every lease in its own memory
 and post the same digest, which "exactly once" forbids; it carries on by itself once Redis
@@ -20,6 +21,7 @@ from bot.live import RegistryLiveSource
 from bot.notify.alerts import AlertRunner
 from bot.notify.digests import DigestRunner
 from bot.notify.records import NotifyRecords
+from bot.notify.sampling import UsageSampler
 from bot.slack.app import build_web_client
 from bot.store.factory import redis_state
 from bot.store.kv import KeyValueStore
@@ -36,9 +38,11 @@ class NotifyLoop:
         *,
         tick_seconds: float,
         store_usable: Callable[[], bool] = lambda: True,
+        sampler: UsageSampler | None = None,
     ) -> None:
         self.digests = digests
         self.alerts = alerts
+        self.sampler = sampler
         self.tick_seconds = tick_seconds
         self._store_usable = store_usable
         self._paused = False
@@ -55,6 +59,8 @@ class NotifyLoop:
         if self._paused:
             log.info("digests and alerts resumed: Redis takes writes again")
             self._paused = False
+        if self.sampler is not None:
+            self.sampler.tick()
         self.digests.tick()
         self.alerts.tick()
 
@@ -119,4 +125,5 @@ def build_notify_loop(
         ),
         tick_seconds=settings.tick_seconds,
         store_usable=lambda: redis_state(store).state != "degraded",
+        sampler=UsageSampler(registry, live, clock=clock),
     )

@@ -42,6 +42,17 @@ class Digest:
     schedule: DigestSchedule
     context: str | None = None
     defined_at: str = ""  # "file:line" of the declaration
+    report: str = "summary"  # or "gpu-hours" (``core.notify.values.DIGEST_REPORTS``)
+    span_seconds: float = 7 * 86_400.0  # how far back a gpu-hours digest reaches
+
+    def describe(self) -> str:
+        """``09:00 Europe/Berlin, mon-fri``, after ``GPU-hours of 7.0 days, `` for a usage
+        report."""
+        if self.report == "gpu-hours":
+            days = self.span_seconds / 86_400
+            span = f"{days:g} days" if days >= 1 else f"{self.span_seconds / 3600:g} h"
+            return f"GPU-hours of the last {span}, {self.schedule.describe()}"
+        return self.schedule.describe()
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,11 @@ _DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400}
 MAX_DURATION_SECONDS = 14 * 86_400
 
 
+# A GPU-hours digest reports over at most as long as the usage records are kept by default.
+MAX_REPORT_SPAN_SECONDS = 35 * 86_400
+DIGEST_REPORTS = ("summary", "gpu-hours")
+
+
 class NotifyValueError(ValueError):
     """A declared value the bot cannot use; ``message`` is written for whoever edits the file."""
 
@@ -135,6 +140,25 @@ def duration_seconds(raw: object) -> float:
             f"{raw!r} is not a duration from 1 s to 14 days; write e.g. 90s, 10m, 1h or 2d"
         )
     return seconds
+
+
+def digest_report(raw: object) -> str:
+    """What a digest posts: ``summary`` (the default) or ``gpu-hours``."""
+    if isinstance(raw, str) and raw.strip().lower() in DIGEST_REPORTS:
+        return raw.strip().lower()
+    raise NotifyValueError(f"{raw!r} is not a digest report; write summary or gpu-hours")
+
+
+def report_span(raw: object) -> float:
+    """How far back a GPU-hours digest reaches: ``"24h"``, ``"7d"``, ``"30d"`` (1 h to 35
+    days)."""
+    match = _DURATION.fullmatch(raw.strip().lower()) if isinstance(raw, str) else None
+    seconds = int(match.group(1)) * _DURATION_UNITS[match.group(2)] if match else 0
+    if not 3600 <= seconds <= MAX_REPORT_SPAN_SECONDS:
+        raise NotifyValueError(
+            f"{raw!r} is not a span from 1 h to 35 days; write e.g. 24h, 7d or 30d"
+        )
+    return float(seconds)
 
 
 def percent(raw: object) -> float:

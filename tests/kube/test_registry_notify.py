@@ -88,6 +88,21 @@ def test_the_example_reads_as_declared(tmp_path: Path) -> None:
     assert entry.alerts[0].model == "H100" and entry.alerts[1].namespace == "team-a"
 
 
+def test_a_weekly_gpu_hours_digest_reads_as_declared(tmp_path: Path) -> None:
+    path = tmp_path / "clusters.yaml"
+    path.write_text(
+        HEAD + '    digests:\n      - channel: C0GPUOPS\n        at: "09:00"\n'
+        "        weekdays: [mon]\n        report: gpu-hours\n"
+        '      - channel: C0GPUOPS\n        at: "09:00"\n        report: gpu-hours\n'
+        "        since: 30d\n        name: monthly\n",
+        encoding="utf-8",
+    )
+    weekly, monthly = load_registry(path).entries[0].digests
+    assert weekly.name == "C0GPUOPS-0900-gpu-hours" and weekly.report == "gpu-hours"
+    assert weekly.describe() == "GPU-hours of the last 7 days, 09:00 UTC, mon"
+    assert monthly.span_seconds == 30 * 86_400
+
+
 @pytest.mark.parametrize(
     ("declaration", "expected"),
     [
@@ -110,6 +125,21 @@ def test_the_example_reads_as_declared(tmp_path: Path) -> None:
         (
             "    digests:\n      - channel: C0GPUOPS\n",
             'FILE:7: clusters[0] ("prod"): digests[0]: field "at" is required',
+        ),
+        (
+            '    digests:\n      - channel: C0GPUOPS\n        at: "09:00"\n        report: usage\n',
+            'FILE:9: clusters[0] ("prod"): digests[0]: field "report": \'usage\' is not a '
+            "digest report; write summary or gpu-hours",
+        ),
+        (
+            '    digests:\n      - channel: C0GPUOPS\n        at: "09:00"\n        since: 7d\n',
+            'FILE:9: clusters[0] ("prod"): digests[0]: field "since" goes with report: gpu-hours',
+        ),
+        (
+            '    digests:\n      - channel: C0GPUOPS\n        at: "09:00"\n'
+            "        report: gpu-hours\n        since: 90d\n",
+            'FILE:10: clusters[0] ("prod"): digests[0]: field "since": \'90d\' is not a span '
+            "from 1 h to 35 days; write e.g. 24h, 7d or 30d",
         ),
         (
             '    digests:\n      - channel: "#gpu-ops"\n        at: "09:00"\n',
@@ -227,7 +257,8 @@ def test_the_documented_example_is_a_registry_the_bot_accepts(tmp_path: Path) ->
     path = tmp_path / "clusters.yaml"
     path.write_text(example, encoding="utf-8")
     [entry] = load_registry(path).entries
-    assert len(entry.digests) == 1 and len(entry.alerts) == 7
+    assert len(entry.digests) == 2 and len(entry.alerts) == 7
     assert entry.digests[0].schedule.describe() == "09:00 Europe/Berlin, mon-fri"
+    assert entry.digests[1].describe() == "GPU-hours of the last 7 days, 09:00 UTC, mon"
     pending = entry.alerts[-1]
     assert (pending.kind, pending.threshold, pending.namespace) == ("pods_pending", 1800.0, "ml")
