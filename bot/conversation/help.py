@@ -46,8 +46,9 @@ def help_reply(admin_notes: Sequence[str] = ()) -> MessageReply:
         "GPUs, cores and memory allocated, free whole GPUs per model, firing alerts.",
         "• `/hami-summary <cluster> changes [since=1h|24h|7d]` — what changed since then, "
         "with a trend chart.",
-        "• `/hami-summary <cluster> gpu-hours [since=24h|7d] [ns=NAMESPACE]` — GPU-hours "
-        "per namespace (allocated cores / 100 x hours) over the kept history, with a CSV.",
+        "• `/hami-summary <cluster> gpu-hours [since=24h|7d|30d] [ns=NAMESPACE]` — GPU-hours "
+        "per namespace and GPU model (allocated cores / 100 x hours) over the kept history, "
+        "with a CSV.",
         "• `/hami-summary <cluster> pending [ns=NAMESPACE]` — the pods waiting for HAMi's "
         "resources, grouped by HAMi's reason, longest waiting first.",
         "• `/hami-summary <cluster> why NAMESPACE/POD` — why that pod is pending: its "

@@ -191,25 +191,30 @@ Command = (
 COMMAND_USAGE = (
     "/hami-summary <cluster> [ns=NAMESPACE] [node=NODE] [context=CONTEXT] [runtime] [usage] "
     f"[fresh] [{FIT_USAGE}] | <cluster> changes [since=1h|24h|7d] | <cluster> pending "
-    "[ns=NAMESPACE] | <cluster> why NAMESPACE/POD | <cluster> gpu-hours [since=24h|7d] "
+    "[ns=NAMESPACE] | <cluster> why NAMESPACE/POD | <cluster> gpu-hours [since=24h|7d|30d] "
     "[ns=NAMESPACE]"
 )
 
 # ``since=`` of ``changes``: a whole number of minutes, hours or days, up to the kept history.
 _SINCE = re.compile(r"^([0-9]{1,5}+)(min|m|h|d)$")
 _SINCE_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86_400}
-MAX_SINCE_SECONDS = 15 * 86_400
+MAX_SINCE_DAYS = 15  # ``changes``: the daily snapshots reach 14 days back
+GPU_HOURS_MAX_SINCE_DAYS = 35  # ``gpu-hours``: the usage records are kept 35 days
 DEFAULT_SINCE_SECONDS = 3600.0
 
 
-def parse_since(value: str) -> float:
+def _since(value: str, gpu_hours: bool) -> float:
+    return parse_since(value, GPU_HOURS_MAX_SINCE_DAYS if gpu_hours else MAX_SINCE_DAYS)
+
+
+def parse_since(value: str, max_days: int = MAX_SINCE_DAYS) -> float:
     """``30m``, ``1h``, ``24h``, ``7d`` in seconds; ``InputError`` naming the value otherwise."""
     match = _SINCE.match(value.lower())
     seconds = int(match.group(1)) * _SINCE_UNITS[match.group(2)] if match else 0
-    if not 0 < seconds <= MAX_SINCE_SECONDS:
+    if not 0 < seconds <= max_days * 86_400:
         raise InputError(
             f"'since={value}' is not a time span I keep history for: use minutes, hours or days "
-            "up to 15 days, e.g. since=30m, since=24h or since=7d."
+            f"up to {max_days} days, e.g. since=30m, since=24h or since=7d."
         )
     return float(seconds)
 
@@ -297,7 +302,7 @@ def parse_command(text: str) -> Command:
         usage="usage" in flags,
         fit=fit,
         changes="changes" in flags,
-        since_seconds=parse_since(since) if since is not None else None,
+        since_seconds=_since(since, GPU_HOURS_WORD in flags) if since is not None else None,
         pending=PENDING_WORD in flags,
         why=why,
         gpu_hours=GPU_HOURS_WORD in flags,
@@ -456,7 +461,7 @@ def parse_follow_up(text: str) -> FollowUp | None:
     action: FollowUpAction | None = None
     namespace: str | None = None
     node: str | None = None
-    since: float | None = None
+    since_text: str | None = None
     clear = False
     pod: PodRef | None = None
     index = 0
@@ -480,7 +485,7 @@ def parse_follow_up(text: str) -> FollowUp | None:
             else:
                 namespace = _check_namespace(value)
         elif key == "since" and sep:
-            since = parse_since(value)
+            since_text = value
         elif sep:
             return None
         elif key in CLEAR_WORDS and not clear:
@@ -490,8 +495,9 @@ def parse_follow_up(text: str) -> FollowUp | None:
         else:
             return None
         index += 1
-    if since is not None and action not in ("changes", "gpu-hours"):
+    if since_text is not None and action not in ("changes", "gpu-hours"):
         raise InputError("since= goes with `changes` or `gpu-hours`, e.g. `changes since=24h`.")
+    since = _since(since_text, action == "gpu-hours") if since_text is not None else None
     if clear and (namespace is not None or node is not None):
         raise InputError(
             "`all` is the whole cluster, without a filter: ask `all`, or `ns NAME` / "

@@ -96,3 +96,16 @@ def test_gpu_hours_as_a_thread_follow_up() -> None:
     with pytest.raises(InputError) as caught:
         parse_follow_up("gpus since=7d")
     assert "since= goes with `changes` or `gpu-hours`" in caught.value.message
+
+
+def test_gpu_hours_reach_back_as_far_as_usage_is_kept_and_changes_do_not() -> None:
+    month = 30 * 86_400.0
+    assert parse_command("prod gpu-hours since=30d").since_seconds == month
+    assert parse_follow_up("gpu-hours since=30d") == FollowUp("gpu-hours", since_seconds=month)
+    assert parse_follow_up("since=30d gpu-hours") == FollowUp("gpu-hours", since_seconds=month)
+    with pytest.raises(InputError, match="up to 35 days"):
+        parse_command("prod gpu-hours since=36d")
+    with pytest.raises(InputError, match="up to 15 days"):
+        parse_command("prod changes since=30d")
+    with pytest.raises(InputError, match="up to 15 days"):
+        parse_follow_up("changes since=30d")
