@@ -103,10 +103,11 @@ class PrometheusHistory:
         )
         return snapshot_of(summarize_text(text, source, settings=self.settings), moment)
 
-    def _states(
+    def _fetch(
         self, start: float, end: float, step_seconds: float, deadline: Deadline
-    ) -> list[Snapshot]:
-        states = fetch_range(
+    ) -> list[tuple[float, str]]:
+        """``(time, exposition)`` of each evaluation of [start, end] with scheduler series."""
+        return fetch_range(
             self.base_url,
             self.entry.prometheus_selector,
             start=start,
@@ -115,7 +116,12 @@ class PrometheusHistory:
             label=self._label,
             deadline=deadline,
         )
-        return [self._snapshot(moment, text) for moment, text in states]
+
+    def _states(
+        self, start: float, end: float, step_seconds: float, deadline: Deadline
+    ) -> list[Snapshot]:
+        fetched = self._fetch(start, end, step_seconds, deadline)
+        return [self._snapshot(moment, text) for moment, text in fetched]
 
     def at_or_before(self, moment: float) -> Snapshot:
         """The state at ``moment``, else the oldest one after it; ``CollectionError`` when
@@ -180,15 +186,7 @@ class PrometheusHistory:
         start = first
         while start <= last:
             end = min(last, start + (per_query - 1) * step)
-            fetched = fetch_range(
-                self.base_url,
-                self.entry.prometheus_selector,
-                start=start,
-                end=end,
-                step_seconds=step,
-                label=self._label,
-                deadline=deadline,
-            )
+            fetched = self._fetch(start, end, step, deadline)
             states += [self._snapshot(moment, text) for moment, text in fetched]
             series = max([series, *(text.count("\n") for _, text in fetched)])
             wanted = MAX_POINTS_PER_SERIES if series else UNSIZED_POINTS
