@@ -186,18 +186,25 @@ class RedisStore:
         self._call("SET", self._client.set, self.key(key), value, px=ttl_milliseconds(ttl_seconds))
 
     def put_durably(self, key: str, value: bytes, ttl_seconds: float) -> bool:
-        """SET, WAIT for one replica and read the replication state, in one round trip on one
-        connection (WAIT counts the acknowledgements of its own connection's writes).
+        """SET, and when the master has replicas, WAIT for one of them.
 
-        WAIT waits half the socket timeout, so the call still ends within it.
+        A master without replicas has nothing a failover could lose, and WAIT there would block
+        for its whole timeout, so the replication state is read first. With replicas, SET and
+        WAIT go in one pipeline on one connection (WAIT counts the acknowledgements of its own
+        connection's writes), and WAIT waits half the socket timeout, so the call still ends
+        within it.
         """
         full_key = self.key(key)
-        pipe = self._client_holding(full_key).pipeline(transaction=False)
+        client = self._client_holding(full_key)
+        replication = self._call("INFO replication", client.info, "replication")
+        if int(replication.get("connected_slaves", 0)) == 0:
+            self._call("SET", client.set, full_key, value, px=ttl_milliseconds(ttl_seconds))
+            return True
+        pipe = client.pipeline(transaction=False)
         pipe.set(full_key, value, px=ttl_milliseconds(ttl_seconds))
         pipe.execute_command("WAIT", 1, self._wait_milliseconds)  # type: ignore[no-untyped-call]
-        pipe.info("replication")
-        _, acknowledged, replication = self._call("SET and WAIT", pipe.execute)
-        return int(acknowledged) >= 1 or int(replication.get("connected_slaves", 0)) == 0
+        _, acknowledged = self._call("SET and WAIT", pipe.execute)
+        return int(acknowledged) >= 1
 
     def _client_holding(self, full_key: str) -> redis.Redis:
         """The client of the master holding ``full_key``: in a cluster, that node's."""

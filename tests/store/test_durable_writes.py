@@ -67,6 +67,15 @@ def test_without_a_replica_there_is_nothing_a_failover_could_lose(
     assert MemoryStore().put_durably("k", b"v", 30) is True
 
 
+def test_without_a_replica_the_write_does_not_wait(private_redis: RedisServerProcess) -> None:
+    # A WAIT here would block for half the timeout (5 s) before answering 0.
+    store = RedisStore(private_redis.url, "durable", timeout_seconds=10)
+    started = time.monotonic()
+    assert store.put_durably("k", b"v", 30) is True
+    assert time.monotonic() - started < 2.5
+    assert store.get("k") == b"v"
+
+
 def test_a_store_answering_from_memory_is_not_durable(private_redis: RedisServerProcess) -> None:
     store = ResilientStore(RedisStore(private_redis.url, "durable"))
     private_redis.stop()
