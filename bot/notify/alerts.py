@@ -5,8 +5,10 @@ interval ago, on any replica), the replica that takes the cluster's lease collec
 the scrape cache (a cached collection serves; otherwise one scrape, shared with any answer in
 flight), advances each rule (``core.notify.rule_state``) and posts only what changed since the
 last post: the firing message, then the resolution in its thread. A silenced rule posts
-nothing until the silence ends; then whatever differs from the last post is posted. Each tick
-also puts the shared states on ``/metrics``, on every replica.
+nothing until the silence ends; then whatever differs from the last post is posted. Each post
+is announced first in a durable post record (``bot.notify.records.AlertPost``), so a failover
+that loses the states cannot make a message sent twice. Each tick also puts the shared states
+on ``/metrics``, on every replica.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from slack_sdk import WebClient
 from bot.clusters.registry import ClusterEntry, ClusterRegistry
 from bot.conversation.clusters import LiveRequest, LiveSource
 from bot.notify.alert_messages import firing_message, resolved_message
-from bot.notify.lease import Lease
+from bot.notify.lease import Lease, replica_id
 from bot.notify.metrics import show_alert
-from bot.notify.records import ClusterAlerts, NotifyRecords, RuleRecord
+from bot.notify.records import AlertPost, ClusterAlerts, NotifyRecords, RuleRecord
 from bot.slack.delivery import Delivery
 from core.errors import InputError
 from core.history.snapshot import snapshot_of, summary_time
@@ -144,47 +146,126 @@ class AlertRunner:
         if not self.records.keep_alerts(entry.name, after):
             log.warning(
                 "alert states of %s did not reach a Redis replica in time: a failover now "
-                "could lose them, and a change posted in this evaluation be posted again",
+                "could lose them (the post records keep a message from being sent twice)",
                 entry.name,
             )
         return after
 
     def _post_change(self, entry: ClusterEntry, rule: AlertRule, record: RuleRecord) -> RuleRecord:
         """``record`` after posting what differs from the last post (unless silenced)."""
+        last = self.records.alert_post(entry.name, rule.name)
+        record = self._as_last_posted(entry, rule, record, last)
         state = record.state
         if state.firing == record.posted_firing:
             return record
         now = self.clock()
         if self.records.active_silence(entry.name, rule.name, now) is not None:
             return record
+        if state.firing:
+            intent = AlertPost(
+                True,
+                "sending",
+                now,
+                replica_id(),
+                channel=rule.channel,
+                fired_at=state.firing_since,
+            )
+        else:
+            intent = AlertPost(False, "sending", now, replica_id())
+        if not self.records.mark_alert_post(entry.name, rule.name, intent):
+            # Posting now, a Redis failover could lose the record and the message be sent
+            # twice. Nothing was sent: the next evaluation tries again (late at worst).
+            self.records.restore_alert_post(entry.name, rule.name, last)
+            log.warning(
+                "alert %s of %s waits: its post record did not reach a Redis replica in time, "
+                "and a failover could lose it; trying again at the next evaluation",
+                rule.name,
+                entry.name,
+            )
+            return record
         try:
-            if state.firing:
-                text = firing_text(entry.name, rule, state)
-                ts = self.delivery.post(
-                    rule.channel, None, firing_message(text, entry.name, rule.name, rule.defined_at)
-                )
-                if ts is None:
-                    log.warning(
-                        "alert %s of %s: the bot may not post in %s; invite it there",
-                        rule.name,
-                        entry.name,
-                        rule.channel,
-                    )
-                    return record
-                log.info("alert %s of %s fired", rule.name, entry.name)
-                return replace(
-                    record,
-                    posted_firing=True,
-                    ts=ts,
-                    channel=rule.channel,
-                    fired_at=state.firing_since,
-                )
-            text = resolved_text(entry.name, rule, record.fired_at, now)
-            channel = record.channel or rule.channel
-            self.delivery.post(channel, record.ts, resolved_message(text))
-            log.info("alert %s of %s resolved", rule.name, entry.name)
-            return replace(record, posted_firing=False, ts=None, channel=None, fired_at=None)
+            posted = self._post(entry, rule, record, now)
         except Exception:
             # Not marked as posted: the next evaluation posts it again.
+            self.records.restore_alert_post(entry.name, rule.name, last)
             log.exception("alert %s of %s: posting the change failed", rule.name, entry.name)
             return record
+        if posted is None:
+            self.records.restore_alert_post(entry.name, rule.name, last)
+            return record
+        self.records.mark_alert_post(
+            entry.name,
+            rule.name,
+            replace(intent, state="posted", ts=posted.ts, at=self.clock()),
+        )
+        return posted
+
+    def _post(
+        self, entry: ClusterEntry, rule: AlertRule, record: RuleRecord, now: float
+    ) -> RuleRecord | None:
+        """Send the firing message or the resolution; ``record`` as posted, or None when the
+        bot may not post in the rule's channel."""
+        state = record.state
+        if state.firing:
+            text = firing_text(entry.name, rule, state)
+            ts = self.delivery.post(
+                rule.channel, None, firing_message(text, entry.name, rule.name, rule.defined_at)
+            )
+            if ts is None:
+                log.warning(
+                    "alert %s of %s: the bot may not post in %s; invite it there",
+                    rule.name,
+                    entry.name,
+                    rule.channel,
+                )
+                return None
+            log.info("alert %s of %s fired", rule.name, entry.name)
+            return replace(
+                record,
+                posted_firing=True,
+                ts=ts,
+                channel=rule.channel,
+                fired_at=state.firing_since,
+            )
+        text = resolved_text(entry.name, rule, record.fired_at, now)
+        channel = record.channel or rule.channel
+        self.delivery.post(channel, record.ts, resolved_message(text))
+        log.info("alert %s of %s resolved", rule.name, entry.name)
+        return replace(record, posted_firing=False, ts=None, channel=None, fired_at=None)
+
+    def _as_last_posted(
+        self, entry: ClusterEntry, rule: AlertRule, record: RuleRecord, last: AlertPost | None
+    ) -> RuleRecord:
+        """``record`` with what was last sent as the rule's post record says.
+
+        The post record is written durably before a message goes out and the rule's state only
+        at the end of the evaluation, so when the two disagree a failover (or another
+        release's state) lost the state, and the post record is right. A ``sending`` record
+        left by a replica that stopped counts as sent: nobody knows whether Slack has it, and
+        sending again could make two.
+        """
+        if last is None or last.firing == record.posted_firing:
+            return record
+        what = "firing message" if last.firing else "resolution"
+        if last.state == "posted":
+            log.warning(
+                "alert %s of %s: its state was lost after %s posted its %s; not posting it again",
+                rule.name,
+                entry.name,
+                last.by or "a replica",
+                what,
+            )
+        else:
+            log.warning(
+                "alert %s of %s: %s began posting its %s and stopped before Slack answered; "
+                "not posting it again (Slack may have it)",
+                rule.name,
+                entry.name,
+                last.by or "a replica",
+                what,
+            )
+        if last.firing:
+            return replace(
+                record, posted_firing=True, ts=last.ts, channel=last.channel, fired_at=last.fired_at
+            )
+        return replace(record, posted_firing=False, ts=None, channel=None, fired_at=None)

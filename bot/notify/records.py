@@ -9,6 +9,11 @@ either leaves the slot alone, even when the one that wrote ``sending`` died befo
 Slack's answer: then nobody knows whether Slack has the message, and posting again could make
 two. ``sending`` and the alert states are written durably (``KeyValueStore.put_durably``): a
 Redis failover promotes a replica, and a record the replica never got would be gone.
+
+An alert's post has the same kind of record (``AlertPost``), one per rule: ``sending`` written
+durably before the firing or resolved message goes out, ``posted`` after. The rule's state is
+written at the end of the evaluation, so a failover can lose it after the post; the post
+record then still says what Slack was last sent, and the message is not sent again.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from core.history.snapshot import Snapshot, SnapshotFormatError, decode_snapshot
 from core.notify.rule_state import RuleState
 
 SlotState = Literal["sending", "posted", "failed"]
+PostState = Literal["sending", "posted"]
 
 # A slot's record outlives the hour in which the slot can still be posted.
 SLOT_TTL_SECONDS = 2 * 86_400.0
@@ -57,6 +63,20 @@ class RuleRecord:
     state: RuleState = field(default_factory=RuleState)
     posted_firing: bool = False  # a firing message is out and not resolved yet
     ts: str | None = None  # that message, in ``channel``
+    channel: str | None = None
+    fired_at: float | None = None  # when the posted firing began
+
+
+@dataclass(frozen=True, slots=True)
+class AlertPost:
+    """The last message about a rule sent to Slack, or being sent: its firing message
+    (``firing``) or its resolution."""
+
+    firing: bool
+    state: PostState
+    at: float  # when the record was written
+    by: str = ""  # the replica
+    ts: str | None = None  # the firing message, in ``channel``
     channel: str | None = None
     fired_at: float | None = None  # when the posted firing began
 
@@ -214,6 +234,54 @@ class NotifyRecords:
             codec.encode("alerts", payload, compress=True),
             ALERT_STATE_TTL_SECONDS,
         )
+
+    def alert_post(self, cluster: str, rule: str) -> AlertPost | None:
+        payload = codec.decode("alert-post", self.kv.get(self._key("alert-post", cluster, rule)))
+        if payload is None:
+            return None
+        try:
+            state = payload["state"]
+            if state not in ("sending", "posted"):
+                return None
+            return AlertPost(
+                firing=bool(payload["firing"]),
+                state=state,
+                at=float(payload["at"]),
+                by=str(payload.get("by") or ""),
+                ts=payload.get("ts"),
+                channel=payload.get("channel"),
+                fired_at=payload.get("fired_at"),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def mark_alert_post(self, cluster: str, rule: str, post: AlertPost) -> bool:
+        """Write the rule's post record; True unless it is ``sending`` and a failover could
+        lose it (``put_durably``)."""
+        key = self._key("alert-post", cluster, rule)
+        encoded = codec.encode(
+            "alert-post",
+            {
+                "firing": post.firing,
+                "state": post.state,
+                "at": post.at,
+                "by": post.by,
+                "ts": post.ts,
+                "channel": post.channel,
+                "fired_at": post.fired_at,
+            },
+        )
+        if post.state == "sending":
+            return self.kv.put_durably(key, encoded, ALERT_STATE_TTL_SECONDS)
+        self.kv.put(key, encoded, ALERT_STATE_TTL_SECONDS)
+        return True
+
+    def restore_alert_post(self, cluster: str, rule: str, previous: AlertPost | None) -> None:
+        """Put back the record a ``sending`` replaced, when nothing was sent after all."""
+        if previous is None:
+            self.kv.delete(self._key("alert-post", cluster, rule))
+        else:
+            self.mark_alert_post(cluster, rule, previous)
 
     # -- silences --------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.config import NotifySettings
+from bot.notify.records import AlertPost, ClusterAlerts
 from bot.ops.endpoints import Readiness, ops_routes
 from bot.web.server import BotHttpServer
 from core.simulate import render_exposition, simulate_cluster
@@ -143,6 +144,56 @@ def test_fires_once_stays_quiet_resolves_once_in_the_thread(alerting: Notified) 
     for _ in range(2):
         evaluate_on_both(n)
     assert len(n.posts()) == 1 and len(n.posts(thread_ts=ts)) == 1
+
+
+def test_alert_states_lost_after_a_post_do_not_make_it_posted_twice(alerting: Notified) -> None:
+    # A failover loses the last write when the new master never got it: here the states
+    # written after the firing message went out.
+    n = alerting
+    n.exporter.text = BUSY
+    evaluate_on_both(n)
+    [ts] = n.top_level_ts()
+    n.records.keep_alerts("demo", ClusterAlerts())
+
+    assert evaluate_on_both(n) == ["demo"]
+    assert len(n.posts()) == 1
+    record = n.records.alerts("demo").rules["few-free"]
+    assert record.posted_firing and record.ts == ts  # taken back from the post record
+
+    n.records.keep_alerts("demo", ClusterAlerts())  # and again after the resolution
+    n.exporter.text = IDLE
+    evaluate_on_both(n)
+    assert len(n.posts(thread_ts=ts)) == 1
+    evaluate_on_both(n)
+    assert len(n.posts()) == 1 and len(n.posts(thread_ts=ts)) == 1
+    assert not n.records.alerts("demo").rules["few-free"].posted_firing
+
+    n.exporter.text = BUSY  # a new firing is a new message
+    evaluate_on_both(n)
+    assert len(n.top_level_ts()) == 2
+
+
+def test_a_post_a_stopped_replica_began_is_not_sent_again(alerting: Notified) -> None:
+    # What a replica leaves when it stops between its post record and Slack's answer: nobody
+    # knows whether Slack has the message, so it is not sent (a second copy could be two).
+    n = alerting
+    n.records.mark_alert_post(
+        "demo",
+        "few-free",
+        AlertPost(True, "sending", n.clock.now, "replica-gone", channel=OPS, fired_at=n.clock.now),
+    )
+    n.exporter.text = BUSY
+    evaluate_on_both(n)
+    assert n.posts() == []
+    record = n.records.alerts("demo").rules["few-free"]
+    assert record.posted_firing and record.ts is None
+    # Its resolution still goes out (in the channel, the firing message's ts being unknown).
+    n.exporter.text = IDLE
+    evaluate_on_both(n)
+    [resolved] = n.posts()
+    assert "Resolved: demo / few-free" in blocks_text(resolved.json_param("blocks"))
+    post = n.records.alert_post("demo", "few-free")
+    assert post is not None and (post.firing, post.state) == (False, "posted")
 
 
 def test_a_silence_pressed_in_slack_holds_on_every_replica(alerting: Notified) -> None:

@@ -16,6 +16,7 @@ from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
 from tests.conftest import read_fixture
 from tests.notify.conftest import OPS, Clock, start_notified, stop_notified, utc_minute
+from tests.notify.test_alerts import BUSY, FREE_WHEN_BUSY
 from tests.slack.conftest import MetricsServer
 from tests.support.redis_server import RedisServerProcess
 from tests.support.redis_topologies import SentinelGroup
@@ -123,6 +124,40 @@ def test_a_digest_waits_while_its_mark_cannot_be_replicated(
         # The replica is back: the next tick posts it, once.
         assert [o.outcome for o in n.b.loop.digests.tick()] == ["posted"]
         assert [o.outcome for o in n.a.loop.digests.tick()] == ["done"]
+        assert len(n.posts()) == 1
+    finally:
+        stop_notified(n, server)
+        exporter.stop()
+
+
+def test_an_alert_waits_while_its_post_record_cannot_be_replicated(
+    slack_api: SlackWebApi, sentinel: SentinelGroup, tmp_path: Path
+) -> None:
+    exporter = MetricsServer(BUSY)
+    declared = (
+        "    alerts:\n"
+        "      - name: few-free\n"
+        f"        channel: {OPS}\n"
+        f"        free_whole_gpus_below: {FREE_WHEN_BUSY + 1}\n"
+    )
+    settings = NotifySettings(alert_interval_seconds=60, lease_seconds=5, tick_seconds=1)
+    clock = Clock(time.time())
+    n, server = start_notified(
+        slack_api, exporter, sentinel.url, "durable-alert", tmp_path, declared, clock, settings
+    )
+    try:
+        sentinel.replica.pause()
+        try:
+            assert n.a.loop.alerts.tick() == ["demo"]
+        finally:
+            sentinel.replica.resume()
+        assert n.posts() == []
+        assert n.records.alert_post("demo", "few-free") is None  # taken back, nothing sent
+        # The replica is back: the next evaluation posts it, once.
+        clock.now += 60
+        assert n.b.loop.alerts.tick() == ["demo"]
+        clock.now += 60
+        assert n.a.loop.alerts.tick() == ["demo"]
         assert len(n.posts()) == 1
     finally:
         stop_notified(n, server)
