@@ -111,6 +111,10 @@ class RedisServerProcess:
             f"redis-server on port {self.port} did not answer within {timeout_seconds} s"
         )
 
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
     def stop(self) -> None:
         """Stop the server and wait until the port no longer answers."""
         if self._process is None:

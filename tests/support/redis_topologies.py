@@ -4,7 +4,8 @@
   (``redis-server --sentinel``) monitoring it with a quorum of two; a killed master is replaced
   by the replica in about two seconds (``down-after-milliseconds`` 1000).
 * ``RedisClusterGroup``: three masters with ``--cluster-enabled yes``, joined by
-  ``redis-cli --cluster create`` with the 16,384 slots split between them.
+  ``redis-cli --cluster create`` with the 16,384 slots split between them; with replicas, a
+  killed master's replica is promoted within a few node timeouts.
 
 Both give the ``REDIS_URL`` the bot takes for them (``bot.redis_url``), and
 ``redis_client`` opens the matching redis-py client for a test's own checks.
@@ -156,12 +157,15 @@ class SentinelGroup:
         finally:
             client.close()
 
-    def kill_master(self) -> None:
-        """SIGKILL the master; the sentinels promote the replica."""
-        killed = self.master if self.master_port() == self.master.port else self.replica
+    def kill_master(self, key: str = "") -> int:
+        """SIGKILL the master (it holds every ``key``); the sentinels promote the replica.
+        The killed port."""
+        port = self.master_port()
+        killed = self.master if port == self.master.port else self.replica
         killed.kill()
+        return port
 
-    def wait_for_failover(self, old_port: int, timeout_seconds: float = 30.0) -> int:
+    def wait_for_failover(self, key: str, old_port: int, timeout_seconds: float = 30.0) -> int:
         """The new master's port once the sentinels name one other than ``old_port`` and it
         takes writes."""
         wait_for(
@@ -207,10 +211,11 @@ def cluster_port() -> int:
 
 
 class RedisClusterGroup:
-    """Three cluster-enabled masters joined into one Redis Cluster; ``url`` is the bot's
-    ``REDIS_URL``."""
+    """Three cluster-enabled masters joined into one Redis Cluster, each with
+    ``replicas_per_master`` replicas; ``url`` is the bot's ``REDIS_URL`` (the masters)."""
 
-    def __init__(self) -> None:
+    def __init__(self, replicas_per_master: int = 0, node_timeout_ms: int = 2000) -> None:
+        self.replicas_per_master = replicas_per_master
         self.nodes = [
             RedisServerProcess(
                 cluster_port(),
@@ -220,12 +225,13 @@ class RedisClusterGroup:
                     "--cluster-config-file",
                     "nodes.conf",
                     "--cluster-node-timeout",
-                    "2000",
+                    str(node_timeout_ms),
                 ),
             )
-            for _ in range(3)
+            for _ in range(3 * (1 + replicas_per_master))
         ]
-        self.url = "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+        # ``--cluster create`` makes the first three nodes the masters.
+        self.url = "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes[:3])
 
     def start(self) -> RedisClusterGroup:
         for node in self.nodes:
@@ -237,7 +243,7 @@ class RedisClusterGroup:
                 "create",
                 *(f"127.0.0.1:{node.port}" for node in self.nodes),
                 "--cluster-replicas",
-                "0",
+                str(self.replicas_per_master),
                 "--cluster-yes",
             ],
             capture_output=True,
@@ -248,10 +254,15 @@ class RedisClusterGroup:
         if done.returncode != 0:
             raise RuntimeError(f"redis-cli --cluster create failed: {done.stdout}{done.stderr}")
         wait_for(
-            "every node to report cluster_state:ok",
-            lambda: all(self._state_ok(node.port) for node in self.nodes),
+            "every node to report cluster_state:ok and to know every replica",
+            lambda: (
+                all(self._state_ok(node.port) for node in self.nodes) and self._replicas_known()
+            ),
         )
         return self
+
+    def _alive(self) -> list[RedisServerProcess]:
+        return [node for node in self.nodes if node.running]
 
     @staticmethod
     def _state_ok(port: int) -> bool:
@@ -261,6 +272,51 @@ class RedisClusterGroup:
             return info.get("cluster_state") == "ok"
         finally:
             client.close()
+
+    def _replicas_known(self) -> bool:
+        return all(
+            len(nodes) == 1 + self.replicas_per_master for _, _, *nodes in self._slot_ranges()
+        )
+
+    def _slot_ranges(self) -> list[list[Any]]:
+        """``CLUSTER SLOTS`` as a surviving node tells it: per range, [start, end, master,
+        replicas...], each node as [host, port, id]."""
+        client = redis.Redis(port=self._alive()[0].port, socket_timeout=1)
+        try:
+            ranges: list[list[Any]] = client.execute_command("CLUSTER SLOTS")
+            return ranges
+        finally:
+            client.close()
+
+    def master_port(self, key: str) -> int:
+        """The port of the master serving ``key``'s slot now."""
+        client = redis.Redis(port=self._alive()[0].port, socket_timeout=1)
+        try:
+            slot = int(client.execute_command("CLUSTER KEYSLOT", key))
+        finally:
+            client.close()
+        for start, end, master, *_ in self._slot_ranges():
+            if int(start) <= slot <= int(end):
+                return int(master[1])
+        raise RuntimeError(f"no master serves slot {slot}")
+
+    def kill_master(self, key: str) -> int:
+        """SIGKILL the master serving ``key``; its replica is promoted. The killed port."""
+        port = self.master_port(key)
+        next(node for node in self.nodes if node.port == port).kill()
+        return port
+
+    def wait_for_failover(self, key: str, old_port: int, timeout_seconds: float = 30.0) -> int:
+        """The port of the new master of ``key``'s slot once the cluster is whole again."""
+        wait_for(
+            "the cluster to promote a replica",
+            lambda: (
+                self.master_port(key) != old_port
+                and all(self._state_ok(node.port) for node in self._alive())
+            ),
+            timeout_seconds,
+        )
+        return self.master_port(key)
 
     def close(self) -> None:
         for node in self.nodes:
