@@ -2,7 +2,9 @@
 history spacing by whichever replica looks first, so its report counts the hours nobody asked
 about. The collection goes through the shared scrape cache (one scrape however many replicas
 look) and is recorded by the history like any answer (one snapshot per spacing, under its
-lock). A Prometheus-sourced cluster needs none: Prometheus keeps its past.
+lock). Where the registry allows runtime scrapes (``runtime_allowed``), the vGPU monitors are
+read too, so the report can count idle-allocated hours. A Prometheus-sourced cluster needs
+none: Prometheus keeps its past.
 """
 
 from __future__ import annotations
@@ -42,7 +44,15 @@ class UsageSampler:
                 if not self.live.history.wants(entry.name, context, self.clock()):
                     continue
                 try:
-                    self.live.summarize(LiveRequest(entry.name, context, user=None, channel=None))
+                    request = LiveRequest(
+                        entry.name,
+                        context,
+                        user=None,
+                        channel=None,
+                        # A metrics URL has no monitors to read (Prometheus is not sampled).
+                        runtime=entry.runtime_allowed and entry.source_kind != "metrics-url",
+                    )
+                    self.live.summarize(request)
                     collected.append((entry.name, context))
                 except InputError as error:
                     log.warning("cannot collect %s for GPU-hours: %s", entry.name, error.message)

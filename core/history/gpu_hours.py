@@ -13,6 +13,10 @@ one GPU (100 is a whole GPU), so:
   time (core limits / 100 x hours).
 
 The figures are exact when allocations change only at snapshot times.
+
+**Idle-allocated** GPU-hours count the cores of pods the runtime data (vGPU monitor or
+nvidia-smi) showed idle, over the time covered by snapshots that had runtime data; beside
+them, each namespace's GPU-hours in that same measured time, so the two compare.
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ class UsageRow:
     quota_gpu_hours: float | None = None
     quota_use_percent: float | None = None  # its GPU-hours while limited, of quota_gpu_hours
     cost: float | None = None  # None: no prices, or one of its models has none
+    # Held by pods measured idle; None: no snapshot of the period had runtime data.
+    idle_gpu_hours: float | None = None
+    idle_percent: float | None = None  # of its GPU-hours in the measured time
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +115,7 @@ class UsageReport:
     currency: str = ""  # "": no prices set
     unpriced_models: tuple[str, ...] = ()  # models used in the period that have no price
     pods_covered_seconds: float = 0.0  # the time the pods were counted over
+    measured_seconds: float = 0.0  # the covered time whose snapshots had runtime data
 
 
 def typical_spacing(snapshots: Sequence[Snapshot]) -> float | None:
@@ -139,6 +147,9 @@ class _Tally:
     model_capacity: defaultdict[str, float] = field(default_factory=_zeros)
     quota: defaultdict[str, float] = field(default_factory=_zeros)
     quota_used: defaultdict[str, float] = field(default_factory=_zeros)
+    measured: float = 0.0  # seconds with runtime data
+    measured_gpu: defaultdict[str, float] = field(default_factory=_zeros)
+    idle_gpu: defaultdict[str, float] = field(default_factory=_zeros)
 
     def add(self, snapshot: Snapshot, seconds: float) -> None:
         """``snapshot``'s figures held for ``seconds``."""
@@ -164,6 +175,12 @@ class _Tally:
                 self.quota_used[quota.namespace] += (
                     cores_of.get(quota.namespace, 0.0) / 100.0 * seconds
                 )
+        if snapshot.idle is not None:
+            self.measured += seconds
+            for namespace, cores in cores_of.items():
+                self.measured_gpu[namespace] += cores / 100.0 * seconds
+            for idle in snapshot.idle:
+                self.idle_gpu[idle.namespace] += idle.cores / 100.0 * seconds
 
 
 def usage_report(
@@ -211,6 +228,7 @@ def usage_report(
             sorted({h.model for h in holdings if prices is not None and h.cost is None})
         ),
         pods_covered_seconds=sum(end - start for _, start, end in pod_intervals),
+        measured_seconds=tally.measured,
     )
 
 
@@ -290,6 +308,8 @@ def _namespace_rows(
     rows = []
     for row in _rows(tally.gpu, tally.mib, tally.capacity, None):
         limit = tally.quota.get(row.namespace)
+        measured = tally.measured_gpu.get(row.namespace, 0.0)
+        idle = tally.idle_gpu.get(row.namespace, 0.0)
         rows.append(
             replace(
                 row,
@@ -298,6 +318,8 @@ def _namespace_rows(
                 if limit
                 else None,
                 cost=costs.get(row.namespace) if priced else None,
+                idle_gpu_hours=idle / SECONDS_PER_HOUR if tally.measured else None,
+                idle_percent=idle / measured * 100.0 if measured else None,
             )
         )
     return tuple(rows)

@@ -90,6 +90,15 @@ class ModelHolding:
 
 
 @dataclass(frozen=True, slots=True)
+class IdleHolding:
+    """What one namespace's pods hold while their runtime data shows them idle."""
+
+    namespace: str
+    cores: float
+    mem_mib: float
+
+
+@dataclass(frozen=True, slots=True)
 class InconsistentGpu:
     node: str
     device_index: int
@@ -135,6 +144,8 @@ class Snapshot:
     outcomes: tuple[OutcomeCount, ...] = ()
     # Per namespace and GPU model; empty in snapshots written before it was kept.
     holdings: tuple[ModelHolding, ...] = ()
+    # Per namespace, held by pods measured idle; None: the summary had no runtime data.
+    idle: tuple[IdleHolding, ...] | None = None
 
 
 def summary_time(summary: Summary) -> float | None:
@@ -195,6 +206,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
         ),
         outcomes=summary.outcomes.series if summary.outcomes is not None else (),
         holdings=_holdings(summary),
+        idle=_idle(summary),
     )
 
 
@@ -225,6 +237,21 @@ def _holdings(summary: Summary) -> tuple[ModelHolding, ...]:
     return tuple(
         ModelHolding(ns, model, cores, mem) for (ns, model), (cores, mem) in sorted(held.items())
     )
+
+
+def _idle(summary: Summary) -> tuple[IdleHolding, ...] | None:
+    """Cores and memory per namespace held by the pods the summary found idle (by the vGPU
+    monitor or nvidia-smi); None without runtime data, when nothing is known of use."""
+    if summary.idle_allocations is None:
+        return None
+    idle_pods = {(i.namespace, i.pod) for i in summary.idle_allocations}
+    held: dict[str, list[float]] = {}
+    for w in summary.workloads:
+        if (w.namespace, w.pod) in idle_pods:
+            sums = held.setdefault(w.namespace, [0.0, 0.0])
+            sums[0] += w.cores
+            sums[1] += w.mem_mib
+    return tuple(IdleHolding(ns, cores, mem) for ns, (cores, mem) in sorted(held.items()))
 
 
 def _pods(summary: Summary) -> tuple[PodFigures, ...]:
@@ -273,6 +300,7 @@ def snapshot_to_json(snapshot: Snapshot) -> dict[str, Any]:
         "quota": [_row(r) for r in snapshot.quotas],
         "out": [_row(r) for r in snapshot.outcomes],
         "held": [_row(r) for r in snapshot.holdings],
+        "idle": None if snapshot.idle is None else [_row(r) for r in snapshot.idle],
     }
 
 
@@ -286,8 +314,8 @@ def encode_snapshot(snapshot: Snapshot) -> bytes:
 
 def usage_part(snapshot: Snapshot) -> Snapshot:
     """What GPU-hours need of a snapshot, kept far longer than the snapshot itself: the
-    totals, namespaces, models, per-model holdings and quotas (no nodes, pods or faults: a few
-    KB for a 1,000-node cluster instead of hundreds)."""
+    totals, namespaces, models, per-model and idle holdings and quotas (no nodes, pods or
+    faults: a few KB for a 1,000-node cluster instead of hundreds)."""
     return replace(snapshot, nodes=(), pods=(), inconsistent=(), outcomes=())
 
 
@@ -362,6 +390,12 @@ def snapshot_from_json(payload: Any) -> Snapshot:
         # Snapshots written before the outcome counters were read have no such table.
         outcomes=_read_rows(OutcomeCount, payload.get("out", []), "out"),
         holdings=_read_rows(ModelHolding, payload.get("held", []), "held"),
+        # None (or absent, before it was kept): no runtime data.
+        idle=(
+            None
+            if payload.get("idle") is None
+            else _read_rows(IdleHolding, payload.get("idle"), "idle")
+        ),
     )
 
 
@@ -380,6 +414,7 @@ _Row = TypeVar(
     ClusterFigures,
     OutcomeCount,
     ModelHolding,
+    IdleHolding,
 )
 
 

@@ -71,6 +71,15 @@ def render_body(report: UsageReport, *, top: int = 15, width: int = WIDTH) -> st
             "quota's limit over that time",
             width,
         )
+    if report.measured_seconds > 0:
+        idle = sum(row.idle_gpu_hours or 0.0 for row in report.namespaces)
+        lines += _wrap(
+            f"idle: of a namespace's GPU-hours while runtime data was kept "
+            f"({span_text(report.measured_seconds)} of the {span_text(report.covered_seconds)} "
+            f"covered), the part its pods held while measured idle; {_hours(idle)} GPU-hours "
+            "in all",
+            width,
+        )
     if report.models:
         lines.append("")
         lines += _model_table(report, top)
@@ -110,12 +119,14 @@ def _wrap(line: str, width: int) -> list[str]:
 
 def _table(rows: tuple[UsageRow, ...], first: str, top: int, currency: str) -> list[str]:
     """Name, GPU-hours, GiB-hours, share; quota use when any namespace had a core quota;
-    cost when prices are set (``currency``)."""
+    idle when runtime data was kept; cost when prices are set (``currency``)."""
     names = [visible(row.pod if first == "pod" and row.pod else row.namespace) for row in rows]
     width = max([len(first), *map(len, names[:top])])
     quotas = any(row.quota_use_percent is not None for row in rows)
+    measured = any(row.idle_gpu_hours is not None for row in rows)
     header = f"{first:<{width}}  {'GPU-hours':>10}  {'GiB-hours':>11}  {'share':>6}"
     header += f"  {'quota':>6}" if quotas else ""
+    header += f"  {'idle':>6}" if measured else ""
     header += f"  {'cost':>10}" if currency else ""
     lines = [header]
     for name, row in zip(names[:top], rows[:top], strict=False):
@@ -126,6 +137,9 @@ def _table(rows: tuple[UsageRow, ...], first: str, top: int, currency: str) -> l
         if quotas:
             used = row.quota_use_percent
             line += f"  {percent(used) if used is not None else '-':>6}"
+        if measured:
+            idle = row.idle_percent
+            line += f"  {percent(idle) if idle is not None else '-':>6}"
         line += f"  {_money(row.cost):>10}" if currency else ""
         lines.append(line)
     if len(rows) > top:
@@ -164,6 +178,8 @@ CSV_COLUMNS = (
     "share_percent",
     "quota_gpu_hours",
     "quota_use_percent",
+    "idle_gpu_hours",
+    "idle_percent",
     "cost",
     "currency",
 )
@@ -191,6 +207,8 @@ def render_csv(report: UsageReport) -> str:
                 "share_percent": ns.share_percent,
                 "quota_gpu_hours": ns.quota_gpu_hours,
                 "quota_use_percent": ns.quota_use_percent,
+                "idle_gpu_hours": ns.idle_gpu_hours,
+                "idle_percent": ns.idle_percent,
                 "cost": ns.cost,
             }
         )

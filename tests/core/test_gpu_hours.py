@@ -13,11 +13,20 @@ import pytest
 
 from core.api import summarize_text
 from core.history.gpu_hours import UNRECORDED_MODEL, Gap, typical_spacing, usage_report
-from core.history.snapshot import Snapshot, snapshot_of
+from core.history.snapshot import (
+    Snapshot,
+    decode_snapshot,
+    decode_snapshots,
+    encode_snapshot,
+    encode_snapshots,
+    snapshot_of,
+    usage_part,
+)
 from core.model import SourceInfo
 from core.settings import Prices
 from core.simulate import SimulatedCluster, drift_cluster, render_exposition, simulate_cluster
 from core.views.gpu_hours_view import render_csv, render_text
+from tests.support.monitor_text import monitor_exposition
 
 T0 = 1_780_000_000.0
 # Ten minutes apart, then an hour with no snapshot, then ten minutes again.
@@ -230,3 +239,83 @@ def test_snapshots_kept_before_models_were_recorded_count_as_such() -> None:
     report = usage_report(older, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP)
     assert {h.model for h in report.holdings} == {UNRECORDED_MODEL}
     assert sum(h.gpu_hours for h in report.holdings) == pytest.approx(report.allocated_gpu_hours)
+
+
+def _history_with_runtime(
+    measured: int,
+) -> tuple[list[SimulatedCluster], list[Snapshot], set[tuple[str, str]]]:
+    """``_history`` whose first ``measured`` snapshots also read a vGPU monitor page, on which
+    every third pod (by name, in the first cluster) is idle."""
+    clusters, _ = _history()
+    pods = sorted({(a.namespace, a.pod) for a in clusters[0].allocations})
+    idle = set(pods[::3])
+    snapshots = []
+    for index, (cluster, dt) in enumerate(zip(clusters, OFFSETS, strict=True)):
+        monitors = [monitor_exposition(cluster, idle)] if index < measured else []
+        summary = summarize_text(
+            render_exposition(cluster), SourceInfo(kind="file", label="sim"), monitor_texts=monitors
+        )
+        snapshots.append(snapshot_of(summary, T0 + dt))
+    return clusters, snapshots, idle
+
+
+def test_idle_allocated_hours_count_the_pods_measured_idle_while_runtime_data_was_kept() -> None:
+    # Runtime data in the first three snapshots (0 to 30 min); the next holds across the gap,
+    # and the last two (90 to 110 min) have none.
+    clusters, snapshots, idle = _history_with_runtime(measured=3)
+    assert snapshots[0].idle is not None and snapshots[4].idle is None
+    report = usage_report(snapshots, since=T0, until=T0 + 6600, max_gap_seconds=MAX_GAP)
+    assert report.measured_seconds == 1800.0 and report.covered_seconds == 3000.0
+    idle_hours: dict[str, float] = defaultdict(float)
+    measured_hours: dict[str, float] = defaultdict(float)
+    for index in range(3):
+        for a in clusters[index].allocations:
+            measured_hours[a.namespace] += a.cores / 100 * 600 / 3600
+            if (a.namespace, a.pod) in idle:
+                idle_hours[a.namespace] += a.cores / 100 * 600 / 3600
+    assert any(idle_hours.values())
+    for row in report.namespaces:
+        assert row.idle_gpu_hours == pytest.approx(idle_hours[row.namespace], abs=1e-9)
+        if measured_hours[row.namespace]:
+            assert row.idle_percent == pytest.approx(
+                idle_hours[row.namespace] / measured_hours[row.namespace] * 100, rel=1e-9
+            )
+        else:
+            assert row.idle_percent is None
+
+    text = render_text(report, subject="sim", top=50)
+    header = next(line for line in text.splitlines() if line.startswith("namespace"))
+    assert header.split()[-1] == "idle"
+    total = sum(idle_hours.values())
+    assert (
+        f"while runtime data was kept (30 min of the 50 min covered), the part its pods held "
+        f"while measured idle; {total:,.1f} GPU-hours in all"
+    ) in " ".join(text.split())
+    rows = list(csv.DictReader(io.StringIO(render_csv(report).split("\n", 1)[1])))
+    by_namespace = {r["namespace"]: r for r in rows if r["scope"] == "namespace"}
+    for namespace, hours in idle_hours.items():
+        if namespace in by_namespace:
+            assert float(by_namespace[namespace]["idle_gpu_hours"]) == pytest.approx(
+                hours, abs=1e-4
+            )
+
+
+def test_without_runtime_data_idle_hours_are_not_known_rather_than_zero() -> None:
+    _, snapshots = _history()
+    report = usage_report(snapshots, since=T0, until=T0 + 6000, max_gap_seconds=MAX_GAP)
+    assert report.measured_seconds == 0.0
+    assert all(r.idle_gpu_hours is None and r.idle_percent is None for r in report.namespaces)
+    text = render_text(report, subject="sim", top=50)
+    header = next(line for line in text.splitlines() if line.startswith("namespace"))
+    assert "idle" not in header.split() and "runtime data" not in text
+    rows = list(csv.DictReader(io.StringIO(render_csv(report).split("\n", 1)[1])))
+    assert all(r["idle_gpu_hours"] == "" for r in rows)
+
+
+def test_idle_holdings_survive_the_stored_forms() -> None:
+    _, snapshots, _ = _history_with_runtime(measured=1)
+    kept = decode_snapshot(encode_snapshot(snapshots[0]))
+    assert kept.idle == snapshots[0].idle and kept.idle
+    assert (
+        decode_snapshots(encode_snapshots([usage_part(s) for s in snapshots[:2]]))[1].idle is None
+    )
