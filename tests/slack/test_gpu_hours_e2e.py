@@ -273,3 +273,20 @@ def test_a_week_of_history_is_counted_past_the_recent_snapshots(
     assert got.keys() == {ns for ns, h in expected.items() if h > 0}
     for namespace, hours in got.items():
         assert hours == pytest.approx(expected[namespace], abs=0.05), namespace
+
+
+def test_gpu_hours_of_a_cluster_not_allowed_here_show_nothing_of_it(
+    running: RunningBot, store: RedisStore
+) -> None:
+    _keep_history(store)  # kept, yet not for this channel
+    response = running.sender.command(
+        "demo gpu-hours since=1h",
+        response_url=running.api.response_url("elsewhere"),
+        channel="C0ELSEWHERE",
+    )
+    assert response.status == 200
+    text = blocks_text(response.json()["blocks"])
+    assert "'demo' is not a cluster you may query here" in text
+    assert "GPU-hours" not in text
+    time.sleep(0.5)  # an answer in the background would have uploaded its CSV by now
+    assert _csv_files(running) == []
