@@ -238,56 +238,45 @@ _REPLICA_HELP = {
 }
 
 
-# The allocation outcome counters (HAMi after v2.10, PR #3088): help text, and per series
-# its labels and its count as a function of the cluster's GPUs and drift step, so the counts
-# only grow as the simulated cluster drifts.
+# The allocation outcome counters (HAMi after v2.10, PR #3088; pkg/metrics/scheduler.go): help
+# text, and per series its labels and its count as a function of the cluster's GPUs and drift
+# step, so the counts only grow as the simulated cluster drifts. Every series has the three
+# labels (``failure_reason="none"`` on successes) and no ``zone``; a counter never incremented
+# writes no series at all (a Go CounterVec without children), as reconciliation errors here.
 _OUTCOME_HELP = {
-    "hami_scheduler_allocations_total": "Successful device allocation reservations",
-    "hami_scheduler_allocation_failures_total": "Device allocation failures by phase and reason",
-    "hami_scheduler_bind_rollbacks_total": "Allocations rolled back after a bind failure",
-    "hami_scheduler_stale_reservations_total": "Reservations released as stale",
-    "hami_scheduler_reconciliation_errors_total": "Errors while reconciling allocations",
+    "hami_scheduler_allocations_total": "Successful HAMi device allocations.",
+    "hami_scheduler_allocation_failures_total": "HAMi device allocation failures.",
+    "hami_scheduler_bind_rollbacks_total": (
+        "HAMi bind operations that released a reservation after failure."
+    ),
+    "hami_scheduler_stale_reservations_total": (
+        "Stale HAMi device reservations encountered or removed."
+    ),
 }
-_OutcomeSeries = tuple[str, dict[str, str], Callable[[int, int], int]]
+_OutcomeSeries = tuple[str, str, str, Callable[[int, int], int]]
 _OUTCOME_SERIES: tuple[_OutcomeSeries, ...] = (
-    ("hami_scheduler_allocations_total", {"phase": "filter"}, lambda g, t: 2 * g + 5 * t),
-    (
-        "hami_scheduler_allocation_failures_total",
-        {"failure_reason": "CardInsufficientMemory", "phase": "filter"},
-        lambda g, t: g // 8 + 2 * t,
-    ),
-    (
-        "hami_scheduler_allocation_failures_total",
-        {"failure_reason": "CardInsufficientCore", "phase": "filter"},
-        lambda g, t: g // 16 + t,
-    ),
-    (
-        "hami_scheduler_allocation_failures_total",
-        {"failure_reason": "NodeLockFailed", "phase": "bind"},
-        lambda g, t: t // 3,
-    ),
-    (
-        "hami_scheduler_bind_rollbacks_total",
-        {"failure_reason": "NodeLockFailed"},
-        lambda g, t: t // 3,
-    ),
-    ("hami_scheduler_stale_reservations_total", {}, lambda g, t: t // 10),
-    ("hami_scheduler_reconciliation_errors_total", {}, lambda g, t: 0),
+    ("hami_scheduler_allocations_total", "filter", "none", lambda g, t: 2 * g + 5 * t),
+    ("hami_scheduler_allocation_failures_total", "filter", "no_fit", lambda g, t: g // 8 + 2 * t),
+    ("hami_scheduler_allocation_failures_total", "filter", "lookup", lambda g, t: g // 16 + t),
+    ("hami_scheduler_allocation_failures_total", "bind", "lock", lambda g, t: t // 3),
+    ("hami_scheduler_bind_rollbacks_total", "bind", "lock", lambda g, t: t // 3),
+    ("hami_scheduler_stale_reservations_total", "reconcile", "stale", lambda g, t: t // 10),
 )
 
 
 def _outcome_blocks(cluster: SimulatedCluster) -> dict[str, list[str]]:
     """The outcome counters' sample lines, labels in the Go client's (sorted) order."""
     gpus = len(cluster.devices)
-    series: dict[str, list[tuple[list[tuple[str, str]], int]]] = {}
-    for name, labels, count in _OUTCOME_SERIES:
-        pairs = sorted({**labels, "device_type": "NVIDIA", "zone": "vGPU"}.items())
-        series.setdefault(name, []).append((pairs, count(gpus, cluster.step)))
+    series: dict[str, list[tuple[str, str, int]]] = {}
+    for name, phase, reason, count in _OUTCOME_SERIES:
+        value = count(gpus, cluster.step)
+        if value:  # a child exists once incremented; a family without one writes nothing
+            series.setdefault(name, []).append((reason, phase, value))
     # Within a family, series in the order of their label values, as the Go client sorts them.
     return {
         name: [
-            name + "{" + ",".join(f'{k}="{v}"' for k, v in pairs) + f"}} {value}"
-            for pairs, value in sorted(rows)
+            f'{name}{{device_type="NVIDIA",failure_reason="{reason}",phase="{phase}"}} {value}'
+            for reason, phase, value in sorted(rows)
         ]
         for name, rows in series.items()
     }

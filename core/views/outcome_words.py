@@ -1,7 +1,7 @@
 """The scheduler's allocation outcomes in words, for every human-readable view.
 
 One phrase for a lifetime reading ("since the scheduler started: 1,204 allocations, 23
-failures (1.9% of attempts: CardInsufficientMemory 20 at filter, ...)") and one for the
+failures (1.9% of attempts: no_fit 20 at filter, ...)") and one for the
 increase between two readings, with a rate per hour. Reasons are label values from the input:
 shown escaped and cut to a length that still names any of HAMi's codes.
 """
@@ -13,8 +13,9 @@ from core.outcomes import ALLOCATIONS, FAILURES, KIND_WORDS, TROUBLE_KINDS, Outc
 from core.visible_text import visible
 
 REASONS_SHOWN = 3
-# HAMi v2.10's longest reason code, AllocatedCardsInsufficientRequest, has 33 characters
-# (pkg/device/common/common.go).
+# HAMi's failure_reason values (pkg/metrics/scheduler.go) have at most 16 characters
+# (annotation_patch), its scheduling event codes up to 33 (AllocatedCardsInsufficientRequest,
+# pkg/device/common/common.go): 48 keeps either whole.
 _REASON_CHARS = 48
 _SECONDS_PER_HOUR = 3600.0
 
@@ -32,7 +33,7 @@ def _counted(value: float, kind: str) -> str:
 
 
 def failure_reasons(outcomes: Outcomes) -> str:
-    """``CardInsufficientMemory 20 at filter, bind_failed 3 at bind and 2 more reasons``."""
+    """``no_fit 20 at filter, lock 3 at bind and 2 more reasons``."""
     reasons = outcomes.failures_by_reason()
     shown = [
         f"{_reason(r.failure_reason)} {number_style.count(r.count)}"

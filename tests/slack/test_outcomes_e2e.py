@@ -25,8 +25,7 @@ def test_the_first_reply_says_what_the_scheduler_counted(
     blocks = _first_reply_text(slack_api, tmp_path, metrics)
     assert (
         "since the scheduler started: 69 allocations, 31 failures (31.0% of attempts: "
-        "CardInsufficientMemory 19 at filter, CardInsufficientCore 9 at filter, NodeLockFailed "
-        "3 at bind), 3 bind rollbacks"
+        "no_fit 19 at filter, lookup 9 at filter, lock 3 at bind), 3 bind rollbacks"
     ) in blocks
     assert "*3 bind rollbacks* since the scheduler started" in blocks
 
