@@ -10,6 +10,7 @@ names, and the ``zone`` label the exporters' registerer adds.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -379,3 +380,29 @@ def test_a_memory_controller_series_without_node_still_joins_a_gpu_with_one() ->
     readings = bulk(read_fixture("vgpumonitor-small.prom"))
     assert {h.node for h in readings.host_gpus.values()} == {"gpu-node-1"}
     assert len(readings.host_gpus) == 3
+
+
+# -- an AMD GPU's vGPU monitor ----------------------------------------------------------------
+
+
+def test_the_amd_monitor_is_read_without_zone_or_per_container_utilisation() -> None:
+    """Byte for byte what HAMi's AMD monitor writes in its own collector test (the NVIDIA
+    monitor's family names, no ``zone``, no per-container utilisation or last kernel, and a
+    collection gauge of its own, counted as unrelated)."""
+    summary = summarize_text(read_fixture("amd-vgpu-monitor.prom"), SOURCE)
+    assert summary.runtime is not None
+    [host] = summary.runtime.host_gpus
+    assert (host.node, host.device_index, host.device_type) == ("gpu-1", 1, "AMD Radeon Graphics")
+    assert host.mem_used_mib == pytest.approx(1_251_446_784 / 2**20)
+    assert (host.utilization_percent, host.temperature_celsius, host.power_watts) == (37, 42, 11)
+    [container] = summary.runtime.containers
+    assert (container.namespace, container.pod, container.container) == ("amd-e2e", "burn", "burn")
+    assert (container.mem_used_mib, container.mem_limit_mib) == (1024.0, 4096.0)
+    assert container.mem_used_percent == pytest.approx(25.0)
+    assert container.sm_utilization_percent is None
+    assert container.seconds_since_last_kernel is None and not container.last_kernel_written
+    # Not measured idle: its utilisation is not known.
+    assert summary.idle_allocations == ()
+    text = render(summary, "text")
+    assert "1 unrelated series ignored" in text
+    assert re.search(r"gpu-1\s+1\s+33ff7590-\S+\s+1\.2 GiB\s+37\.0%\s+42 °C\s+11 W", text)
