@@ -126,6 +126,15 @@ class SentinelGroup:
         self.url = f"redis+sentinel://{hosts}/{MASTER_NAME}/0"
 
     def start(self) -> SentinelGroup:
+        """Start the master, its replica and the sentinels; on any failure, stop those
+        already started."""
+        try:
+            return self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> SentinelGroup:
         self.master.start()
         self.replica.start()
         wait_for(
@@ -234,6 +243,14 @@ class RedisClusterGroup:
         self.url = "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes[:3])
 
     def start(self) -> RedisClusterGroup:
+        """Start and join the nodes; on any failure, stop those already started."""
+        try:
+            return self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> RedisClusterGroup:
         for node in self.nodes:
             node.start()
         done = subprocess.run(
