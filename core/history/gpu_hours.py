@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any, TypeVar
 
-from core.history.snapshot import ModelHolding, Snapshot
+from core.history.snapshot import ModelHolding, PodHolding, Snapshot
 from core.settings import Prices
 from core.summary.workloads import is_core_resource
 
@@ -219,7 +219,7 @@ def usage_report(
         capacity_gpu_hours=tally.capacity / SECONDS_PER_HOUR,
         allocated_gpu_hours=sum(tally.gpu.values()) / SECONDS_PER_HOUR,
         namespaces=_namespace_rows(tally, holdings, priced=prices is not None),
-        pods=_pod_rows(pod_intervals, namespace) if namespace is not None else (),
+        pods=_pod_rows(pod_intervals, namespace, prices) if namespace is not None else (),
         namespace=namespace,
         models=_models(tally, holdings, prices),
         holdings=holdings,
@@ -253,11 +253,14 @@ def _intervals(
 
 
 def _pod_rows(
-    intervals: list[tuple[Snapshot, float, float]], namespace: str
+    intervals: list[tuple[Snapshot, float, float]], namespace: str, prices: Prices | None
 ) -> tuple[UsageRow, ...]:
-    """The pods of ``namespace``, their share of the cluster's capacity in the same time."""
+    """The pods of ``namespace``, their share of the cluster's capacity in the same time, and
+    with ``prices`` their cost per GPU model (time from snapshots kept before pods' models
+    were counts as ``UNRECORDED_MODEL``)."""
     gpu: defaultdict[str, float] = _zeros()
     mib: defaultdict[str, float] = _zeros()
+    held: defaultdict[tuple[str, str], float] = _zeros()  # (pod, model) -> GPU-seconds
     capacity = 0.0
     for snapshot, start, end in intervals:
         seconds = end - start
@@ -266,7 +269,21 @@ def _pod_rows(
             if pod.namespace == namespace:
                 gpu[pod.pod] += pod.cores / 100.0 * seconds
                 mib[pod.pod] += pod.mem_mib * seconds
-    return _rows(gpu, mib, capacity, namespace)
+        holdings = snapshot.pod_holdings or [
+            PodHolding(p.namespace, p.pod, UNRECORDED_MODEL, p.cores, p.mem_mib)
+            for p in snapshot.pods
+        ]
+        for h in holdings:
+            if h.namespace == namespace:
+                held[h.pod, h.model] += h.cores / 100.0 * seconds
+    rows = _rows(gpu, mib, capacity, namespace)
+    if prices is None:
+        return rows
+    costs: dict[str, float | None] = {}
+    for (name, model), seconds in held.items():
+        price, known = prices.of(model), costs.get(name, 0.0)
+        costs[name] = None if known is None or price is None else known + seconds / 3600 * price
+    return tuple(replace(row, cost=costs.get(row.pod or "")) for row in rows)
 
 
 def _most_first(rows: list[_R]) -> tuple[_R, ...]:

@@ -90,6 +90,17 @@ class ModelHolding:
 
 
 @dataclass(frozen=True, slots=True)
+class PodHolding:
+    """What one pod holds on GPUs of one model (its cost, priced per model)."""
+
+    namespace: str
+    pod: str
+    model: str
+    cores: float
+    mem_mib: float
+
+
+@dataclass(frozen=True, slots=True)
 class IdleHolding:
     """What one namespace's pods hold while their runtime data shows them idle."""
 
@@ -146,6 +157,8 @@ class Snapshot:
     holdings: tuple[ModelHolding, ...] = ()
     # Per namespace, held by pods measured idle; None: the summary had no runtime data.
     idle: tuple[IdleHolding, ...] | None = None
+    # Per pod and GPU model; empty in snapshots written before it was kept.
+    pod_holdings: tuple[PodHolding, ...] = ()
 
 
 def summary_time(summary: Summary) -> float | None:
@@ -207,6 +220,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
         outcomes=summary.outcomes.series if summary.outcomes is not None else (),
         holdings=_holdings(summary),
         idle=_idle(summary),
+        pod_holdings=_pod_holdings(summary),
     )
 
 
@@ -236,6 +250,21 @@ def _holdings(summary: Summary) -> tuple[ModelHolding, ...]:
         sums[1] += w.mem_mib
     return tuple(
         ModelHolding(ns, model, cores, mem) for (ns, model), (cores, mem) in sorted(held.items())
+    )
+
+
+def _pod_holdings(summary: Summary) -> tuple[PodHolding, ...]:
+    """Cores and memory per (namespace, pod, GPU model), like ``_holdings`` per namespace."""
+    model_of = {(g.node, g.device_uuid): g.device_type for g in summary.gpus}
+    held: dict[tuple[str, str, str], list[float]] = {}
+    for w in summary.workloads:
+        model = model_of.get((w.node, w.device_uuid), UNKNOWN_MODEL)
+        sums = held.setdefault((w.namespace, w.pod, model), [0.0, 0.0])
+        sums[0] += w.cores
+        sums[1] += w.mem_mib
+    return tuple(
+        PodHolding(ns, pod, model, cores, mem)
+        for (ns, pod, model), (cores, mem) in sorted(held.items())
     )
 
 
@@ -301,6 +330,7 @@ def snapshot_to_json(snapshot: Snapshot) -> dict[str, Any]:
         "out": [_row(r) for r in snapshot.outcomes],
         "held": [_row(r) for r in snapshot.holdings],
         "idle": None if snapshot.idle is None else [_row(r) for r in snapshot.idle],
+        "pheld": [_row(r) for r in snapshot.pod_holdings],
     }
 
 
@@ -316,7 +346,7 @@ def usage_part(snapshot: Snapshot) -> Snapshot:
     """What GPU-hours need of a snapshot, kept far longer than the snapshot itself: the
     totals, namespaces, models, per-model and idle holdings and quotas (no nodes, pods or
     faults: a few KB for a 1,000-node cluster instead of hundreds)."""
-    return replace(snapshot, nodes=(), pods=(), inconsistent=(), outcomes=())
+    return replace(snapshot, nodes=(), pods=(), inconsistent=(), outcomes=(), pod_holdings=())
 
 
 def encode_snapshots(snapshots: Sequence[Snapshot]) -> bytes:
@@ -396,6 +426,7 @@ def snapshot_from_json(payload: Any) -> Snapshot:
             if payload.get("idle") is None
             else _read_rows(IdleHolding, payload.get("idle"), "idle")
         ),
+        pod_holdings=_read_rows(PodHolding, payload.get("pheld", []), "pheld"),
     )
 
 
@@ -415,6 +446,7 @@ _Row = TypeVar(
     OutcomeCount,
     ModelHolding,
     IdleHolding,
+    PodHolding,
 )
 
 

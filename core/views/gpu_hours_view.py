@@ -94,7 +94,11 @@ def render_body(report: UsageReport, *, top: int = 15, width: int = WIDTH) -> st
                 "the recent snapshots only; the namespace's hours above cover the whole period)",
                 width,
             )
-        lines += _table(report.pods, "pod", top, "") if report.pods else ["(none in this period)"]
+        lines += (
+            _table(report.pods, "pod", top, report.currency)
+            if report.pods
+            else ["(none in this period)"]
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -244,6 +248,7 @@ def render_csv(report: UsageReport) -> str:
                 "gpu_hours": pod.gpu_hours,
                 "gib_hours": pod.gib_hours,
                 "share_percent": pod.share_percent,
+                "cost": pod.cost,
             }
         )
     for row in rows:

@@ -319,3 +319,63 @@ def test_idle_holdings_survive_the_stored_forms() -> None:
     assert (
         decode_snapshots(encode_snapshots([usage_part(s) for s in snapshots[:2]]))[1].idle is None
     )
+
+
+def test_the_pods_of_one_namespace_cost_their_hours_on_each_model() -> None:
+    clusters, snapshots = _history()
+    namespace = clusters[0].allocations[0].namespace
+    prices = Prices("EUR", (("*", 0.5), (clusters[0].devices[0].device_type, 2.0)))
+    report = usage_report(
+        snapshots,
+        since=T0,
+        until=T0 + 6000,
+        max_gap_seconds=MAX_GAP,
+        namespace=namespace,
+        prices=prices,
+    )
+    expected: dict[str, float] = defaultdict(float)
+    for index in range(len(OFFSETS) - 1):
+        seconds = OFFSETS[index + 1] - OFFSETS[index]
+        if seconds > MAX_GAP:
+            continue
+        model_of = {d.uuid: d.device_type for d in clusters[index].devices}
+        for a in clusters[index].allocations:
+            if a.namespace == namespace:
+                price = prices.of(model_of[a.device_uuid])
+                assert price is not None
+                expected[a.pod] += a.cores / 100 * seconds / 3600 * price
+    assert {p.pod for p in report.pods} >= {pod for pod, cost in expected.items() if cost > 0}
+    for pod in report.pods:  # a pod holding memory and no cores costs nothing
+        assert pod.cost == pytest.approx(expected.get(pod.pod or "", 0.0), rel=1e-9), pod.pod
+    # The pods' costs add up to their namespace's.
+    [row] = [r for r in report.namespaces if r.namespace == namespace]
+    assert sum(p.cost or 0 for p in report.pods) == pytest.approx(row.cost)
+    text = render_text(report, subject="sim", top=50)
+    pods_header = text.split(f"Pods of {namespace}")[1].splitlines()[1]
+    assert pods_header.split()[-1] == "cost"
+    rows = list(csv.DictReader(io.StringIO(render_csv(report).split("\n", 1)[1])))
+    assert all(r["cost"] and r["currency"] == "EUR" for r in rows if r["scope"] == "pod")
+
+
+def test_pods_kept_before_their_models_were_cost_at_the_any_model_price() -> None:
+    _, snapshots = _history()
+    older = [dataclasses.replace(s, pod_holdings=()) for s in snapshots]
+    namespace = snapshots[0].pods[0].namespace
+    priced = usage_report(
+        older,
+        since=T0,
+        until=T0 + 6000,
+        max_gap_seconds=MAX_GAP,
+        namespace=namespace,
+        prices=Prices("EUR", (("*", 1.0),)),
+    )
+    assert all(p.cost == pytest.approx(p.gpu_hours) for p in priced.pods)
+    unpriced = usage_report(
+        older,
+        since=T0,
+        until=T0 + 6000,
+        max_gap_seconds=MAX_GAP,
+        namespace=namespace,
+        prices=Prices("EUR", (("NVIDIA A100-PCIE-40GB", 1.0),)),
+    )
+    assert all(p.cost is None for p in unpriced.pods)
