@@ -270,12 +270,12 @@ def _pod_rows(
                 gpu[pod.pod] += pod.cores / 100.0 * seconds
                 mib[pod.pod] += pod.mem_mib * seconds
         holdings = snapshot.pod_holdings or [
-            PodHolding(p.namespace, p.pod, UNRECORDED_MODEL, p.cores, p.mem_mib)
-            for p in snapshot.pods
+            PodHolding(n, UNRECORDED_MODEL, p.cores, p.mem_mib) for n, p in enumerate(snapshot.pods)
         ]
         for h in holdings:
-            if h.namespace == namespace:
-                held[h.pod, h.model] += h.cores / 100.0 * seconds
+            pod = snapshot.pods[h.pod]
+            if pod.namespace == namespace:
+                held[pod.pod, h.model] += h.cores / 100.0 * seconds
     rows = _rows(gpu, mib, capacity, namespace)
     if prices is None:
         return rows

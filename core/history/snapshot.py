@@ -91,10 +91,11 @@ class ModelHolding:
 
 @dataclass(frozen=True, slots=True)
 class PodHolding:
-    """What one pod holds on GPUs of one model (its cost, priced per model)."""
+    """What one pod holds on GPUs of one model (its cost, priced per model). The pod is named
+    by its place in ``Snapshot.pods``: repeating every pod's name would make a kept snapshot
+    half as large again."""
 
-    namespace: str
-    pod: str
+    pod: int
     model: str
     cores: float
     mem_mib: float
@@ -183,6 +184,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
         c.free_whole_gpus,
         c.pods,
     )
+    pods = _pods(summary)
     return Snapshot(
         taken_at=float(taken_at),
         cluster=summary.source.cluster,
@@ -206,7 +208,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
             )
             for n in sorted(summary.nodes, key=lambda n: n.node)
         ),
-        pods=_pods(summary),
+        pods=pods,
         inconsistent=tuple(
             InconsistentGpu(g.node, g.device_index, g.device_uuid, g.device_type)
             for g in summary.gpus
@@ -220,7 +222,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
         outcomes=summary.outcomes.series if summary.outcomes is not None else (),
         holdings=_holdings(summary),
         idle=_idle(summary),
-        pod_holdings=_pod_holdings(summary),
+        pod_holdings=_pod_holdings(summary, pods),
     )
 
 
@@ -253,18 +255,18 @@ def _holdings(summary: Summary) -> tuple[ModelHolding, ...]:
     )
 
 
-def _pod_holdings(summary: Summary) -> tuple[PodHolding, ...]:
-    """Cores and memory per (namespace, pod, GPU model), like ``_holdings`` per namespace."""
+def _pod_holdings(summary: Summary, pods: tuple[PodFigures, ...]) -> tuple[PodHolding, ...]:
+    """Cores and memory per (pod of ``pods``, GPU model), like ``_holdings`` per namespace."""
     model_of = {(g.node, g.device_uuid): g.device_type for g in summary.gpus}
-    held: dict[tuple[str, str, str], list[float]] = {}
+    place = {(p.namespace, p.pod): n for n, p in enumerate(pods)}
+    held: dict[tuple[int, str], list[float]] = {}
     for w in summary.workloads:
         model = model_of.get((w.node, w.device_uuid), UNKNOWN_MODEL)
-        sums = held.setdefault((w.namespace, w.pod, model), [0.0, 0.0])
+        sums = held.setdefault((place[w.namespace, w.pod], model), [0.0, 0.0])
         sums[0] += w.cores
         sums[1] += w.mem_mib
     return tuple(
-        PodHolding(ns, pod, model, cores, mem)
-        for (ns, pod, model), (cores, mem) in sorted(held.items())
+        PodHolding(pod, model, cores, mem) for (pod, model), (cores, mem) in sorted(held.items())
     )
 
 
@@ -330,8 +332,53 @@ def snapshot_to_json(snapshot: Snapshot) -> dict[str, Any]:
         "out": [_row(r) for r in snapshot.outcomes],
         "held": [_row(r) for r in snapshot.holdings],
         "idle": None if snapshot.idle is None else [_row(r) for r in snapshot.idle],
-        "pheld": [_row(r) for r in snapshot.pod_holdings],
+        "pm": _pod_models_to_json(snapshot),
     }
+
+
+def _pod_models_to_json(snapshot: Snapshot) -> dict[str, Any] | None:
+    """``pod_holdings``, compactly: nearly every pod holds GPUs of one model, so ``of`` gives
+    each pod's model as an index into ``names``; -1 marks a pod on several models, whose rows
+    are in ``split``. (The rows in full would make a kept snapshot half as large again.)"""
+    if not snapshot.pod_holdings:
+        return None
+    by_pod: dict[int, list[PodHolding]] = {}
+    for held in snapshot.pod_holdings:
+        by_pod.setdefault(held.pod, []).append(held)
+    names = sorted({held.model for held in snapshot.pod_holdings})
+    index = {name: n for n, name in enumerate(names)}
+    of: list[int] = []
+    split: list[list[Any]] = []
+    for n, pod in enumerate(snapshot.pods):
+        rows = by_pod.get(n, [])
+        if len(rows) == 1 and (rows[0].cores, rows[0].mem_mib) == (pod.cores, pod.mem_mib):
+            of.append(index[rows[0].model])
+        else:
+            of.append(-1)
+            split.extend(_row(row) for row in rows)
+    return {"names": names, "of": of, "split": split}
+
+
+def _pod_models_from_json(data: Any, pods: tuple[PodFigures, ...]) -> tuple[PodHolding, ...]:
+    if data is None:  # kept before pods' models were
+        return ()
+    bad = SnapshotFormatError("snapshot table 'pm' has the wrong shape")
+    if not isinstance(data, dict):
+        raise bad
+    names, of = data.get("names"), data.get("of")
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise bad
+    if not isinstance(of, list) or len(of) != len(pods):
+        raise bad
+    rows = list(_read_rows(PodHolding, data.get("split"), "pm"))
+    for n, (pod, model) in enumerate(zip(pods, of, strict=True)):
+        if not isinstance(model, int) or isinstance(model, bool) or not -1 <= model < len(names):
+            raise bad
+        if model >= 0:
+            rows.append(PodHolding(n, names[model], pod.cores, pod.mem_mib))
+    if any(not 0 <= row.pod < len(pods) for row in rows):
+        raise bad
+    return tuple(sorted(rows, key=lambda row: (row.pod, row.model)))
 
 
 def encode_snapshot(snapshot: Snapshot) -> bytes:
@@ -407,6 +454,7 @@ def snapshot_from_json(payload: Any) -> Snapshot:
         raise SnapshotFormatError("the snapshot has no time it was taken") from None
     if cluster is not None and not isinstance(cluster, str):
         raise SnapshotFormatError("the snapshot's cluster name is not text")
+    pods = _read_rows(PodFigures, payload.get("pods"), "pods")
     return Snapshot(
         taken_at=taken_at,
         cluster=cluster,
@@ -414,7 +462,7 @@ def snapshot_from_json(payload: Any) -> Snapshot:
         namespaces=_read_rows(NamespaceFigures, payload.get("ns"), "ns"),
         models=_read_rows(ModelFigures, payload.get("models"), "models"),
         nodes=_read_rows(NodeFigures, payload.get("nodes"), "nodes"),
-        pods=_read_rows(PodFigures, payload.get("pods"), "pods"),
+        pods=pods,
         inconsistent=_read_rows(InconsistentGpu, payload.get("bad"), "bad"),
         quotas=_read_rows(QuotaUse, payload.get("quota"), "quota"),
         # Snapshots written before the outcome counters were read have no such table.
@@ -426,7 +474,7 @@ def snapshot_from_json(payload: Any) -> Snapshot:
             if payload.get("idle") is None
             else _read_rows(IdleHolding, payload.get("idle"), "idle")
         ),
-        pod_holdings=_read_rows(PodHolding, payload.get("pheld", []), "pheld"),
+        pod_holdings=_pod_models_from_json(payload.get("pm"), pods),
     )
 
 

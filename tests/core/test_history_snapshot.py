@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import zlib
 
@@ -10,6 +11,7 @@ import pytest
 from core.api import summarize_text
 from core.history.snapshot import (
     SNAPSHOT_VERSION,
+    Snapshot,
     SnapshotFormatError,
     decode_snapshot,
     encode_snapshot,
@@ -17,7 +19,7 @@ from core.history.snapshot import (
     snapshot_to_json,
 )
 from core.model import SourceInfo
-from core.simulate import render_exposition, simulate_cluster
+from core.simulate import SimulatedAllocation, SimulatedCluster, render_exposition, simulate_cluster
 from tests.core.history_support import (
     free_whole_per_model,
     inconsistent_uuids,
@@ -62,6 +64,47 @@ def test_holdings_are_each_namespaces_figures_per_gpu_model() -> None:
     assert {(h.namespace, h.model): [h.cores, h.mem_mib] for h in snap.holdings} == expected
 
 
+def test_pod_holdings_are_each_pods_figures_per_gpu_model_and_survive_encoding() -> None:
+    cluster = simulate_cluster(30, 4, seed=5, t=2)
+    # One pod also on a second GPU of another model: its holdings are split by model.
+    first = cluster.allocations[0]
+    other = next(d for d in cluster.devices if d.device_type != _model(cluster, first))
+    cluster = dataclasses.replace(
+        cluster,
+        allocations=(
+            *cluster.allocations,
+            dataclasses.replace(first, device_uuid=other.uuid, node=other.node, cores=10),
+        ),
+    )
+    snap = snapshot_at(cluster, 1_700_000_000.0)
+    expected: dict[tuple[str, str, str], list[int]] = {}
+    for a in cluster.allocations:
+        sums = expected.setdefault((a.namespace, a.pod, _model(cluster, a)), [0, 0])
+        sums[0] += a.cores
+        sums[1] += a.mem_mib
+    got = {
+        (snap.pods[h.pod].namespace, snap.pods[h.pod].pod, h.model): [h.cores, h.mem_mib]
+        for h in snap.pod_holdings
+    }
+    assert got == expected
+    assert sum(1 for h in snap.pod_holdings if h.pod == _place(snap, first)) == 2
+    assert decode_snapshot(encode_snapshot(snap)) == snap
+    payload = snapshot_to_json(snap)
+    assert len(payload["pm"]["split"]) == 2  # only the pod on two models is written in rows
+
+
+def _model(cluster: SimulatedCluster, allocation: SimulatedAllocation) -> str:
+    return next(d.device_type for d in cluster.devices if d.uuid == allocation.device_uuid)
+
+
+def _place(snap: Snapshot, allocation: SimulatedAllocation) -> int:
+    return next(
+        n
+        for n, p in enumerate(snap.pods)
+        if (p.namespace, p.pod) == (allocation.namespace, allocation.pod)
+    )
+
+
 def test_a_snapshot_written_before_holdings_reads_with_none() -> None:
     snap = snapshot_at(simulate_cluster(5, 2, seed=2), 1_700_000_000.0)
     payload = snapshot_to_json(snap)
@@ -104,6 +147,8 @@ def _valid_payload() -> dict[str, object]:
         (_packed({**_valid_payload(), "nodes": [["n1", 1]]}), "'nodes' has a row of the wrong"),
         (_packed({**_valid_payload(), "ns": [["a", "b", 1, 1, 1]]}), "'ns' has a value of the"),
         (zlib.compress(b'{"v": 1, "t": NaN}'), "no time it was taken"),
+        (_packed({**_valid_payload(), "pm": {"names": ["x"], "of": [5]}}), "'pm' has the wrong"),
+        (_packed({**_valid_payload(), "pm": {"names": ["x"], "of": []}}), "'pm' has the wrong"),
     ],
 )
 def test_anything_else_is_refused_by_name(data: bytes, message: str) -> None:
