@@ -28,6 +28,7 @@ from tests.slack.conftest import CHANNEL, MetricsServer, RunningBot, start_bot, 
 from tests.slack.test_changes_e2e import _message_with, _uploaded
 from tests.slack.test_http_e2e import answer_in, blocks_text, pasted
 from tests.support.gpu_hours_csv import csv_rows, namespace_hours
+from tests.support.monitor_text import monitor_exposition
 from tests.support.slack_api import SlackWebApi
 
 EVERY = 600.0
@@ -290,3 +291,44 @@ def test_gpu_hours_of_a_cluster_not_allowed_here_show_nothing_of_it(
     assert "GPU-hours" not in text
     time.sleep(0.5)  # an answer in the background would have uploaded its CSV by now
     assert _csv_files(running) == []
+
+
+def test_idle_allocated_hours_appear_once_snapshots_carry_runtime_data(
+    running: RunningBot, store: RedisStore
+) -> None:
+    # The history of a cluster sampled with its vGPU monitors: every second pod idle.
+    now = time.time()
+    cluster = simulate_cluster(8, 4, seed=6)
+    pods = sorted({(a.namespace, a.pod) for a in cluster.allocations})
+    idle = set(pods[::2])
+    history = SnapshotHistory(store)
+    for n in range(6):
+        summary = summarize_text(
+            render_exposition(cluster),
+            SourceInfo(kind="file", label="x"),
+            monitor_texts=[monitor_exposition(cluster, idle)],
+        )
+        assert history.record("demo", None, snapshot_of(summary, now - EVERY * (5 - n)))
+    running.sender.command("demo gpu-hours since=1h", response_url=running.api.response_url("i"))
+    answer = html.unescape(blocks_text(_message_with(running, None, "GPU-hours").blocks))
+    header = next(line for line in answer.splitlines() if line.startswith("namespace"))
+    assert "idle" in header.split()
+    flat = " ".join(answer.split())
+    assert "idle: of a namespace's GPU-hours while runtime data was kept (50 min of the" in flat
+    rows = [r for r in csv_rows(_csv_files_text(running)) if r["scope"] == "namespace"]
+    idle_cores: dict[str, float] = defaultdict(float)
+    for a in cluster.allocations:
+        if (a.namespace, a.pod) in idle:
+            idle_cores[a.namespace] += a.cores
+    for row in rows:
+        # The same allocation for 50 minutes of runtime data, until the ask: 5/6 h and a little.
+        hours = idle_cores[row["namespace"]] / 100 * 3000 / 3600
+        assert float(row["idle_gpu_hours"]) == pytest.approx(hours, rel=0.01), row["namespace"]
+
+
+def _csv_files_text(bot: RunningBot) -> str:
+    _uploaded(bot, "hami-gpu-hours.csv")
+    [listing] = _csv_files(bot)
+    assert listing.content is not None
+    text: str = listing.content.decode()
+    return text
