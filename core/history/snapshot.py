@@ -185,6 +185,7 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
         c.pods,
     )
     pods = _pods(summary)
+    pod_holdings = _pod_holdings(summary, pods)
     return Snapshot(
         taken_at=float(taken_at),
         cluster=summary.source.cluster,
@@ -220,9 +221,9 @@ def snapshot_of(summary: Summary, taken_at: float) -> Snapshot:
             for q in ns.quota
         ),
         outcomes=summary.outcomes.series if summary.outcomes is not None else (),
-        holdings=_holdings(summary),
+        holdings=_holdings(pods, pod_holdings),
         idle=_idle(summary),
-        pod_holdings=_pod_holdings(summary, pods),
+        pod_holdings=pod_holdings,
     )
 
 
@@ -240,23 +241,23 @@ def model_figures(summary: Summary) -> tuple[ModelFigures, ...]:
     return tuple(ModelFigures(model, *row) for model, row in sorted(counts.items()))
 
 
-def _holdings(summary: Summary) -> tuple[ModelHolding, ...]:
-    """Cores and memory per (namespace, GPU model); a device the summary has no row for
-    counts under ``UNKNOWN_MODEL``."""
-    model_of = {(g.node, g.device_uuid): g.device_type for g in summary.gpus}
+def _holdings(
+    pods: tuple[PodFigures, ...], pod_holdings: tuple[PodHolding, ...]
+) -> tuple[ModelHolding, ...]:
+    """Cores and memory per (namespace, GPU model): its pods' holdings summed."""
     held: dict[tuple[str, str], list[float]] = {}
-    for w in summary.workloads:
-        model = model_of.get((w.node, w.device_uuid), UNKNOWN_MODEL)
-        sums = held.setdefault((w.namespace, model), [0.0, 0.0])
-        sums[0] += w.cores
-        sums[1] += w.mem_mib
+    for h in pod_holdings:
+        sums = held.setdefault((pods[h.pod].namespace, h.model), [0.0, 0.0])
+        sums[0] += h.cores
+        sums[1] += h.mem_mib
     return tuple(
         ModelHolding(ns, model, cores, mem) for (ns, model), (cores, mem) in sorted(held.items())
     )
 
 
 def _pod_holdings(summary: Summary, pods: tuple[PodFigures, ...]) -> tuple[PodHolding, ...]:
-    """Cores and memory per (pod of ``pods``, GPU model), like ``_holdings`` per namespace."""
+    """Cores and memory per (pod of ``pods``, GPU model); a device the summary has no row for
+    counts under ``UNKNOWN_MODEL``."""
     model_of = {(g.node, g.device_uuid): g.device_type for g in summary.gpus}
     place = {(p.namespace, p.pod): n for n, p in enumerate(pods)}
     held: dict[tuple[int, str], list[float]] = {}
