@@ -153,8 +153,8 @@ class AlertRunner:
 
     def _post_change(self, entry: ClusterEntry, rule: AlertRule, record: RuleRecord) -> RuleRecord:
         """``record`` after posting what differs from the last post (unless silenced)."""
-        last = self.records.alert_post(entry.name, rule.name)
-        record = self._as_last_posted(entry, rule, record, last)
+        last = self.records.stored_alert_post(entry.name, rule.name)
+        record = self._as_last_posted(entry, rule, record, last.post)
         state = record.state
         if state.firing == record.posted_firing:
             return record
@@ -172,13 +172,23 @@ class AlertRunner:
             )
         else:
             intent = AlertPost(False, "sending", now, replica_id())
-        if not self.records.mark_alert_post(entry.name, rule.name, intent):
+        claimed = self.records.claim_alert_post(entry.name, rule.name, intent, last)
+        if claimed == "changed":
+            log.info(
+                "alert %s of %s: another replica is posting it (a lease lost in a Redis "
+                "failover); leaving it to that one",
+                rule.name,
+                entry.name,
+            )
+            return record
+        if claimed == "unreplicated":
             # Posting now, a Redis failover could lose the record and the message be sent
             # twice. Nothing was sent: the next evaluation tries again (late at worst).
-            self.records.restore_alert_post(entry.name, rule.name, last)
+            self.records.restore_alert_post(entry.name, rule.name, intent, last)
             log.warning(
-                "alert %s of %s waits: its post record did not reach a Redis replica in time, "
-                "and a failover could lose it; trying again at the next evaluation",
+                "alert %s of %s waits: its post record did not reach a Redis replica in time "
+                "(or Redis is away), and a failover could lose it; trying again at the next "
+                "evaluation",
                 rule.name,
                 entry.name,
             )
@@ -187,11 +197,11 @@ class AlertRunner:
             posted = self._post(entry, rule, record, now)
         except Exception:
             # Not marked as posted: the next evaluation posts it again.
-            self.records.restore_alert_post(entry.name, rule.name, last)
+            self.records.restore_alert_post(entry.name, rule.name, intent, last)
             log.exception("alert %s of %s: posting the change failed", rule.name, entry.name)
             return record
         if posted is None:
-            self.records.restore_alert_post(entry.name, rule.name, last)
+            self.records.restore_alert_post(entry.name, rule.name, intent, last)
             return record
         self.records.mark_alert_post(
             entry.name,

@@ -3,7 +3,9 @@
 Every replica calls ``DigestRunner.tick`` every few seconds. For each declared digest whose
 slot is due (its time has come, less than an hour ago), a replica takes the slot's lease, looks
 at the slot's record, and if nothing was sent yet, composes the digest, marks the slot
-``sending``, posts, and marks it ``posted`` (``bot.notify.records``). A replica that stopped
+``sending`` (only while the record is still what it read: a failover can lose a lease, and two
+replicas then compose the same slot, but only one marks it), posts, and marks it ``posted``
+(``bot.notify.records``). A replica that stopped
 while holding the lease loses it when the lease expires and the next one takes over; one that
 comes up after the slot's time posts it late, saying so, until the hour is over.
 """
@@ -23,7 +25,7 @@ from bot.conversation.clusters import LiveSource
 from bot.conversation.service import Conversation
 from bot.notify.digest_message import DigestPost, compose_digest
 from bot.notify.lease import Lease, replica_id
-from bot.notify.records import NotifyRecords, SlotMark
+from bot.notify.records import NotifyRecords, SlotMark, StoredSlot
 from bot.slack.delivery import Delivery
 from core.notify.schedule import LATE_WINDOW_SECONDS, Digest, Slot, due_slot, is_late
 
@@ -77,12 +79,8 @@ class DigestRunner:
                 outcomes.append(SlotOutcome(entry.name, digest.name, slot.key, outcome))
         return outcomes
 
-    def _recorded(self, entry: ClusterEntry, digest: Digest, slot: Slot) -> bool:
-        record = self.records.slot(entry.name, digest.name, slot.key)
-        return record is not None and record.blocks_posting(self.clock())
-
     def run_slot(self, entry: ClusterEntry, digest: Digest, slot: Slot) -> str:
-        if self._recorded(entry, digest, slot):
+        if self.records.slot(entry.name, digest.name, slot.key).blocks_posting(self.clock()):
             return "done"
         lease = Lease(
             self.records.kv,
@@ -93,11 +91,14 @@ class DigestRunner:
             return "busy"
         with lease:
             # The holder before us may have finished between our look and our lease.
-            if self._recorded(entry, digest, slot):
+            stored = self.records.slot(entry.name, digest.name, slot.key)
+            if stored.blocks_posting(self.clock()):
                 return "done"
-            return self._post(entry, digest, slot, lease)
+            return self._post(entry, digest, slot, lease, stored)
 
-    def _post(self, entry: ClusterEntry, digest: Digest, slot: Slot, lease: Lease) -> str:
+    def _post(
+        self, entry: ClusterEntry, digest: Digest, slot: Slot, lease: Lease, stored: StoredSlot
+    ) -> str:
         try:
             self.client.auth_test()
         except Exception as error:  # nothing was sent: the next tick tries again
@@ -126,13 +127,23 @@ class DigestRunner:
         if not lease.held():
             return "busy"  # expired while composing (a stalled store); the new holder posts
         mark = SlotMark("sending", self.clock(), replica_id(), late=late_at is not None)
-        if not self.records.mark_slot(entry.name, digest.name, slot.key, mark):
+        claimed = self.records.claim_slot(entry.name, digest.name, slot.key, mark, stored)
+        if claimed == "changed":
+            log.info(
+                "digest %s of %s: another replica marked it while this one composed it "
+                "(a lease lost in a Redis failover); leaving it to that one",
+                slot.key,
+                entry.name,
+            )
+            return "done"
+        if claimed == "unreplicated":
             # Posting now, a Redis failover could lose the mark and another replica post the
             # digest again. Nothing was sent: the next tick tries again (late, and says so).
-            self.records.clear_slot(entry.name, digest.name, slot.key)
+            self.records.release_claim(entry.name, digest.name, slot.key, mark)
             log.warning(
                 "digest %s of %s waits: its sending mark did not reach a Redis replica in "
-                "time, and a failover could lose it; trying again at the next tick",
+                "time (or Redis is away), and a failover could lose it; trying again at the "
+                "next tick",
                 slot.key,
                 entry.name,
             )

@@ -9,6 +9,10 @@ either leaves the slot alone, even when the one that wrote ``sending`` died befo
 Slack's answer: then nobody knows whether Slack has the message, and posting again could make
 two. ``sending`` and the alert states are written durably (``KeyValueStore.put_durably``): a
 Redis failover promotes a replica, and a record the replica never got would be gone.
+``sending`` is also written only while the record still holds what its writer read
+(``KeyValueStore.replace_durably``): leases keep two replicas from composing the same slot,
+but a failover can lose a lease, and while Redis is away each replica holds its own in memory;
+the compare-and-set is what leaves one of them posting.
 
 An alert's post has the same kind of record (``AlertPost``), one per rule: ``sending`` written
 durably before the firing or resolved message goes out, ``posted`` after. The rule's state is
@@ -24,7 +28,7 @@ from typing import Any, Literal
 
 from bot.store import codec
 from bot.store.keys import key_part
-from bot.store.kv import KeyValueStore
+from bot.store.kv import DurableWrite, KeyValueStore
 from core.history.snapshot import Snapshot, SnapshotFormatError, decode_snapshot, encode_snapshot
 from core.notify.rule_state import RuleState
 
@@ -57,6 +61,18 @@ class SlotMark:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredSlot:
+    """A slot's record as read: its mark (None when absent or unreadable) and the bytes behind
+    it, which the slot must still hold for a ``sending`` mark to be written (``claim_slot``)."""
+
+    mark: SlotMark | None
+    stored: bytes | None
+
+    def blocks_posting(self, now: float) -> bool:
+        return self.mark is not None and self.mark.blocks_posting(now)
+
+
+@dataclass(frozen=True, slots=True)
 class RuleRecord:
     """A rule's state, and what was last posted about it."""
 
@@ -79,6 +95,14 @@ class AlertPost:
     ts: str | None = None  # the firing message, in ``channel``
     channel: str | None = None
     fired_at: float | None = None  # when the posted firing began
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPost:
+    """A rule's post record as read, and the bytes behind it (see ``StoredSlot``)."""
+
+    post: AlertPost | None
+    stored: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,52 +130,39 @@ class NotifyRecords:
     def digest_lease_key(self, cluster: str, digest: str, slot: str) -> str:
         return self._key("digest-lease", cluster, digest, slot)
 
-    def slot(self, cluster: str, digest: str, slot: str) -> SlotMark | None:
-        payload = codec.decode(
-            "digest-slot", self.kv.get(self._key("digest-slot", cluster, digest, slot))
-        )
-        if payload is None:
-            return None
-        try:
-            return SlotMark(
-                state=payload["state"],
-                at=float(payload["at"]),
-                by=str(payload.get("by") or ""),
-                ts=payload.get("ts"),
-                late=bool(payload.get("late")),
-                error=payload.get("error"),
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
+    def slot(self, cluster: str, digest: str, slot: str) -> StoredSlot:
+        stored = self.kv.get(self._key("digest-slot", cluster, digest, slot))
+        return StoredSlot(_slot_mark(codec.decode("digest-slot", stored)), stored)
 
-    def mark_slot(self, cluster: str, digest: str, slot: str, record: SlotMark) -> bool:
-        """Write the slot's record; True unless it is ``sending`` and a failover could lose it
-        (``put_durably``)."""
-        payload: dict[str, Any] = {
-            "state": record.state,
-            "at": record.at,
-            "by": record.by,
-            "ts": record.ts,
-            "late": record.late,
-            "error": record.error,
-        }
-        key = self._key("digest-slot", cluster, digest, slot)
-        encoded = codec.encode("digest-slot", payload)
-        if record.state == "sending":
-            return self.kv.put_durably(key, encoded, SLOT_TTL_SECONDS)
-        self.kv.put(key, encoded, SLOT_TTL_SECONDS)
+    def claim_slot(
+        self, cluster: str, digest: str, slot: str, sending: SlotMark, over: StoredSlot
+    ) -> DurableWrite:
+        """Mark the slot ``sending``, durably, only while it still holds ``over`` (what the
+        caller read): ``changed`` means another replica marked it first."""
+        return self.kv.replace_durably(
+            self._key("digest-slot", cluster, digest, slot),
+            over.stored,
+            _encoded_slot(sending),
+            SLOT_TTL_SECONDS,
+        )
+
+    def release_claim(self, cluster: str, digest: str, slot: str, sending: SlotMark) -> None:
+        """Take back our ``sending`` (nothing was sent), unless another replica's replaced it."""
+        self.kv.delete_if_equals(
+            self._key("digest-slot", cluster, digest, slot), _encoded_slot(sending)
+        )
+
+    def mark_slot(self, cluster: str, digest: str, slot: str, record: SlotMark) -> None:
+        """Write what became of the slot after its ``sending`` (``posted`` or ``failed``)."""
+        encoded = _encoded_slot(record)
+        self.kv.put(self._key("digest-slot", cluster, digest, slot), encoded, SLOT_TTL_SECONDS)
         if record.state == "posted":
-            last = {"slot": slot, **payload}
+            last = {"slot": slot, **_slot_payload(record)}
             self.kv.put(
                 self._key("digest-last", cluster, digest),
                 codec.encode("digest-last", last),
                 DIGEST_SNAPSHOT_TTL_SECONDS,
             )
-        return True
-
-    def clear_slot(self, cluster: str, digest: str, slot: str) -> None:
-        """Forget a slot's record (a ``sending`` that was not kept durably, before posting)."""
-        self.kv.delete(self._key("digest-slot", cluster, digest, slot))
 
     def last_posted(self, cluster: str, digest: str) -> tuple[str, SlotMark] | None:
         """The latest posted slot of a digest and its record (for listings)."""
@@ -236,52 +247,42 @@ class NotifyRecords:
         )
 
     def alert_post(self, cluster: str, rule: str) -> AlertPost | None:
-        payload = codec.decode("alert-post", self.kv.get(self._key("alert-post", cluster, rule)))
-        if payload is None:
-            return None
-        try:
-            state = payload["state"]
-            if state not in ("sending", "posted"):
-                return None
-            return AlertPost(
-                firing=bool(payload["firing"]),
-                state=state,
-                at=float(payload["at"]),
-                by=str(payload.get("by") or ""),
-                ts=payload.get("ts"),
-                channel=payload.get("channel"),
-                fired_at=payload.get("fired_at"),
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
+        return self.stored_alert_post(cluster, rule).post
 
-    def mark_alert_post(self, cluster: str, rule: str, post: AlertPost) -> bool:
-        """Write the rule's post record; True unless it is ``sending`` and a failover could
-        lose it (``put_durably``)."""
-        key = self._key("alert-post", cluster, rule)
-        encoded = codec.encode(
-            "alert-post",
-            {
-                "firing": post.firing,
-                "state": post.state,
-                "at": post.at,
-                "by": post.by,
-                "ts": post.ts,
-                "channel": post.channel,
-                "fired_at": post.fired_at,
-            },
+    def stored_alert_post(self, cluster: str, rule: str) -> StoredPost:
+        stored = self.kv.get(self._key("alert-post", cluster, rule))
+        return StoredPost(_alert_post(codec.decode("alert-post", stored)), stored)
+
+    def claim_alert_post(
+        self, cluster: str, rule: str, sending: AlertPost, over: StoredPost
+    ) -> DurableWrite:
+        """Write the rule's ``sending`` post record, durably, only while it still holds
+        ``over`` (what the caller read): ``changed`` means another replica is posting."""
+        return self.kv.replace_durably(
+            self._key("alert-post", cluster, rule),
+            over.stored,
+            _encoded_post(sending),
+            ALERT_STATE_TTL_SECONDS,
         )
-        if post.state == "sending":
-            return self.kv.put_durably(key, encoded, ALERT_STATE_TTL_SECONDS)
-        self.kv.put(key, encoded, ALERT_STATE_TTL_SECONDS)
-        return True
 
-    def restore_alert_post(self, cluster: str, rule: str, previous: AlertPost | None) -> None:
-        """Put back the record a ``sending`` replaced, when nothing was sent after all."""
-        if previous is None:
-            self.kv.delete(self._key("alert-post", cluster, rule))
+    def mark_alert_post(self, cluster: str, rule: str, post: AlertPost) -> None:
+        """Write the rule's post record (``posted``, once Slack has the message)."""
+        self.kv.put(
+            self._key("alert-post", cluster, rule), _encoded_post(post), ALERT_STATE_TTL_SECONDS
+        )
+
+    def restore_alert_post(
+        self, cluster: str, rule: str, sending: AlertPost, previous: StoredPost
+    ) -> None:
+        """Put back the record our ``sending`` replaced, when nothing was sent after all (and
+        only while the record is still ours)."""
+        key = self._key("alert-post", cluster, rule)
+        if previous.stored is None:
+            self.kv.delete_if_equals(key, _encoded_post(sending))
         else:
-            self.mark_alert_post(cluster, rule, previous)
+            self.kv.replace_durably(
+                key, _encoded_post(sending), previous.stored, ALERT_STATE_TTL_SECONDS
+            )
 
     # -- silences --------------------------------------------------------------------------
 
@@ -306,3 +307,69 @@ class NotifyRecords:
         except (KeyError, TypeError, ValueError):
             return None
         return silence if silence.until > now else None
+
+
+def _slot_payload(record: SlotMark) -> dict[str, Any]:
+    return {
+        "state": record.state,
+        "at": record.at,
+        "by": record.by,
+        "ts": record.ts,
+        "late": record.late,
+        "error": record.error,
+    }
+
+
+def _encoded_slot(record: SlotMark) -> bytes:
+    return codec.encode("digest-slot", _slot_payload(record))
+
+
+def _slot_mark(payload: dict[str, Any] | None) -> SlotMark | None:
+    if payload is None:
+        return None
+    try:
+        return SlotMark(
+            state=payload["state"],
+            at=float(payload["at"]),
+            by=str(payload.get("by") or ""),
+            ts=payload.get("ts"),
+            late=bool(payload.get("late")),
+            error=payload.get("error"),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _encoded_post(post: AlertPost) -> bytes:
+    return codec.encode(
+        "alert-post",
+        {
+            "firing": post.firing,
+            "state": post.state,
+            "at": post.at,
+            "by": post.by,
+            "ts": post.ts,
+            "channel": post.channel,
+            "fired_at": post.fired_at,
+        },
+    )
+
+
+def _alert_post(payload: dict[str, Any] | None) -> AlertPost | None:
+    if payload is None:
+        return None
+    try:
+        state = payload["state"]
+        if state not in ("sending", "posted"):
+            return None
+        return AlertPost(
+            firing=bool(payload["firing"]),
+            state=state,
+            at=float(payload["at"]),
+            by=str(payload.get("by") or ""),
+            ts=payload.get("ts"),
+            channel=payload.get("channel"),
+            fired_at=payload.get("fired_at"),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None

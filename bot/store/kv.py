@@ -6,7 +6,12 @@ encode them (see ``bot.store.codec``) so an upgrade never misreads an older entr
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
+
+# What a durable compare-and-set did: ``kept`` (written, and no failover can lose it),
+# ``unreplicated`` (written, but a failover could lose it: the caller takes it back), or
+# ``changed`` (the key no longer held what the caller read: nothing written).
+DurableWrite = Literal["kept", "unreplicated", "changed"]
 
 
 class KeyValueStore(Protocol):
@@ -24,6 +29,17 @@ class KeyValueStore(Protocol):
         replica did not acknowledge it in time, or the store answers from process memory.
         The value is written either way. For the records that keep a post from being made
         twice (a digest slot's ``sending``, alert states).
+        """
+
+    def replace_durably(
+        self, key: str, expected: bytes | None, value: bytes, ttl_seconds: float
+    ) -> DurableWrite:
+        """``put_durably``, only while the key holds ``expected`` (None: while it is absent).
+
+        The step that decides who posts: two replicas that both read an empty digest slot (a
+        failover lost the lease one of them held, or both worked from process memory while
+        Redis was away) cannot both mark it ``sending``. From process memory (Redis away) it
+        writes nothing and answers ``unreplicated``: the other replicas could not see it.
         """
 
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:

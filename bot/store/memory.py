@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from bot.config import MEMORY_STORE_DEFAULT_BYTES
+from bot.store.kv import DurableWrite
 
 
 class MemoryStore:
@@ -84,6 +85,16 @@ class MemoryStore:
     def put_durably(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         self.put(key, value, ttl_seconds)
         return True  # one process, no failover: the write stays as long as the process
+
+    def replace_durably(
+        self, key: str, expected: bytes | None, value: bytes, ttl_seconds: float
+    ) -> DurableWrite:
+        with self._lock:
+            now = self._clock()
+            if self._live(key, now) != expected:
+                return "changed"
+            self._set(key, value, now + ttl_seconds)
+            return "kept"
 
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         with self._lock:

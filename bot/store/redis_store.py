@@ -15,6 +15,7 @@ redis-py's exception tree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import redis
@@ -24,6 +25,7 @@ from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 from bot.redis_url import RedisTarget, parse_redis_url
+from bot.store.kv import DurableWrite
 
 DEFAULT_TIMEOUT_SECONDS = 0.2
 DEFAULT_PREFIX = "hami-summary"
@@ -57,11 +59,35 @@ end
 return 0
 """
 
+# Compare-and-set: write the value only while the key holds what the caller read (ARGV[1] '0':
+# absent; '1': the value ARGV[2]), so of two replicas that both read an empty digest slot only
+# one marks it ``sending``.
+_SET_IF_EQUALS = """
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '0' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+return 1
+"""
+
 
 # Operations that change data: an error reply to one of them means Redis refuses writes
 # (READONLY replica, MISCONF after a failed save, OOM at maxmemory, NOREPLICAS).
 _WRITE_OPERATIONS = frozenset(
-    {"SET", "SET and WAIT", "SET NX", "DEL", "compare-and-delete", "INCR", "write probe"}
+    {
+        "SET",
+        "SET and WAIT",
+        "compare-and-set",
+        "compare-and-set and WAIT",
+        "SET NX",
+        "DEL",
+        "compare-and-delete",
+        "INCR",
+        "write probe",
+    }
 )
 # Redis's own words are kept up to this length in a reason (MISCONF's run to 330 characters).
 _REASON_CHARS = 160
@@ -151,7 +177,7 @@ class RedisStore:
                 f"Redis key prefix must be non-empty without a trailing ':', got {prefix!r}"
             )
         self.prefix = prefix
-        self._wait_milliseconds = max(1, int(timeout_seconds * 500))
+        self._wait_milliseconds = max(1, int(timeout_seconds * 250))
         self.target = parse_redis_url(url)
         self._client: redis.Redis | RedisCluster = client_for(
             self.target,
@@ -186,25 +212,54 @@ class RedisStore:
         self._call("SET", self._client.set, self.key(key), value, px=ttl_milliseconds(ttl_seconds))
 
     def put_durably(self, key: str, value: bytes, ttl_seconds: float) -> bool:
-        """SET, and when the master has replicas, WAIT for one of them.
+        full_key = self.key(key)
+        px = ttl_milliseconds(ttl_seconds)
+        _, acknowledged = self._write_durably(
+            full_key, "SET", lambda client: client.set(full_key, value, px=px)
+        )
+        return acknowledged
+
+    def replace_durably(
+        self, key: str, expected: bytes | None, value: bytes, ttl_seconds: float
+    ) -> DurableWrite:
+        full_key = self.key(key)
+        arguments = (
+            b"0" if expected is None else b"1",
+            expected or b"",
+            value,
+            ttl_milliseconds(ttl_seconds),
+        )
+        written, acknowledged = self._write_durably(
+            full_key,
+            "compare-and-set",
+            lambda client: client.eval(_SET_IF_EQUALS, 1, full_key, *arguments),
+        )
+        if not written:
+            return "changed"
+        return "kept" if acknowledged else "unreplicated"
+
+    def _write_durably(
+        self, full_key: str, operation: str, write: Callable[[Any], Any]
+    ) -> tuple[Any, bool]:
+        """``write`` on the master holding ``full_key``, then WAIT for one of its replicas:
+        (the write's reply, whether no failover can lose it).
 
         A master without replicas has nothing a failover could lose, and WAIT there would block
-        for its whole timeout, so the replication state is read first. With replicas, SET and
-        WAIT go in one pipeline on one connection (WAIT counts the acknowledgements of its own
-        connection's writes), and WAIT waits half the socket timeout, so the call still ends
-        within it.
+        for its whole timeout, so the replication state is read first. With replicas, the write
+        and WAIT go in one pipeline on one connection (WAIT counts the acknowledgements of its
+        own connection's writes). WAIT waits a quarter of the socket timeout: a replica on the
+        same network acknowledges in a millisecond or two, and the rest of the timeout is left
+        for the round trip on a loaded machine.
         """
-        full_key = self.key(key)
         client = self._client_holding(full_key)
         replication = self._call("INFO replication", client.info, "replication")
         if int(replication.get("connected_slaves", 0)) == 0:
-            self._call("SET", client.set, full_key, value, px=ttl_milliseconds(ttl_seconds))
-            return True
+            return self._call(operation, write, client), True
         pipe = client.pipeline(transaction=False)
-        pipe.set(full_key, value, px=ttl_milliseconds(ttl_seconds))
+        write(pipe)
         pipe.execute_command("WAIT", 1, self._wait_milliseconds)  # type: ignore[no-untyped-call]
-        _, acknowledged = self._call("SET and WAIT", pipe.execute)
-        return int(acknowledged) >= 1
+        reply, acknowledged = self._call(f"{operation} and WAIT", pipe.execute)
+        return reply, int(acknowledged) >= 1
 
     def _client_holding(self, full_key: str) -> redis.Redis:
         """The client of the master holding ``full_key``: in a cluster, that node's."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from bot.ops.metrics import METRICS
+from bot.store.kv import DurableWrite
 from bot.store.memory import MemoryStore
 from bot.store.outage_journal import OutageJournal
 from bot.store.redis_store import RedisStore, StoreUnavailableError
@@ -239,6 +240,17 @@ class ResilientStore:
 
         return self._run(
             "SET and WAIT", lambda s: s.put_durably(key, value, ttl_seconds), in_memory
+        )
+
+    def replace_durably(
+        self, key: str, expected: bytes | None, value: bytes, ttl_seconds: float
+    ) -> DurableWrite:
+        # From memory nothing is written: a ``sending`` kept only here, or copied to Redis
+        # after the outage, could stand against another replica's.
+        return self._run(
+            "compare-and-set",
+            lambda s: s.replace_durably(key, expected, value, ttl_seconds),
+            lambda m: "unreplicated",
         )
 
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:

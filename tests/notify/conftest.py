@@ -24,6 +24,7 @@ from bot.notify.records import NotifyRecords
 from bot.slack.app import drain
 from bot.slack.assembly import SlackBot, assemble_bot
 from bot.store.redis_store import RedisStore
+from bot.store.resilient import ResilientStore
 from bot.web.server import BotHttpServer
 from bot.web.slack_endpoint import SLACK_EVENTS_PATH, SlackEndpoint
 from tests.conftest import read_fixture
@@ -169,6 +170,39 @@ def start_notified(
         api, exporter, clock, registry, replica(), replica(), NotifyRecords(bot_store), bot, sender
     )
     return running, server
+
+
+def replicas_on_their_own_fallbacks(
+    api: SlackWebApi,
+    exporter: MetricsServer,
+    redis_url: str,
+    tmp_path: Path,
+    notify_yaml: str,
+    clock: Clock,
+    settings: NotifySettings,
+) -> tuple[NotifyLoop, NotifyLoop]:
+    """Two notifier replicas as ``serve`` builds them on a Redis: each falls back to its own
+    process memory while Redis is away (``ResilientStore``), and goes back to Redis 0.2 s on."""
+    registry = load_registry(write_registry(tmp_path, exporter.url, notify_yaml))
+    config = load_config(
+        {
+            "SLACK_BOT_TOKEN": api.bot_token,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_API_URL": api.base_url,
+        }
+    )
+
+    def replica() -> NotifyLoop:
+        store = ResilientStore(RedisStore(redis_url, "hs"), retry_interval_seconds=0.2)
+        return build_notify_loop(config, store, registry, api.bot_token, settings, clock=clock)
+
+    return replica(), replica()
+
+
+def top_level_posts(api: SlackWebApi) -> list[str]:
+    """The channels of every message posted outside a thread, in order."""
+    posts = api.calls_to("chat.postMessage")
+    return [str(c.params.get("channel")) for c in posts if "thread_ts" not in c.params]
 
 
 def stop_notified(running: Notified, server: BotHttpServer) -> None:

@@ -28,11 +28,14 @@ from tests.notify.conftest import (
     Clock,
     Notified,
     both_at_once,
+    replicas_on_their_own_fallbacks,
     start_notified,
     stop_notified,
+    top_level_posts,
 )
 from tests.slack.conftest import MetricsServer
 from tests.slack.test_http_e2e import blocks_text
+from tests.support.redis_server import RedisServerProcess
 from tests.support.slack_api import SlackWebApi
 
 INTERVAL = 60.0
@@ -318,3 +321,38 @@ def test_a_failing_scrape_fires_only_after_its_duration(
         assert "Cannot reach the metrics URL" in firing.params["text"]
     finally:
         stop_notified(n, server)
+
+
+@pytest.mark.slow
+def test_a_replica_that_lost_redis_mid_evaluation_does_not_post_the_alert_again(
+    slack_api: SlackWebApi,
+    exporter: MetricsServer,
+    private_redis: RedisServerProcess,
+    tmp_path: Path,
+) -> None:
+    # Replica B finds Redis gone in the middle of an evaluation (as in a failover): the rule
+    # fires, and B must not post from process memory. Redis comes back, replica A posts the
+    # firing message, and B's recovery (copying what it kept in memory to Redis) must not
+    # undo A's post record: B then posts nothing.
+    exporter.text = BUSY
+    clock = Clock(time.time())
+    declared = (
+        "    alerts:\n"
+        f"      - name: few-free\n"
+        f"        channel: {OPS}\n"
+        f"        free_whole_gpus_below: {FREE_WHEN_BUSY + 1}\n"
+    )
+    a, b = replicas_on_their_own_fallbacks(
+        slack_api, exporter, private_redis.url, tmp_path, declared, clock, SETTINGS
+    )
+    private_redis.stop()
+    assert b.alerts.tick() == ["demo"]
+    assert top_level_posts(slack_api) == []
+    private_redis.start()
+    assert a.alerts.tick() == ["demo"]
+    assert top_level_posts(slack_api) == [OPS]
+    time.sleep(0.3)  # past B's retry interval: its next call goes to Redis again
+    b.tick()
+    clock.now += INTERVAL
+    assert b.alerts.tick() == ["demo"]
+    assert top_level_posts(slack_api) == [OPS]

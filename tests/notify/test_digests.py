@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import NotifySettings
+from bot.clusters.registry import load_registry
+from bot.config import NotifySettings, load_config
+from bot.notify.loop import build_notify_loop
 from bot.notify.records import SlotMark
+from bot.store.redis_store import RedisStore
+from bot.store.resilient import ResilientStore
 from tests.notify.conftest import (
     ALICE,
     MALLORY,
@@ -20,12 +24,16 @@ from tests.notify.conftest import (
     Clock,
     Notified,
     both_at_once,
+    replicas_on_their_own_fallbacks,
     start_notified,
     stop_notified,
+    top_level_posts,
     utc_minute,
+    write_registry,
 )
 from tests.slack.conftest import MetricsServer
 from tests.slack.test_http_e2e import blocks_text
+from tests.support.redis_server import RedisServerProcess, free_port
 from tests.support.slack_api import SlackWebApi
 
 SETTINGS = NotifySettings(alert_interval_seconds=60, lease_seconds=5, tick_seconds=1)
@@ -203,14 +211,6 @@ def test_a_cluster_that_cannot_be_collected_gets_a_digest_saying_why(
 def test_no_digest_while_redis_is_degraded(
     slack_api: SlackWebApi, exporter: MetricsServer, tmp_path: Path
 ) -> None:
-    from bot.clusters.registry import load_registry
-    from bot.config import load_config
-    from bot.notify.loop import build_notify_loop
-    from bot.store.redis_store import RedisStore
-    from bot.store.resilient import ResilientStore
-    from tests.notify.conftest import write_registry
-    from tests.support.redis_server import free_port
-
     now = time.time()
     declared = f'    digests:\n      - channel: {OPS}\n        at: "{utc_minute(now)}"\n'
     registry = load_registry(write_registry(tmp_path, exporter.url, declared))
@@ -230,6 +230,31 @@ def test_no_digest_while_redis_is_degraded(
     loop.tick()
     assert slack_api.calls_to("chat.postMessage") == []
     assert exporter.scrapes == 0
+
+
+@pytest.mark.slow
+def test_a_replica_that_lost_redis_mid_slot_does_not_post_it_again_when_redis_is_back(
+    slack_api: SlackWebApi,
+    exporter: MetricsServer,
+    private_redis: RedisServerProcess,
+    tmp_path: Path,
+) -> None:
+    # Replica B finds Redis gone in the middle of its tick (as in a failover): it composes from
+    # process memory and must not post. Redis comes back, replica A posts the slot, and B's
+    # recovery must not undo A's record: B then leaves the slot alone.
+    now = time.time()
+    declared = f'    digests:\n      - channel: {OPS}\n        at: "{utc_minute(now)}"\n'
+    a, b = replicas_on_their_own_fallbacks(
+        slack_api, exporter, private_redis.url, tmp_path, declared, Clock(now), SETTINGS
+    )
+    private_redis.stop()
+    assert [o.outcome for o in b.digests.tick()] == ["unreplicated"]
+    private_redis.start()
+    assert [o.outcome for o in a.digests.tick()] == ["posted"]
+    time.sleep(0.3)  # past B's retry interval: its next call goes to Redis again
+    b.tick()
+    assert [o.outcome for o in b.digests.tick()] == ["done"]
+    assert top_level_posts(slack_api) == [OPS]
 
 
 def test_the_digests_list_says_when_it_was_last_posted(digest_at_now: Notified) -> None:

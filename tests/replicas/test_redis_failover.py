@@ -116,21 +116,6 @@ def test_slash_commands_are_answered_while_the_master_fails_over(
         exporter.stop()
 
 
-@pytest.mark.parametrize(
-    "failing_over",
-    [
-        "sentinel",
-        pytest.param(
-            "cluster",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known bug: after a Redis Cluster master dies mid-slot the digest can be "
-                "posted twice (its slot keys may live on another master than the one killed)",
-            ),
-        ),
-    ],
-    indirect=True,
-)
 def test_a_digest_slot_and_an_alert_survive_a_failover_posted_once(
     slack_api: SlackWebApi, failing_over: SentinelGroup | RedisClusterGroup, tmp_path: Path
 ) -> None:

@@ -1,5 +1,6 @@
-"""``put_durably``: a write a Redis failover cannot lose, or a plain "no" (real processes: a
-Sentinel group whose replica is stalled with SIGSTOP, a single Redis, a stopped one)."""
+"""``put_durably`` and ``replace_durably``: a write a Redis failover cannot lose, or a plain
+"no"; a compare-and-set that leaves one of two writers (real processes: a Sentinel group whose
+replica is stalled with SIGSTOP, a single Redis, a stopped one)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,47 @@ def test_a_store_answering_from_memory_is_not_durable(private_redis: RedisServer
     private_redis.stop()
     assert store.put_durably("k", b"v", 30) is False
     assert store.get("k") == b"v"  # kept in memory, and journalled for Redis's return
+
+
+def test_a_compare_and_set_writes_only_over_what_its_writer_read(
+    sentinel: SentinelGroup, private_redis: RedisServerProcess
+) -> None:
+    for store in (
+        RedisStore(sentinel.url, "cas"),
+        RedisStore(private_redis.url, "cas"),
+        MemoryStore(),
+    ):
+        assert store.replace_durably("slot", None, b"first", 30) == "kept"
+        # A second writer that also read "absent" (a lease lost in a failover) loses.
+        assert store.replace_durably("slot", None, b"second", 30) == "changed"
+        assert store.replace_durably("slot", b"stale", b"second", 30) == "changed"
+        assert store.get("slot") == b"first"
+        assert store.replace_durably("slot", b"first", b"failed", 30) == "kept"
+        assert store.get("slot") == b"failed"
+
+
+def test_a_compare_and_set_the_replica_did_not_acknowledge_is_written_but_not_durable(
+    sentinel: SentinelGroup,
+) -> None:
+    store = RedisStore(sentinel.url, "cas")
+    sentinel.replica.pause()
+    try:
+        assert store.replace_durably("slot", None, b"mine", 30) == "unreplicated"
+    finally:
+        sentinel.replica.resume()
+    assert store.get("slot") == b"mine"  # the caller takes it back (delete_if_equals)
+
+
+def test_a_compare_and_set_from_memory_writes_nothing(private_redis: RedisServerProcess) -> None:
+    # Kept only in this replica's memory, or copied to Redis after the outage, a ``sending``
+    # could stand against another replica's: nothing is written, and the caller waits.
+    store = ResilientStore(RedisStore(private_redis.url, "cas"), retry_interval_seconds=0.2)
+    private_redis.stop()
+    assert store.replace_durably("slot", None, b"mine", 30) == "unreplicated"
+    assert store.get("slot") is None
+    private_redis.start()
+    time.sleep(0.3)
+    assert store.get("slot") is None  # and nothing was journalled for Redis's return
 
 
 @pytest.fixture
