@@ -2,9 +2,10 @@
 
 Thread context and picker choices written during an outage live only in the replica that took
 them; without a copy, the thread is forgotten the moment Redis answers again (every read goes
-to Redis then). The journal keeps the last write of each key (a value with its expiry, or a
-deletion), bounded in entries and bytes: past either bound the oldest entries are dropped and
-counted, so a long outage costs bounded memory and loses only its oldest writes.
+to Redis then). The journal keeps the last write of each key (a value with its expiry, a
+deletion, or a deletion only while the key still holds a given value), bounded in entries and
+bytes: past either bound the oldest entries are dropped and counted, so a long outage costs
+bounded memory and loses only its oldest writes.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
-    """The last write of one key: ``value`` None for a deletion; ``expires_at`` on the clock."""
+    """The last write of one key: ``value`` None for a deletion, which ``only_if`` limits to
+    while the key holds that value (a released lock, a digest mark taken back); ``expires_at``
+    on the clock."""
 
     key: str
     value: bytes | None
     expires_at: float
+    only_if: bytes | None = None
 
 
 class OutageJournal:
@@ -52,6 +56,11 @@ class OutageJournal:
         # A deletion matters for as long as the value it removes could live; an hour covers
         # the bot's thread and picker keys' usual lifetimes well enough to be worth replaying.
         self._record(JournalEntry(key, None, self._clock() + 3600.0))
+
+    def record_delete_if_equals(self, key: str, value: bytes) -> None:
+        """A compare-and-delete: copied as one, so it never removes what another replica wrote
+        to the key meanwhile."""
+        self._record(JournalEntry(key, None, self._clock() + 3600.0, only_if=value))
 
     def _record(self, entry: JournalEntry) -> None:
         with self._lock:
@@ -104,4 +113,5 @@ class OutageJournal:
 
 
 def _size(entry: JournalEntry) -> int:
-    return len(entry.key) + (len(entry.value) if entry.value is not None else 0)
+    stored = entry.value if entry.value is not None else entry.only_if
+    return len(entry.key) + (len(stored) if stored is not None else 0)

@@ -15,7 +15,8 @@ probed by ``check_health`` (the readiness probe) at most every ``health_interval
 ``/readyz`` notices an outage even when no request comes in.
 
 Values put and keys deleted while degraded are journalled (``bot.store.outage_journal``) and
-copied to Redis, with their remaining TTLs, before the store goes back to it: a thread started
+copied to Redis, with their remaining TTLs, before the store goes back to it (a
+compare-and-delete as one, so it removes only the value it named): a thread started
 during the outage is still known afterwards, on every replica. Locks, de-duplication marks and
 counters (``put_if_absent``, ``incr``) are not copied: they live seconds to minutes, and a lock
 copied after its holder released it would block the other replicas until it expired.
@@ -195,7 +196,9 @@ class ResilientStore:
         entries, dropped = self._journal.take()
         for index, entry in enumerate(entries):
             try:
-                if entry.value is None:
+                if entry.only_if is not None:
+                    self._redis.delete_if_equals(entry.key, entry.only_if)
+                elif entry.value is None:
                     self._redis.delete(entry.key)
                 else:
                     remaining = entry.expires_at - self._clock()
@@ -266,9 +269,15 @@ class ResilientStore:
         self._run("DEL", lambda s: s.delete(key), lambda m: self._journal.record_delete(key))
 
     def delete_if_equals(self, key: str, value: bytes) -> bool:
+        def journalled(memory: MemoryStore) -> bool:
+            # Copied as a compare-and-delete: a digest's ``sending`` whose write reached Redis
+            # though its answer did not is taken back, and nothing another replica wrote is.
+            self._journal.record_delete_if_equals(key, value)
+            return False
+
         deleted_in_memory = self._memory.delete_if_equals(key, value)
         deleted_in_redis = self._run(
-            "compare-and-delete", lambda s: s.delete_if_equals(key, value), lambda m: False
+            "compare-and-delete", lambda s: s.delete_if_equals(key, value), journalled
         )
         return deleted_in_redis or deleted_in_memory
 

@@ -111,3 +111,25 @@ def test_a_choice_forgotten_while_redis_refused_writes_stays_forgotten(
     assert BotState(RedisStore(private_redis.url, "t")).picker_choice("U1", CHANNEL) == (
         PickerChoice()
     )
+
+
+@pytest.mark.slow
+def test_a_compare_and_delete_of_an_outage_removes_only_the_value_it_named(
+    private_redis: RedisServerProcess,
+) -> None:
+    # A replica writes its digest mark, loses Redis before the answer, and takes the mark back
+    # from memory: once Redis is back, its own mark goes, and another replica's value stays.
+    store = ResilientStore(RedisStore(private_redis.url, "t"), retry_interval_seconds=0.2)
+    store.put("mine", b"replica-a:sending", 60)
+    store.put("theirs", b"replica-b:posted", 60)
+    private_redis.pause()
+    try:
+        assert store.delete_if_equals("mine", b"replica-a:sending") is False
+        assert store.delete_if_equals("theirs", b"replica-a:sending") is False
+        assert store.redis_state() == "degraded"
+    finally:
+        private_redis.resume()
+    _wait_until_ok(store)
+    other = RedisStore(private_redis.url, "t")
+    assert other.get("mine") is None
+    assert other.get("theirs") == b"replica-b:posted"
