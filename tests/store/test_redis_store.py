@@ -79,6 +79,29 @@ def test_put_if_absent_has_one_winner_among_threads(store: RedisStore) -> None:
     assert store.get("race") == str(winners[0]).encode()
 
 
+def test_replace_durably_has_one_winner_among_threads_that_read_the_same(
+    store: RedisStore,
+) -> None:
+    # Two replicas that both read an empty digest slot: one marks it, whatever the topology.
+    winners: list[int] = []
+    barrier = threading.Barrier(10)
+
+    def contend(n: int) -> None:
+        barrier.wait()
+        if store.replace_durably("slot", None, str(n).encode(), 5) != "changed":
+            winners.append(n)
+
+    threads = [threading.Thread(target=contend, args=(n,)) for n in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(winners) == 1
+    assert store.get("slot") == str(winners[0]).encode()
+    ttl = store.ttl_seconds("slot")
+    assert ttl is not None and 0 < ttl <= 5
+
+
 def test_delete_if_equals_only_removes_own_value(store: RedisStore) -> None:
     store.put("lock", b"token-a", 5)
     assert store.delete_if_equals("lock", b"token-b") is False
