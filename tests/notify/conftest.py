@@ -155,7 +155,10 @@ def start_notified(
     )
 
     def replica() -> Replica:
-        store = RedisStore(redis_url, prefix)
+        # A loaded test machine can stall a process for 100 ms and more; the tests here assert
+        # one tick's outcome, which is not about timeouts (a write a replica did not acknowledge
+        # in time is posted at the next tick), so the store waits longer than the default.
+        store = RedisStore(redis_url, prefix, timeout_seconds=1.0)
         return Replica(
             store, build_notify_loop(config, store, registry, api.bot_token, settings, clock=clock)
         )
