@@ -40,6 +40,8 @@ BUILD_FIELDS = ("version",)
 HOST_ERROR_FIELDS = ("node", "device_uuid", "device_index", "device_type", "error_type")
 # The scheduler's outcome counters: bounded labels only, no pod, node or device.
 OUTCOME_FIELDS = ("phase", "device_type", "failure_reason")
+# A vGPU monitor's own state, one series per node it runs on.
+MONITOR_FIELDS = ("node",)
 
 Reading = Literal[
     "device",
@@ -50,6 +52,7 @@ Reading = Literal[
     "container",
     "scheduler",
     "outcome",
+    "monitor",
     "mig",
     "build",
     "none",
@@ -63,6 +66,7 @@ _FIELDS_OF: dict[Reading, tuple[str, ...]] = {
     "build": BUILD_FIELDS,
     "host_errors": HOST_ERROR_FIELDS,
     "outcome": OUTCOME_FIELDS,
+    "monitor": MONITOR_FIELDS,
 }
 
 
@@ -305,6 +309,11 @@ FAMILY_TABLE: tuple[Family, ...] = (
     Family(
         "hami_host_gpu_ecc_errors_total", None, "host_ecc_errors", "monitor",
         "host_errors", "ecc", vr.ERROR_COUNT, _HOST_ERRORS,
+    ),
+    # 0 when any part of the monitor's last collection failed (the AMD monitor writes it).
+    Family(
+        "hami_vgpumonitor_collect_success", None, "monitor_collect_success", "monitor",
+        "monitor", "collect_success", vr.FLAG, (("node", "node"),),
     ),
     Family(
         "hami_vgpu_memory_used_bytes", "vGPU_device_memory_usage_in_bytes",

@@ -290,11 +290,13 @@ class ContainerRuntime:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeSection:
-    """The vGPU monitor's measurements, and the nodes whose monitor is missing."""
+    """The vGPU monitor's measurements, the nodes whose monitor is missing, and those whose
+    monitor says its last collection partly failed (the figures there may be incomplete)."""
 
     host_gpus: tuple[HostGpuRuntime, ...]
     containers: tuple[ContainerRuntime, ...]
     missing_monitors: tuple[str, ...] = ()
+    partial_collections: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,6 +128,8 @@ class SurfaceReadings:
     containers: dict[ContainerKey, ContainerRuntimeReading] = field(default_factory=dict)
     scheduler: SchedulerReading = field(default_factory=SchedulerReading)
     outcomes: dict[OutcomeKey, float] = field(default_factory=dict)
+    # Each node's vGPU monitor: 1 when its last collection fully succeeded, 0 when not.
+    collect_success: dict[str, float] = field(default_factory=dict)
     # Host values of series without a node label: field -> device UUID -> (fields, value).
     host_values_by_uuid: dict[str, dict[str, tuple[tuple[str, ...], float]]] = field(
         default_factory=dict
@@ -164,6 +166,8 @@ class MetricsReadings:
     scheduler: SchedulerReading = field(default_factory=SchedulerReading)
     # The scheduler's outcome counters, sorted by kind, phase, device type and reason.
     outcomes: tuple[OutcomeCount, ...] = ()
+    # Nodes whose vGPU monitor says part of its last collection failed, sorted.
+    partial_collections: tuple[str, ...] = ()
 
 
 def _set_column(readings: Sequence[object], attr: str, values: Sequence[float]) -> None:
@@ -434,6 +438,9 @@ def read_family_rows(family_rows: FamilyRows) -> MetricsReadings:
         problems=tuple(problems),
         scheduler=cur.scheduler,
         outcomes=tuple(OutcomeCount(*key, count) for key, count in sorted(cur.outcomes.items())),
+        partial_collections=tuple(
+            sorted(node for node, success in cur.collect_success.items() if success == 0)
+        ),
     )
 
 
@@ -495,6 +502,9 @@ def _read_family(
     elif spec.reading == "outcome":
         for (phase, device_type, reason), value in zip(*rows, strict=True):
             surface.outcomes[(attr, phase, device_type, reason)] = value
+    elif spec.reading == "monitor":
+        for (node,), value in zip(*rows, strict=True):
+            surface.collect_success[node] = value
     else:
         raise AssertionError(f"family {spec.name} has no reader for {spec.reading}")
 

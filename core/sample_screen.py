@@ -63,7 +63,7 @@ def _identity(spec: FamilySpec) -> Callable[[tuple[str, ...]], Hashable]:
         return _QUOTA_IDENTITY
     if spec.reading == "allocation":
         return _POD_IDENTITY
-    if spec.reading in ("container", "outcome"):
+    if spec.reading in ("container", "outcome", "monitor"):
         return tuple  # every field: (namespace, pod, container, vdevice index, UUID) or labels
     if spec.reading == "host_errors":
         return _HOST_ERROR_IDENTITY

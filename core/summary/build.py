@@ -343,6 +343,7 @@ def summarize_readings(
     runtime = build_runtime(
         hosts, containers, scheduler_nodes, missing_monitors, t,
         last_kernel_written=last_kernel_written,
+        partial_collections=readings.partial_collections,
     )  # fmt: skip
     usage = _real_usage(real_usage, workloads, t)
     report = _input_report(

@@ -265,10 +265,11 @@ def _runtime(
     if namespace is not None:
         used = gpu_uuids | {c.device_uuid for c in containers}
         hosts = tuple(h for h in hosts if h.device_uuid in used)
-    missing = runtime.missing_monitors
+    missing, partial = runtime.missing_monitors, runtime.partial_collections
     if node is not None:
         missing = tuple(m for m in missing if m.split(":", 1)[0] == node)
-    return RuntimeSection(hosts, containers, missing)
+        partial = tuple(p for p in partial if p == node)
+    return RuntimeSection(hosts, containers, missing, partial)
 
 
 def _scope_note(filters: Sequence[tuple[str, str]]) -> str:

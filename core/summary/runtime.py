@@ -49,6 +49,7 @@ def build_runtime(
     t: Thresholds,
     *,
     last_kernel_written: bool = True,
+    partial_collections: Sequence[str] = (),
 ) -> RuntimeSection | None:
     """``scheduler_nodes``: the node of each device UUID the scheduler lists, which also names
     the node of a host GPU the monitor writes without one (the Ascend device plugin's);
@@ -90,8 +91,13 @@ def build_runtime(
                 last_kernel_written=last_kernel_written,
             )
         )
-    if not host_rows and not container_rows and not missing_monitors:
+    if not (host_rows or container_rows or missing_monitors or partial_collections):
         return None
     host_rows.sort(key=lambda h: (h.node, h.device_index, h.device_uuid))
     container_rows.sort(key=lambda c: (c.namespace, c.pod, c.container, c.device_uuid))
-    return RuntimeSection(tuple(host_rows), tuple(container_rows), tuple(missing_monitors))
+    return RuntimeSection(
+        tuple(host_rows),
+        tuple(container_rows),
+        tuple(missing_monitors),
+        tuple(partial_collections),
+    )

@@ -173,6 +173,17 @@ def _runtime_items(summary: Summary, hints: Hints) -> list[Line]:
                 "their GPUs and containers are missing above",
             )
         )
+    if runtime is not None and runtime.partial_collections:
+        items.append(
+            _item(
+                len(runtime.partial_collections),
+                "vGPU monitor whose last collection partly failed",
+                "vGPU monitors whose last collection partly failed",
+                list(runtime.partial_collections),
+                hints.runtime,
+                "the figures there may be incomplete",
+            )
+        )
     return items
 
 

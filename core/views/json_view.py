@@ -103,6 +103,7 @@ def _runtime(summary: Summary) -> dict[str, Any] | None:
         "host_gpus": runtime_columns.HOST_GPUS.records((h, None) for h in runtime.host_gpus),
         "containers": runtime_columns.CONTAINERS.records((c, None) for c in runtime.containers),
         "missing_monitors": list(runtime.missing_monitors),
+        "partial_collections": list(runtime.partial_collections),
     }
 
 

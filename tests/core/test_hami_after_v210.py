@@ -388,7 +388,7 @@ def test_a_memory_controller_series_without_node_still_joins_a_gpu_with_one() ->
 def test_the_amd_monitor_is_read_without_zone_or_per_container_utilisation() -> None:
     """Byte for byte what HAMi's AMD monitor writes in its own collector test (the NVIDIA
     monitor's family names, no ``zone``, no per-container utilisation or last kernel, and a
-    collection gauge of its own, counted as unrelated)."""
+    collection gauge of its own)."""
     summary = summarize_text(read_fixture("amd-vgpu-monitor.prom"), SOURCE)
     assert summary.runtime is not None
     [host] = summary.runtime.host_gpus
@@ -404,5 +404,32 @@ def test_the_amd_monitor_is_read_without_zone_or_per_container_utilisation() -> 
     # Not measured idle: its utilisation is not known.
     assert summary.idle_allocations == ()
     text = render(summary, "text")
-    assert "1 unrelated series ignored" in text
+    assert "unrelated" not in text  # its collection gauge is HAMi's own, and read
+    assert summary.runtime.partial_collections == ()
+    assert "collection partly failed" not in text
     assert re.search(r"gpu-1\s+1\s+33ff7590-\S+\s+1\.2 GiB\s+37\.0%\s+42 °C\s+11 W", text)
+
+
+def test_a_monitor_whose_last_collection_partly_failed_needs_attention() -> None:
+    amd = read_fixture("amd-vgpu-monitor.prom")
+    failed = amd.replace(
+        'hami_vgpumonitor_collect_success{node="gpu-1"} 1',
+        'hami_vgpumonitor_collect_success{node="gpu-1"} 0\n'
+        'hami_vgpumonitor_collect_success{node="gpu-2"} 1\n'
+        'hami_vgpumonitor_collect_success{node="gpu-3"} 0',
+    )
+    assert bulk(failed).partial_collections == ("gpu-1", "gpu-3")
+    summary = summarize_text(failed, SOURCE)
+    assert summary.runtime is not None
+    assert summary.runtime.partial_collections == ("gpu-1", "gpu-3")
+    assert (
+        "2 vGPU monitors whose last collection partly failed (the figures there may be "
+        "incomplete): gpu-1, gpu-3" in one_line(render(summary, "text"))
+    )
+    document = json.loads(render(summary, "json"))
+    assert document["runtime"]["partial_collections"] == ["gpu-1", "gpu-3"]
+    # A value no flag takes is set aside, not read as a failure.
+    odd = amd.replace('{node="gpu-1"} 1', '{node="gpu-1"} 0.5')
+    odd_summary = summarize_text(odd, SOURCE)
+    assert odd_summary.runtime is not None and odd_summary.runtime.partial_collections == ()
+    assert any("hami_vgpumonitor_collect_success" in note for note in odd_summary.notes)
