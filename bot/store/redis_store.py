@@ -15,12 +15,14 @@ redis-py's exception tree.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, cast
 
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
@@ -122,6 +124,9 @@ def describe_failure(operation: str, error: BaseException) -> str:
         return f"Redis refused the credentials of REDIS_URL ({text})"
     if isinstance(error, redis.ConnectionError | redis.TimeoutError | OSError):
         return f"Redis does not answer ({text})"
+    if isinstance(error, RedisClusterException):
+        # No node answered, or some hash slots have no master (forming, or in a failover).
+        return f"Redis Cluster is not usable ({text})"
     if operation in _WRITE_OPERATIONS:
         return f"Redis does not take writes ({text})"
     return f"Redis refused {operation} ({text})"
@@ -179,19 +184,37 @@ class RedisStore:
         self.prefix = prefix
         self._wait_milliseconds = max(1, int(timeout_seconds * 250))
         self.target = parse_redis_url(url)
-        self._client: redis.Redis | RedisCluster = client_for(
-            self.target,
-            socket_timeout=timeout_seconds,
-            socket_connect_timeout=(
+        self._options: dict[str, Any] = {
+            "socket_timeout": timeout_seconds,
+            "socket_connect_timeout": (
                 timeout_seconds if connect_timeout_seconds is None else connect_timeout_seconds
             ),
             # One immediate retry: after a Redis restart the first command on each pooled
             # connection fails with "connection closed"; a fresh connection then succeeds.
-            retry=Retry(NoBackoff(), retries=1),
-            health_check_interval=0,
-        )
-        self._delete_if_equals = self._client.register_script(_DELETE_IF_EQUALS)
-        self._incr_with_ttl = self._client.register_script(_INCR_WITH_TTL)
+            "retry": Retry(NoBackoff(), retries=1),
+            "health_check_interval": 0,
+        }
+        self._connected: redis.Redis | RedisCluster | None = None
+        self._connecting = threading.Lock()
+
+    @property
+    def _client(self) -> redis.Redis | RedisCluster:
+        """The redis-py client, made at the first call that needs it.
+
+        A Redis Cluster client reads the cluster's slots when it is made, and refuses to be
+        made while no node answers or some slots have no master (a cluster still forming, or
+        in a failover): the bot then starts on process memory like in any outage, and the
+        next call tries again. Clients of one Redis and of Sentinel connect lazily anyway.
+        """
+        client = self._connected
+        if client is None:
+            with self._connecting:
+                if self._connected is None:
+                    self._connected = self._call(
+                        "connect", client_for, self.target, **self._options
+                    )
+                client = self._connected
+        return client
 
     def key(self, key: str) -> str:
         """The Redis key for one of the bot's keys."""
@@ -200,8 +223,9 @@ class RedisStore:
     def _call(self, operation: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (redis.RedisError, OSError) as error:
+        except (redis.RedisError, RedisClusterException, OSError) as error:
             # The message names the operation, never the value (values may hold pasted metrics).
+            # (A cluster's "slots not covered" is no RedisError.)
             raise StoreUnavailableError(describe_failure(operation, error)) from error
 
     def get(self, key: str) -> bytes | None:
@@ -285,14 +309,17 @@ class RedisStore:
 
     def delete_if_equals(self, key: str, value: bytes) -> bool:
         deleted = self._call(
-            "compare-and-delete", self._delete_if_equals, keys=[self.key(key)], args=[value]
+            "compare-and-delete",
+            self._client.register_script(_DELETE_IF_EQUALS),
+            keys=[self.key(key)],
+            args=[value],
         )
         return bool(deleted)
 
     def incr(self, key: str, ttl_seconds: float) -> int:
         count = self._call(
             "INCR",
-            self._incr_with_ttl,
+            self._client.register_script(_INCR_WITH_TTL),
             keys=[self.key(key)],
             args=[ttl_milliseconds(ttl_seconds)],
         )
@@ -301,7 +328,7 @@ class RedisStore:
     def ping(self) -> bool:
         try:
             return bool(self._client.ping())
-        except (redis.RedisError, OSError):
+        except (redis.RedisError, RedisClusterException, OSError, StoreUnavailableError):
             return False
 
     def probe_writes(self) -> None:
@@ -325,7 +352,8 @@ class RedisStore:
         return remaining_ms / 1000 if remaining_ms >= 0 else None
 
     def close(self) -> None:
-        self._client.close()
+        if self._connected is not None:
+            self._connected.close()
 
     def extend_if_equals(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         extended = self._call(

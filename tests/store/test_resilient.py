@@ -15,6 +15,7 @@ from bot.store.memory import MemoryStore
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
 from tests.support.redis_server import RedisServerProcess
+from tests.support.redis_topologies import RedisClusterGroup
 
 LOGGER = "hami_summary.store"
 
@@ -167,3 +168,28 @@ def test_factory_explains_bad_settings(env: dict[str, str], expected: str) -> No
         store_from_config(redis_settings(env))
     assert expected in caught.value.message
     assert "pw" not in caught.value.message
+
+
+@pytest.mark.slow
+def test_a_redis_cluster_not_up_yet_starts_the_store_on_memory_and_is_used_once_up() -> None:
+    # A replica started before its Redis Cluster answers (or while slots have no master): the
+    # cluster client cannot be made yet, and the bot must start anyway, not exit.
+    group = RedisClusterGroup()
+    store = ResilientStore(RedisStore(group.url, "t"), retry_interval_seconds=0.2)
+    try:
+        health = store.health()
+        assert health.state == "degraded"
+        assert health.reason.startswith("Redis Cluster is not usable (connect: ")
+        store.put("written-before", b"v", 60)
+        assert store.get("written-before") == b"v"  # from process memory
+        group.start()
+        deadline = time.monotonic() + 20
+        while store.check_health().state != "ok" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert store.check_health().state == "ok"
+        other = RedisStore(group.url, "t")
+        assert other.get("written-before") == b"v"  # the outage's write, copied
+        other.close()
+    finally:
+        store.close()
+        group.close()
