@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pytest
 
 from bot.clusters.registry import ClusterRegistry, load_registry
-from bot.config import NotifySettings, load_config
+from bot.config import BotConfig, NotifySettings, load_config
 from bot.notify.loop import NotifyLoop, build_notify_loop
 from bot.notify.records import NotifyRecords
 from bot.slack.app import drain
@@ -135,6 +135,22 @@ def exporter() -> Iterator[MetricsServer]:
     server.stop()
 
 
+def registry_and_config(
+    api: SlackWebApi, exporter: MetricsServer, tmp_path: Path, notify_yaml: str
+) -> tuple[ClusterRegistry, BotConfig]:
+    """The cluster ``demo`` on ``exporter`` with ``notify_yaml``, and a bot configured for the
+    local Slack Web API."""
+    registry = load_registry(write_registry(tmp_path, exporter.url, notify_yaml))
+    config = load_config(
+        {
+            "SLACK_BOT_TOKEN": api.bot_token,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_API_URL": api.base_url,
+        }
+    )
+    return registry, config
+
+
 def start_notified(
     api: SlackWebApi,
     exporter: MetricsServer,
@@ -145,14 +161,7 @@ def start_notified(
     clock: Clock,
     settings: NotifySettings,
 ) -> tuple[Notified, BotHttpServer]:
-    registry = load_registry(write_registry(tmp_path, exporter.url, notify_yaml))
-    config = load_config(
-        {
-            "SLACK_BOT_TOKEN": api.bot_token,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_API_URL": api.base_url,
-        }
-    )
+    registry, config = registry_and_config(api, exporter, tmp_path, notify_yaml)
 
     def replica() -> Replica:
         # A loaded test machine can stall a process for 100 ms and more; the tests here assert
@@ -186,14 +195,7 @@ def replicas_on_their_own_fallbacks(
 ) -> tuple[NotifyLoop, NotifyLoop]:
     """Two notifier replicas as ``serve`` builds them on a Redis: each falls back to its own
     process memory while Redis is away (``ResilientStore``), and goes back to Redis 0.2 s on."""
-    registry = load_registry(write_registry(tmp_path, exporter.url, notify_yaml))
-    config = load_config(
-        {
-            "SLACK_BOT_TOKEN": api.bot_token,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_API_URL": api.base_url,
-        }
-    )
+    registry, config = registry_and_config(api, exporter, tmp_path, notify_yaml)
 
     def replica() -> NotifyLoop:
         store = ResilientStore(RedisStore(redis_url, "hs"), retry_interval_seconds=0.2)

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.clusters.registry import load_registry
-from bot.config import NotifySettings, load_config
+from bot.config import NotifySettings
 from bot.notify.loop import build_notify_loop
 from bot.notify.records import SlotMark
 from bot.store.redis_store import RedisStore
@@ -24,12 +23,12 @@ from tests.notify.conftest import (
     Clock,
     Notified,
     both_at_once,
+    registry_and_config,
     replicas_on_their_own_fallbacks,
     start_notified,
     stop_notified,
     top_level_posts,
     utc_minute,
-    write_registry,
 )
 from tests.slack.conftest import MetricsServer
 from tests.slack.test_http_e2e import blocks_text
@@ -213,14 +212,7 @@ def test_no_digest_while_redis_is_degraded(
 ) -> None:
     now = time.time()
     declared = f'    digests:\n      - channel: {OPS}\n        at: "{utc_minute(now)}"\n'
-    registry = load_registry(write_registry(tmp_path, exporter.url, declared))
-    config = load_config(
-        {
-            "SLACK_BOT_TOKEN": slack_api.bot_token,
-            "SLACK_SIGNING_SECRET": "s",
-            "SLACK_API_URL": slack_api.base_url,
-        }
-    )
+    registry, config = registry_and_config(slack_api, exporter, tmp_path, declared)
     away = ResilientStore(
         RedisStore(f"redis://127.0.0.1:{free_port()}/0", "hs", timeout_seconds=0.2)
     )
