@@ -280,7 +280,7 @@ class NotifyRecords:
         if previous.stored is None:
             self.kv.delete_if_equals(key, _encoded_post(sending))
         else:
-            self.kv.replace_durably(
+            self.kv.replace_if_equals(
                 key, _encoded_post(sending), previous.stored, ALERT_STATE_TTL_SECONDS
             )
 

@@ -42,6 +42,17 @@ class KeyValueStore(Protocol):
         writes nothing and answers ``unreplicated``: the other replicas could not see it.
         """
 
+    def replace_if_equals(
+        self, key: str, expected: bytes, value: bytes, ttl_seconds: float
+    ) -> bool:
+        """Store ``value`` only while the key holds ``expected``; True when it was stored.
+
+        Putting back what one's own ``sending`` record replaced, when nothing was sent after
+        all. Not durable: like ``delete_if_equals``, a take-back that a failover loses leaves
+        the ``sending``, which counts as sent (late or missing, never twice). From process
+        memory (Redis away) it is kept for Redis as a compare-and-set, never as a plain write.
+        """
+
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         """Store only when the key is absent; True when this call stored it (locks, dedupe)."""
 

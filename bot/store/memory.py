@@ -96,6 +96,11 @@ class MemoryStore:
             self._set(key, value, now + ttl_seconds)
             return "kept"
 
+    def replace_if_equals(
+        self, key: str, expected: bytes, value: bytes, ttl_seconds: float
+    ) -> bool:
+        return self.replace_durably(key, expected, value, ttl_seconds) == "kept"
+
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:
         with self._lock:
             now = self._clock()

@@ -21,9 +21,9 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
-    """The last write of one key: ``value`` None for a deletion, which ``only_if`` limits to
-    while the key holds that value (a released lock, a digest mark taken back); ``expires_at``
-    on the clock."""
+    """The last write of one key: ``value`` None for a deletion; ``only_if`` limits the write
+    or deletion to while the key holds that value (a released lock, a digest mark or an alert's
+    post record taken back); ``expires_at`` on the clock."""
 
     key: str
     value: bytes | None
@@ -61,6 +61,13 @@ class OutageJournal:
         """A compare-and-delete: copied as one, so it never removes what another replica wrote
         to the key meanwhile."""
         self._record(JournalEntry(key, None, self._clock() + 3600.0, only_if=value))
+
+    def record_put_if_equals(
+        self, key: str, expected: bytes, value: bytes, ttl_seconds: float
+    ) -> None:
+        """A compare-and-set: copied as one, so it never overwrites what another replica
+        wrote to the key meanwhile."""
+        self._record(JournalEntry(key, value, self._clock() + ttl_seconds, only_if=expected))
 
     def _record(self, entry: JournalEntry) -> None:
         with self._lock:
@@ -113,5 +120,4 @@ class OutageJournal:
 
 
 def _size(entry: JournalEntry) -> int:
-    stored = entry.value if entry.value is not None else entry.only_if
-    return len(entry.key) + (len(stored) if stored is not None else 0)
+    return len(entry.key) + len(entry.value or b"") + len(entry.only_if or b"")

@@ -262,6 +262,17 @@ class RedisStore:
             return "changed"
         return "kept" if acknowledged else "unreplicated"
 
+    def replace_if_equals(
+        self, key: str, expected: bytes, value: bytes, ttl_seconds: float
+    ) -> bool:
+        written = self._call(
+            "compare-and-set",
+            self._client.register_script(_SET_IF_EQUALS),
+            keys=[self.key(key)],
+            args=[b"1", expected, value, ttl_milliseconds(ttl_seconds)],
+        )
+        return bool(written)
+
     def _write_durably(
         self, full_key: str, operation: str, write: Callable[[Any], Any]
     ) -> tuple[Any, bool]:

@@ -196,14 +196,17 @@ class ResilientStore:
         entries, dropped = self._journal.take()
         for index, entry in enumerate(entries):
             try:
-                if entry.only_if is not None:
+                remaining = entry.expires_at - self._clock()
+                if entry.value is None and entry.only_if is not None:
                     self._redis.delete_if_equals(entry.key, entry.only_if)
                 elif entry.value is None:
                     self._redis.delete(entry.key)
+                elif remaining <= 0:
+                    continue
+                elif entry.only_if is not None:
+                    self._redis.replace_if_equals(entry.key, entry.only_if, entry.value, remaining)
                 else:
-                    remaining = entry.expires_at - self._clock()
-                    if remaining > 0:
-                        self._redis.put(entry.key, entry.value, remaining)
+                    self._redis.put(entry.key, entry.value, remaining)
             except StoreUnavailableError:
                 self._journal.give_back(entries[index:], dropped)
                 raise
@@ -254,6 +257,21 @@ class ResilientStore:
             "compare-and-set",
             lambda s: s.replace_durably(key, expected, value, ttl_seconds),
             lambda m: "unreplicated",
+        )
+
+    def replace_if_equals(
+        self, key: str, expected: bytes, value: bytes, ttl_seconds: float
+    ) -> bool:
+        def journalled(memory: MemoryStore) -> bool:
+            # Copied as a compare-and-set: a ``sending`` record that reached Redis though its
+            # answer did not is put back, and nothing another replica wrote is overwritten.
+            self._journal.record_put_if_equals(key, expected, value, ttl_seconds)
+            return memory.replace_if_equals(key, expected, value, ttl_seconds)
+
+        return self._run(
+            "compare-and-set",
+            lambda s: s.replace_if_equals(key, expected, value, ttl_seconds),
+            journalled,
         )
 
     def put_if_absent(self, key: str, value: bytes, ttl_seconds: float) -> bool:

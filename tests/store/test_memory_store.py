@@ -18,3 +18,14 @@ def test_extend_if_equals_only_renews_own_live_value() -> None:
     assert store.get("lock") is None
     assert store.extend_if_equals("lock", b"token-a", 30) is False
     assert store.get("lock") is None  # an expired lock is not revived
+
+
+def test_replace_if_equals_only_writes_over_the_value_named() -> None:
+    store = MemoryStore()
+    store.put("post", b"replica-b:sending", 5)
+    assert store.replace_if_equals("post", b"replica-a:sending", b"posted", 60) is False
+    assert store.get("post") == b"replica-b:sending"
+    assert store.replace_if_equals("post", b"replica-b:sending", b"posted", 60) is True
+    assert store.get("post") == b"posted"
+    assert store.replace_if_equals("absent", b"replica-a:sending", b"posted", 60) is False
+    assert store.get("absent") is None

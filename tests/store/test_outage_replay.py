@@ -8,6 +8,7 @@ import time
 import pytest
 import redis
 
+from bot.notify.records import AlertPost, NotifyRecords
 from bot.store.outage_journal import OutageJournal
 from bot.store.redis_store import RedisStore
 from bot.store.resilient import ResilientStore
@@ -133,3 +134,54 @@ def test_a_compare_and_delete_of_an_outage_removes_only_the_value_it_named(
     other = RedisStore(private_redis.url, "t")
     assert other.get("mine") is None
     assert other.get("theirs") == b"replica-b:posted"
+
+
+@pytest.mark.slow
+def test_a_compare_and_set_of_an_outage_puts_back_only_over_the_value_it_named(
+    private_redis: RedisServerProcess,
+) -> None:
+    # A replica wrote its alert's ``sending`` record over the ``posted`` one, the post failed,
+    # and Redis went away before the record was put back: once Redis is back the old record
+    # returns, over that replica's own ``sending`` only, with what is left of its TTL.
+    store = ResilientStore(RedisStore(private_redis.url, "t"), retry_interval_seconds=0.2)
+    store.put("mine", b"replica-a:sending", 60)
+    store.put("taken-over", b"replica-b:sending", 60)  # another replica's, since
+    private_redis.pause()
+    try:
+        assert store.replace_if_equals("mine", b"replica-a:sending", b"posted", 600) is False
+        assert store.replace_if_equals("taken-over", b"replica-a:sending", b"posted", 600) is False
+        assert store.redis_state() == "degraded"
+    finally:
+        private_redis.resume()
+    _wait_until_ok(store)
+    other = RedisStore(private_redis.url, "t")
+    assert other.get("mine") == b"posted"
+    assert other.get("taken-over") == b"replica-b:sending"
+    remaining = other.ttl_seconds("mine")
+    assert remaining is not None and 500 < remaining <= 600
+
+
+@pytest.mark.slow
+def test_an_alert_post_record_taken_back_while_redis_is_away_returns_once_it_is_back(
+    private_redis: RedisServerProcess,
+) -> None:
+    # The firing message is posted; its resolution is claimed, Slack refuses it, and Redis is
+    # away when the claim is taken back. The ``posted`` firing record must come back: left as
+    # ``sending``, the resolution would count as sent and never be posted.
+    store = ResilientStore(RedisStore(private_redis.url, "t"), retry_interval_seconds=0.2)
+    records = NotifyRecords(store)
+    posted = AlertPost(True, "posted", 1.0e9, "replica-a", ts="1.0001", channel="C0OPS")
+    records.mark_alert_post("demo", "few-free", posted)
+    before = records.stored_alert_post("demo", "few-free")
+    resolving = AlertPost(False, "sending", 1.0e9 + 60, "replica-a")
+    assert records.claim_alert_post("demo", "few-free", resolving, before) == "kept"
+    private_redis.pause()
+    try:
+        records.restore_alert_post("demo", "few-free", resolving, before)
+        assert store.redis_state() == "degraded"
+    finally:
+        private_redis.resume()
+    _wait_until_ok(store)
+    assert (
+        NotifyRecords(RedisStore(private_redis.url, "t")).alert_post("demo", "few-free") == posted
+    )

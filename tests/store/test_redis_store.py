@@ -102,6 +102,19 @@ def test_replace_durably_has_one_winner_among_threads_that_read_the_same(
     assert ttl is not None and 0 < ttl <= 5
 
 
+def test_replace_if_equals_only_writes_over_the_value_named(store: RedisStore) -> None:
+    # Putting back an alert's post record: only over one's own ``sending``, with a new TTL.
+    store.put("post", b"replica-b:sending", 5)
+    assert store.replace_if_equals("post", b"replica-a:sending", b"posted", 60) is False
+    assert store.get("post") == b"replica-b:sending"
+    assert store.replace_if_equals("post", b"replica-b:sending", b"posted", 60) is True
+    assert store.get("post") == b"posted"
+    ttl = store.ttl_seconds("post")
+    assert ttl is not None and 5 < ttl <= 60
+    assert store.replace_if_equals("absent", b"replica-a:sending", b"posted", 60) is False
+    assert store.get("absent") is None
+
+
 def test_delete_if_equals_only_removes_own_value(store: RedisStore) -> None:
     store.put("lock", b"token-a", 5)
     assert store.delete_if_equals("lock", b"token-b") is False

@@ -324,8 +324,12 @@ class SlackWebApi:
                         extra={"Retry-After": f"{retry_after:g}"},
                     )
                     return
-                api._record(ApiCall(method, split.path, params, headers, body))
-                self._json(api._answer(method, params, headers))
+                # Recorded once answered (``at`` is still its arrival): a test that waits for
+                # a call sees what the call did, such as an upload completed.
+                call = ApiCall(method, split.path, params, headers, body)
+                answer = api._answer(method, params, headers)
+                api._record(call)
+                self._json(answer)
 
         return Handler
 
