@@ -23,6 +23,7 @@ from bot.config import terminal_columns
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command that a closed pipe stopped
 EXIT_USAGE = 2
 
 
@@ -170,9 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(args.log_level)
     try:
         code: int = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
         return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader stopped early (``| head``): nothing is wrong, and nothing more can be
+        # written. Output still buffered goes nowhere, so the exit flush raises nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLOSED_PIPE
     except Exception:
         error_id = os.urandom(4).hex()
         from bot.cli.log_setup import configure_logging, log_internal_error

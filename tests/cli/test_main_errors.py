@@ -67,3 +67,26 @@ def test_debug_logging_shows_the_traceback_of_an_internal_error() -> None:
     done = _run_failing("--log-level", "DEBUG")
     assert done.returncode == 1
     assert "Traceback" in done.stderr and "RuntimeError: secret-free boom" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path) -> None:
+    # ``hami-summary summarize big.prom --format json | head``: the pipe closes after the first
+    # bytes. That is no bug of the command's and no error of the user's: no message, and the
+    # exit status a shell gives a command stopped by a closed pipe.
+    metrics = tmp_path / "scheduler.prom"
+    command = [sys.executable, "-m", "bot.cli.main"]
+    simulate = ["simulate", "--nodes", "100", "--gpus-per-node", "8", "--output", str(metrics)]
+    subprocess.run([*command, *simulate], cwd=ROOT, check=True, capture_output=True, timeout=120)
+    with subprocess.Popen(
+        [*command, "summarize", str(metrics), "--format", "json"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        assert child.stdout.read(100).startswith(b'{"schema_version":1,')
+        child.stdout.close()  # the document is megabytes: far more than a pipe holds
+        errors = child.stderr.read().decode()
+        assert child.wait(timeout=120) == 141
+    assert errors == ""
