@@ -12,7 +12,9 @@ interleaved rounds, with ``--format json`` (every GPU, pod and allocation is wri
 
 It prints the CPU time (user + system, from ``wait4``; the median and the lowest of the runs:
 the lowest is the run least disturbed by the machine's other work), the wall time and the peak
-resident memory, and PASS/FAIL against the targets:
+resident memory, the 10,000-node CPU as a multiple of a reference process measured in the same
+rounds (one ``re.findall`` over the page, as in ``bench_command.py``: on a slower or busier
+machine both grow), and PASS/FAIL against the targets:
 
 - 10,000 nodes, json: under 4 s CPU (lowest run) and under 1 GiB peak;
 - cost no faster than linear: CPU at 10,000 nodes at most 10x the CPU at 1,000 (medians);
@@ -35,7 +37,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench_command import Runs, child_environment, hami_summary, measure, verdict, write_exposition
+from bench_command import (
+    FLOOR_FINDALL,
+    Runs,
+    child_environment,
+    hami_summary,
+    measure,
+    verdict,
+    write_exposition,
+)
 
 SIZES = (1000, 10000)
 TARGET_CPU_S = 4.0
@@ -96,8 +106,12 @@ def main() -> int:
             )
             for nodes, path in paths.items()
         }
+        floor = Runs(
+            f"{SIZES[-1]:,} nodes: one re.findall (floor)",
+            [sys.executable, "-c", FLOOR_FINDALL, str(paths[SIZES[-1]])],
+        )
         for _ in range(args.repeat):
-            for one in runs.values():
+            for one in [*runs.values(), floor]:
                 cpu, wall, peak = measure(one.command, env)
                 one.cpu.append(cpu)
                 one.wall.append(wall)
@@ -111,17 +125,21 @@ def main() -> int:
             for nodes, path in paths.items()
         }
     print(f"load average after: {os.getloadavg()[0]:.2f}\n")
-    header = f"{'process':<36} {'CPU s':>7} {'lowest':>7} {'wall s':>7} {'peak MB':>8}"
+    header = f"{'process':<40} {'CPU s':>7} {'lowest':>7} {'wall s':>7} {'peak MB':>8}"
     print(f"{header}  (median of {args.repeat})")
-    for one in runs.values():
+    for one in [*runs.values(), floor]:
         print(
-            f"{one.label:<36} {one.median_cpu:7.2f} {min(one.cpu):7.2f} {one.median_wall:7.2f} "
+            f"{one.label:<40} {one.median_cpu:7.2f} {min(one.cpu):7.2f} {one.median_wall:7.2f} "
             f"{one.max_peak_mb:8.0f}"
         )
     small, large = runs[SIZES[0]], runs[SIZES[-1]]
     growth = large.median_cpu / small.median_cpu
     memory_growth = large.max_peak_mb / small.max_peak_mb
-    print(f"\n10x the nodes: {growth:.2f}x the CPU, {memory_growth:.2f}x the peak memory\n")
+    print(f"\n10x the nodes: {growth:.2f}x the CPU, {memory_growth:.2f}x the peak memory")
+    print(
+        f"{large.label}: {min(large.cpu) / min(floor.cpu):.2f}x the floor's CPU "
+        "(lowest runs; the same ratio on another machine compares with this one)\n"
+    )
     reply_sizes = {nodes: len(json.dumps(reply)) for nodes, reply in replies.items()}
     block_kinds = {
         nodes: [b.get("type") for b in reply["blocks"]] for nodes, reply in replies.items()
