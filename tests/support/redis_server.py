@@ -148,10 +148,28 @@ class RedisServerProcess:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
+def started_redis(attempts: int = 3) -> RedisServerProcess:
+    """A started ``redis-server`` on a free port of its own.
+
+    A port that ``free_port`` found free can be taken before the server binds it (another
+    test's connection gets it as its local port), and the server then exits at start: each
+    attempt takes a new port.
+    """
+    for _ in range(attempts - 1):
+        server = RedisServerProcess()
+        try:
+            server.start()
+            return server
+        except RuntimeError:
+            server.close()
+    server = RedisServerProcess()
+    server.start()  # the last attempt's failure is the test's error
+    return server
+
+
 @pytest.fixture
 def private_redis() -> Iterator[RedisServerProcess]:
-    server = RedisServerProcess()
-    server.start()
+    server = started_redis()
     try:
         yield server
     finally:

@@ -44,6 +44,7 @@ from tests.support.redis_server import (
     free_port,
     redis_answers,
     redis_server_binary,
+    started_redis,
 )
 
 MASTER_NAME = "hami-test"
@@ -379,8 +380,7 @@ def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
     if redis_answers(SHARED_DEFAULT_URL):
         yield SHARED_DEFAULT_URL
         return
-    server = RedisServerProcess()
-    server.start()
+    server = started_redis()
     try:
         yield server.url
     finally:
