@@ -2,10 +2,10 @@
 
 Thread context and picker choices written during an outage live only in the replica that took
 them; without a copy, the thread is forgotten the moment Redis answers again (every read goes
-to Redis then). The journal keeps the last write of each key (a value with its expiry, a
-deletion, or a deletion only while the key still holds a given value), bounded in entries and
-bytes: past either bound the oldest entries are dropped and counted, so a long outage costs
-bounded memory and loses only its oldest writes.
+to Redis then). The journal keeps the last write of each key (a value with its expiry or a
+deletion, either of them possibly only while the key still holds a given value), bounded in
+entries and bytes: past either bound the oldest entries are dropped and counted, so a long
+outage costs bounded memory and loses only its oldest writes.
 """
 
 from __future__ import annotations

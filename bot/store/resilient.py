@@ -16,10 +16,11 @@ probed by ``check_health`` (the readiness probe) at most every ``health_interval
 
 Values put and keys deleted while degraded are journalled (``bot.store.outage_journal``) and
 copied to Redis, with their remaining TTLs, before the store goes back to it (a
-compare-and-delete as one, so it removes only the value it named): a thread started
-during the outage is still known afterwards, on every replica. Locks, de-duplication marks and
-counters (``put_if_absent``, ``incr``) are not copied: they live seconds to minutes, and a lock
-copied after its holder released it would block the other replicas until it expired.
+compare-and-delete or compare-and-set as one, so it changes the key only while it holds the
+value named): a thread started during the outage is still known afterwards, on every replica.
+Locks, de-duplication marks and counters (``put_if_absent``, ``incr``) are not copied: they
+live seconds to minutes, and a lock copied after its holder released it would block the other
+replicas until it expired.
 """
 
 from __future__ import annotations
